@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Tether: WebSocket connections that stay correct on unreliable networks.
+//
+// Module map (see DESIGN.md §1):
+//   TetherCore        pure state machines (standard library only)
+//   TetherWire        RFC 6455 sans-I/O codec (standard library only)
+//   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)
+//   Tether            the public client actor, transports, path monitors, lifecycle
+//   TetherTestServer  a controllable WebSocket server for tests
+//   tether-bench      benchmarks (`swift run -c release tether-bench core|wire|echo|idle`)
+let package = Package(
+    name: "Tether",
+    products: [
+        .library(name: "TetherCore", targets: ["TetherCore"]),
+        .library(name: "TetherWire", targets: ["TetherWire"]),
+        .library(name: "Tether", targets: ["Tether"]),
+        .library(name: "TetherTestServer", targets: ["TetherTestServer"]),
+        .executable(name: "tether-bench", targets: ["tether-bench"]),
+    ],
+    targets: [
+        .target(name: "TetherCore"),
+        .target(name: "TetherWire"),
+        // Linux kernel headers (epoll, eventfd, rtnetlink) from Debian's libc6-dev / linux-libc-dev.
+        .systemLibrary(name: "CTetherLinux", path: "Sources/CTetherLinux"),
+        .target(
+            name: "TetherPOSIX",
+            dependencies: [.target(name: "CTetherLinux", condition: .when(platforms: [.linux]))]
+        ),
+        .target(
+            name: "Tether",
+            dependencies: [
+                "TetherCore", "TetherWire", "TetherPOSIX",
+                .target(name: "CTetherLinux", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .target(name: "TetherTestServer", dependencies: ["TetherWire", "TetherPOSIX"]),
+        .executableTarget(
+            name: "tether-bench",
+            dependencies: ["TetherCore", "TetherWire", "TetherPOSIX", "Tether", "TetherTestServer"]
+        ),
+        .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
+        .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
+        .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
+        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire"]),
+        .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

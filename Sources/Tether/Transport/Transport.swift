@@ -1,0 +1,87 @@
+import Foundation
+import TetherCore
+
+/// A WebSocket message as the application sees it.
+public enum WebSocketMessage: Equatable, Hashable, Sendable {
+    case text(String)
+    case binary(Data)
+}
+
+/// What a transport needs to open one connection.
+public struct TransportRequest: Sendable {
+    /// `ws://` or `wss://` URL, including path and query.
+    public var url: URL
+    /// Extra HTTP headers for the opening handshake (for example `Authorization`).
+    public var headers: [(name: String, value: String)]
+    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
+    public var subprotocols: [String]
+    /// Largest message accepted from the peer, in bytes.
+    public var maximumMessageSize: Int
+    /// How long TCP connect plus the opening handshake may take, in milliseconds.
+    public var connectTimeout: Int
+    /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
+    public var closeTimeout: Int
+
+    public init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        subprotocols: [String] = [],
+        maximumMessageSize: Int = 16 << 20,
+        connectTimeout: Int = 10_000,
+        closeTimeout: Int = 2_000
+    ) {
+        self.url = url
+        self.headers = headers
+        self.subprotocols = subprotocols
+        self.maximumMessageSize = maximumMessageSize
+        self.connectTimeout = connectTimeout
+        self.closeTimeout = closeTimeout
+    }
+}
+
+/// An event from one transport connection. The consumer tags it with the generation captured
+/// when the connection was created; the transport itself never needs to know generations.
+public enum TransportEvent: Sendable {
+    /// The opening handshake completed. `subprotocol` is the one the server selected, if any.
+    case opened(subprotocol: String?)
+    /// A complete data message, in the order the peer sent it.
+    case message(WebSocketMessage)
+    /// The pong for the ping with this id arrived. Reported at most once per id.
+    case pong(id: UInt64)
+    /// The ping with this id could not be sent. Reported at most once per id.
+    case pingFailed(id: UInt64)
+    /// The terminal event: exactly one per connection, always the last element of `events`.
+    case ended(TransportEnd)
+}
+
+/// Errors thrown to the caller of `send`.
+public enum WebSocketSendError: Error, Equatable, Sendable {
+    /// There is no open connection; nothing was sent.
+    case notOpen
+    /// The message is larger than the transport allows.
+    case messageTooLarge(size: Int, limit: Int)
+    /// The connection failed while the message was being written; it may be lost.
+    case connectionFailed
+}
+
+/// One connection made by a transport. All methods may be called from any context.
+public protocol TransportConnection: AnyObject, Sendable {
+    /// The connection's events: zero or one `.opened`, then messages and pong results,
+    /// then exactly one `.ended`, after which the stream finishes. Single consumer.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Sends a data message. Returns when it was handed to the kernel (or the platform API);
+    /// throws `WebSocketSendError` otherwise. Never drops a message silently.
+    func send(_ message: WebSocketMessage) async throws
+    /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
+    func sendPing(id: UInt64)
+    /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not
+    /// answer within the close timeout. Ends with `.ended(.closedLocally)` unless another end came first.
+    func close(code: UInt16, reason: String)
+}
+
+/// Makes connections. One transport may serve many connections and many clients.
+public protocol WebSocketTransport: Sendable {
+    /// Starts connecting at once and returns the connection whose `events` report the outcome.
+    /// Failures (bad URL scheme, refused, rejected handshake) arrive as `.ended(...)`, never as a throw.
+    func connect(_ request: TransportRequest) -> any TransportConnection
+}

@@ -1,0 +1,36 @@
+/// Why a connection attempt could not be established at the TCP / TLS level.
+public enum ConnectFailure: Equatable, Hashable, Sendable {
+    /// The peer answered with a reset: nothing listens there (`ECONNREFUSED`).
+    case refused
+    /// No route, network down or host unreachable (`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`).
+    case unreachable
+    /// The name did not resolve.
+    case nameResolution
+    /// The TCP connect or the opening handshake did not finish within the connect timeout.
+    case timedOut
+    /// The transport cannot serve this URL at all (for example `wss://` without TLS support). Not retryable.
+    case unsupported
+    /// Any other system error, with its `errno` value (or a transport-specific code).
+    case system(Int32)
+}
+
+/// The single terminal event of one transport generation: how the connection ended.
+///
+/// Every transport reports exactly one of these per generation, whatever happened first.
+public enum TransportEnd: Equatable, Hashable, Sendable {
+    /// The peer sent a close frame. `code` is nil when the frame had no status code (1005 on the Apple API).
+    case peerClosed(code: UInt16?)
+    /// The connection could not be established.
+    case connectFailed(ConnectFailure)
+    /// The server answered the opening handshake with a status other than 101.
+    /// `retryAfter` is the `Retry-After` header in milliseconds, when present and valid.
+    case handshakeRejected(status: Int, retryAfter: Int?)
+    /// The server answered 101 but the response did not validate (bad accept key, unoffered subprotocol, ...).
+    case handshakeInvalid
+    /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big).
+    case protocolViolation(code: UInt16)
+    /// The connection broke without a close frame: reset, end of stream, or a read/write error.
+    case receiveFailed
+    /// The connection ended because we closed it (an acknowledged or timed-out closing handshake).
+    case closedLocally
+}

@@ -1,0 +1,20 @@
+// Benchmarks: `swift run -c release tether-bench <suite> [options]`.
+// Each suite prints `name value` lines on stdout.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let suite = arguments.first else {
+    print("usage: tether-bench core|wire|echo|idle [options]")
+    exit(2)
+}
+switch suite {
+case "core": CoreBench.run(Array(arguments.dropFirst()))
+case "wire": WireBench.run(Array(arguments.dropFirst()))
+default:
+    print("unknown suite '\(suite)'; expected core, wire, echo or idle")
+    exit(2)
+}

@@ -1,0 +1,4 @@
+import Testing
+@testable import TetherCore
+
+@Suite struct TetherCorePlaceholder { @Test func builds() {} }

@@ -1,0 +1,4 @@
+import Testing
+@testable import TetherPOSIX
+
+@Suite struct TetherPOSIXPlaceholder { @Test func builds() {} }

@@ -1,0 +1,4 @@
+import Testing
+@testable import TetherTestServer
+
+@Suite struct TetherTestServerPlaceholder { @Test func builds() {} }

@@ -1,0 +1,4 @@
+import Testing
+@testable import Tether
+
+@Suite struct TetherPlaceholder { @Test func builds() {} }

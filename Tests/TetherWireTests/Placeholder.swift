@@ -1,0 +1,4 @@
+import Testing
+@testable import TetherWire
+
+@Suite struct TetherWirePlaceholder { @Test func builds() {} }
