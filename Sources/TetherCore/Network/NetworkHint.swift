@@ -47,3 +47,5 @@ public struct NetworkHint: Sendable {
         self.constrained = constrained
     }
 }
+
+extension NetworkHint: Equatable, Hashable {}

@@ -1,0 +1,72 @@
+/// How long to wait before the next connection attempt: exponential growth, additive jitter, a cap.
+///
+/// The delay for the `n`-th consecutive failure (n >= 1) is `base * factor^(n-1)` plus a uniformly random jitter
+/// of 0...`jitterPercent` % of that value, and then the cap: `min(cap, exponential + jitter)`. Applying the cap
+/// after the jitter means no delay ever exceeds `cap`. All times are integer milliseconds, so a seeded generator
+/// gives an exact, reproducible sequence.
+public struct BackoffPolicy: Equatable, Hashable, Sendable {
+    /// The delay before jitter after the first failure. Default 1000 ms.
+    public var base: Int
+    /// The growth factor per further failure. Default 2 (an integer keeps the sequence exact).
+    public var factor: Int
+    /// No delay exceeds this, jitter included. Default 60000 ms.
+    public var cap: Int
+    /// The jitter adds 0...`jitterPercent` % of the exponential value. Default 50 (spreads a thundering herd).
+    public var jitterPercent: Int
+
+    /// - Parameters:
+    ///   - base: delay before jitter after the first failure, in ms (default 1000).
+    ///   - factor: growth per further failure (default 2).
+    ///   - cap: the largest delay, applied after jitter, in ms (default 60000).
+    ///   - jitterPercent: jitter adds 0...jitterPercent % (default 50; 0 disables jitter).
+    public init(base: Int = 1_000, factor: Int = 2, cap: Int = 60_000, jitterPercent: Int = 50) {
+        precondition(base >= 0 && factor >= 1 && cap >= 0 && jitterPercent >= 0, "invalid BackoffPolicy")
+        self.base = base
+        self.factor = factor
+        self.cap = cap
+        self.jitterPercent = jitterPercent
+    }
+
+    /// The exponential value before jitter for failure number `attempt` (1-based), saturated at `cap`.
+    public func exponentialDelay(attempt: Int) -> Int {
+        var delay = self.base
+        var step = 1
+        while step < attempt && delay < self.cap {
+            let (product, overflow) = delay.multipliedReportingOverflow(by: self.factor)
+            delay = overflow ? self.cap : product
+            step += 1
+        }
+        return min(delay, self.cap)
+    }
+
+    /// The delay in ms after failure number `attempt` (1-based; values below 1 count as 1).
+    public func delay(attempt: Int, using random: inout some RandomNumberGenerator) -> Int {
+        let exponential = self.exponentialDelay(attempt: max(attempt, 1))
+        let maximumJitter = exponential / 100 * self.jitterPercent + exponential % 100 * self.jitterPercent / 100
+        let jitter = maximumJitter > 0 ? Int.random(in: 0...maximumJitter, using: &random) : 0
+        return min(self.cap, exponential + jitter)
+    }
+}
+
+/// A consecutive-failure counter with its policy: each failure yields the next delay; `reset()` after a
+/// connection proved healthy (not merely opened).
+public struct Backoff: Equatable, Hashable, Sendable {
+    public let policy: BackoffPolicy
+    /// Failures since the last reset.
+    public private(set) var attempts = 0
+
+    public init(policy: BackoffPolicy = BackoffPolicy()) {
+        self.policy = policy
+    }
+
+    /// Counts one more failure and returns how long to wait before the next attempt, in ms.
+    public mutating func nextDelay(using random: inout some RandomNumberGenerator) -> Int {
+        self.attempts += 1
+        return self.policy.delay(attempt: self.attempts, using: &random)
+    }
+
+    /// The connection proved healthy: the next failure starts from `base` again.
+    public mutating func reset() {
+        self.attempts = 0
+    }
+}

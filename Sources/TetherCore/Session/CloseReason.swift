@@ -1,0 +1,58 @@
+/// Why a transport generation ended. Every close the machine orders or observes carries one.
+public enum CloseReason: Equatable, Hashable, Sendable {
+    /// No pong before the heartbeat deadline.
+    case pongTimeout
+    /// The ping could not be sent (the transport reported an error for the outstanding ping).
+    case pingFailed
+    /// No pong before the deadline of a liveness probe (after a path change or on foreground).
+    case probeTimeout
+    /// TCP, TLS and the opening handshake did not finish within `SessionConfiguration.connectTimeout`.
+    case connectTimeout
+    /// The connection broke without a close frame.
+    case receiveFailed
+    /// The peer sent a close frame (`code` nil when it carried no status code).
+    case peerClosed(code: UInt16?)
+    /// The connection could not be established.
+    case connectFailed(ConnectFailure)
+    /// The server answered the opening handshake with this HTTP status instead of 101.
+    case handshakeRejected(status: Int)
+    /// The server's 101 response did not validate.
+    case handshakeInvalid
+    /// The peer broke the protocol and the transport closed with `code`.
+    case protocolViolation(code: UInt16)
+    /// `stop` was called.
+    case userStopped
+    /// The app went to the background under `LifecyclePolicy.closeInBackground`.
+    case enteredBackground
+
+    /// A stable snake_case name for logs, without any associated value (for example `"peer_closed"`).
+    public var name: String {
+        switch self {
+        case .pongTimeout: "pong_timeout"
+        case .pingFailed: "ping_failed"
+        case .probeTimeout: "probe_timeout"
+        case .connectTimeout: "connect_timeout"
+        case .receiveFailed: "receive_failed"
+        case .peerClosed: "peer_closed"
+        case .connectFailed: "connect_failed"
+        case .handshakeRejected: "handshake_rejected"
+        case .handshakeInvalid: "handshake_invalid"
+        case .protocolViolation: "protocol_violation"
+        case .userStopped: "user_stopped"
+        case .enteredBackground: "entered_background"
+        }
+    }
+
+    /// The reason for a transport's terminal event. A local close the machine did not order (`closedLocally` on a
+    /// live generation) is treated as a broken connection, `.receiveFailed`.
+    public init(_ end: TransportEnd) {
+        switch end {
+        case .peerClosed(let code): self = .peerClosed(code: code)
+        case .connectFailed(let failure): self = .connectFailed(failure)
+        case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
+        case .handshakeInvalid: self = .handshakeInvalid
+        case .protocolViolation(let code): self = .protocolViolation(code: code)
+        case .receiveFailed, .closedLocally: self = .receiveFailed
+        }
+    }
+}

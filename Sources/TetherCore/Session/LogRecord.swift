@@ -1,0 +1,51 @@
+/// One structured log line produced by the session machine (DESIGN §8).
+///
+/// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons.
+public struct LogRecord: Equatable, Sendable {
+    public enum Kind: String, Sendable {
+        case connecting, opened, ping, pong, message, closed
+        case retryScheduled = "retry_scheduled"
+        case path, background, foreground, stopped
+    }
+
+    /// The transport generation the record is about (the latest one handed out for session-wide records).
+    public var generation: Int
+    public var kind: Kind
+    /// Monotonic time in ms.
+    public var time: Int
+    public var from: SessionPhase
+    public var to: SessionPhase
+    /// For `.closed`.
+    public var reason: CloseReason?
+    /// The close code, or the HTTP status of a rejected handshake.
+    public var code: Int?
+    /// For `.pong`: round-trip time in ms.
+    public var rtt: Int?
+    /// For `.connecting` and `.retryScheduled`: failed attempts since the last healthy connection.
+    public var attempt: Int?
+    /// For `.retryScheduled`: the wait in ms.
+    public var delay: Int?
+    /// For `.message`: the payload size in bytes.
+    public var bytes: Int?
+    /// For `.path`: the new path state.
+    public var path: PathState?
+
+    public init(
+        generation: Int, kind: Kind, time: Int, from: SessionPhase, to: SessionPhase,
+        reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil,
+        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil
+    ) {
+        self.generation = generation
+        self.kind = kind
+        self.time = time
+        self.from = from
+        self.to = to
+        self.reason = reason
+        self.code = code
+        self.rtt = rtt
+        self.attempt = attempt
+        self.delay = delay
+        self.bytes = bytes
+        self.path = path
+    }
+}

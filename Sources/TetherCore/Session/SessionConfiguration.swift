@@ -1,0 +1,41 @@
+/// The session's timing and policies. All times are integer milliseconds.
+public struct SessionConfiguration: Equatable, Sendable {
+    /// From the open (or the last pong) to the next ping. Default 15_000.
+    public var heartbeatInterval: Int
+    /// How long a pong may take; a pong at exactly the deadline is late. Default 5_000.
+    public var heartbeatTimeout: Int
+    /// The machine-owned deadline for TCP, TLS and the opening handshake together. Default 10_000.
+    public var connectTimeout: Int
+    /// How long the liveness probe after a path change or on foreground may take. Default 2_000.
+    public var probeTimeout: Int
+    /// A connection open this long (or answering its first pong) proved healthy: attempts reset. Default 30_000.
+    public var stablePeriod: Int
+    /// Delays between failed attempts. Default `BackoffPolicy()` (1 s, ×2, cap 60 s, +0–50 % jitter).
+    public var backoff: BackoffPolicy
+    /// The least wait after the server asked us to come back later (close 1012/1013, HTTP 429/503) without a
+    /// `Retry-After`. Default 5_000. A `Retry-After` is honoured as given, even above the backoff cap.
+    public var throttleDelay: Int
+    /// What happens in the background. Default `.closeInBackground`.
+    public var lifecycle: LifecyclePolicy
+
+    public init(
+        heartbeatInterval: Int = 15_000,
+        heartbeatTimeout: Int = 5_000,
+        connectTimeout: Int = 10_000,
+        probeTimeout: Int = 2_000,
+        stablePeriod: Int = 30_000,
+        backoff: BackoffPolicy = BackoffPolicy(),
+        throttleDelay: Int = 5_000,
+        lifecycle: LifecyclePolicy = .closeInBackground
+    ) {
+        precondition(heartbeatTimeout > 0 && connectTimeout > 0 && probeTimeout > 0, "timeouts must be positive")
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        self.connectTimeout = connectTimeout
+        self.probeTimeout = probeTimeout
+        self.stablePeriod = stablePeriod
+        self.backoff = backoff
+        self.throttleDelay = throttleDelay
+        self.lifecycle = lifecycle
+    }
+}

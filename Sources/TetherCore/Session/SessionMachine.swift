@@ -1,0 +1,520 @@
+/// The session state machine: heartbeat, backoff, path hint, app lifecycle and the user's intent in one pure value.
+///
+/// Events in, one `SessionAction` out; time is integer milliseconds passed in, randomness (backoff jitter) is
+/// injected. The driver runs the action, drains the log records, and sleeps until `nextWake` (nil: no timer).
+///
+/// Generations. Only `.openTransport` hands out a generation (strictly increasing). The latest generation is *live*
+/// while its transport exists; once the machine orders its close or the transport reports its end, it is dead.
+/// An event naming a dead or older generation changes nothing but `staleEvents`. Each generation gets at most one
+/// `.closeTransport`, and no action names a generation other than the latest.
+///
+/// Decisions taken where DESIGN.md is silent:
+/// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
+///   accepted pong, or `stablePeriod` ms open; the latter is checked when the heartbeat timer fires or the connection
+///   ends, so it needs no timer of its own), on `start`, on foreground, and when the path returns. Never on open.
+/// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
+///   `connectFailed(.unsupported)` fail for good (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
+///   `max(backoff, Retry-After ?? throttleDelay)`; Retry-After is honoured even above the backoff cap. Everything
+///   else (other close codes, 5xx, 408, connect errors, broken connections, invalid handshakes, protocol
+///   violations) retries with backoff.
+/// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an
+///   attempt: the network changed or the app slept, the server did nothing wrong.
+/// - While the path is `unavailable` no attempt is started and none is counted: a connection that ends goes to
+///   `.offline`. An open or connecting transport is not closed for it (the hint never blocks). When the path
+///   leaves `unavailable` (or interfaces change) while offline or waiting, `.openTransport` goes out at once.
+/// - Close codes the machine sends: 1000 for `stop`; 1001 (going away) for background, pong/probe/connect timeouts
+///   and ping failures (the endpoint is leaving this connection, not reporting a protocol error).
+/// - While the transport stays open in the background (`.keepAndProbe`) the phase is `.suspended`, the heartbeat is
+///   paused (its outstanding ping abandoned), and on foreground a fresh probe decides. A connection attempt in
+///   progress is closed on background under both policies. A transport that ends in the background is reconnected
+///   on foreground, not before.
+public struct SessionMachine<Random: RandomNumberGenerator> {
+    /// How a failed connection continues.
+    enum Retry: Equatable {
+        case never
+        case backoff
+        case throttled(retryAfter: Int?)
+        case immediately
+    }
+
+    /// The live transport, if any, of `heartbeat.generation`.
+    enum Link: Equatable, Sendable {
+        case none
+        case connecting(deadline: Int)
+        case open(since: Int, healthy: Bool)
+    }
+
+    /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
+    /// check that a stale event changed nothing.
+    struct State: Equatable, Sendable {
+        var phase = SessionPhase.stopped
+        var heartbeat: Heartbeat
+        var link = Link.none
+        var backoff: Backoff
+        var retryAt: Int?
+        var failure: CloseReason?
+        var hint = NetworkHint()
+        var lastRTT: Int?
+        var staleEvents = 0
+        var background = false
+    }
+
+    static var normalClosure: UInt16 { 1000 }
+    static var goingAway: UInt16 { 1001 }
+
+    /// The configuration the machine was created with.
+    public let configuration: SessionConfiguration
+    private var random: Random
+    private(set) var state: State
+    private var records: LogRecordBuffer
+
+    /// - Parameters:
+    ///   - configuration: timing and policies (default `SessionConfiguration()`).
+    ///   - random: the generator for backoff jitter (`SystemRandomNumberGenerator()` in production, a seeded
+    ///     `SplitMix64` in tests).
+    ///   - recordCapacity: log records kept between drains (default 64; an event produces at most three). When
+    ///     full, the oldest is dropped and counted in `droppedRecords`.
+    public init(configuration: SessionConfiguration = .init(), random: Random, recordCapacity: Int = 64) {
+        self.configuration = configuration
+        self.random = random
+        self.state = State(
+            heartbeat: Heartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout),
+            backoff: Backoff(policy: configuration.backoff)
+        )
+        self.records = LogRecordBuffer(capacity: recordCapacity)
+    }
+
+    public var phase: SessionPhase { self.state.phase }
+    /// The latest generation handed out by `.openTransport` (0 before the first).
+    public var generation: Int { self.state.heartbeat.generation }
+    /// Failed attempts since the last healthy connection.
+    public var attempts: Int { self.state.backoff.attempts }
+    /// The earliest time at which `timerFired` can act; nil when no timer is needed.
+    public var nextWake: Int? {
+        switch self.state.phase {
+        case .connecting:
+            guard case .connecting(let deadline) = self.state.link else { return nil }
+            return deadline
+        case .open:
+            return self.state.heartbeat.nextWake
+        case .waiting:
+            return self.state.retryAt
+        case .stopped, .offline, .suspended, .failed:
+            return nil
+        }
+    }
+    /// When the next attempt starts, while `.waiting`.
+    public var retryAt: Int? { self.state.retryAt }
+    /// Why the session gave up, while `.failed`.
+    public var failure: CloseReason? { self.state.failure }
+    /// The latest path hint.
+    public var hint: NetworkHint { self.state.hint }
+    /// The round-trip time of the latest accepted pong, in ms.
+    public var lastRTT: Int? { self.state.lastRTT }
+    /// Events ignored because their generation (transport or path monitor) was not current.
+    public var staleEvents: Int { self.state.staleEvents }
+    /// Log records overwritten because they were not drained in time.
+    public var droppedRecords: Int { self.records.dropped }
+    /// The request id of the latest ping sent.
+    public var lastPingID: UInt64 { self.state.heartbeat.lastPingID }
+    /// True while the app is in the background.
+    public var inBackground: Bool { self.state.background }
+
+    // MARK: - User intent
+
+    /// The user wants a connection. From `.stopped` or `.failed`: attempts reset, then `.openTransport` (or
+    /// `.offline` when the path is unavailable, `.suspended` in the background). Otherwise already started: `.none`.
+    public mutating func start(now: Int) -> SessionAction {
+        let from = self.state.phase
+        switch from {
+        case .stopped, .failed:
+            self.state.backoff.reset()
+            self.state.failure = nil
+            if self.state.background {
+                self.state.phase = .suspended
+                self.record(.background, now: now, from: from)
+                return .none
+            }
+            if self.state.hint.state == .unavailable {
+                self.state.phase = .offline
+                self.record(.path, now: now, from: from, path: .unavailable)
+                return .none
+            }
+            return self.openTransport(now: now, from: from)
+        case .connecting, .open, .waiting, .offline, .suspended:
+            return .none  // already started
+        }
+    }
+
+    /// The user wants no connection: closes the transport (1000, `.userStopped`) if one exists; phase `.stopped`.
+    public mutating func stop(now: Int) -> SessionAction {
+        let from = self.state.phase
+        switch from {
+        case .stopped:
+            return .none
+        case .connecting, .open, .waiting, .offline, .suspended, .failed:
+            var action = SessionAction.none
+            if self.state.link != .none {
+                let generation = self.state.heartbeat.generation
+                self.endLink()
+                action = .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
+                self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
+                            code: Int(Self.normalClosure))
+            }
+            self.state.phase = .stopped
+            self.state.retryAt = nil
+            self.state.failure = nil
+            self.record(.stopped, now: now, from: from)
+            return action
+        }
+    }
+
+    // MARK: - Transport events
+
+    /// The transport of `generation` finished its opening handshake. A second report is ignored.
+    public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale() }
+        guard case .connecting = self.state.link else {
+            return .none  // race: a duplicate "opened" for a transport already open
+        }
+        let from = self.state.phase
+        self.state.link = .open(since: now, healthy: false)
+        self.state.heartbeat.opened(generation, now: now)
+        self.state.phase = .open
+        self.record(.opened, now: now, from: from)
+        return .none
+    }
+
+    /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
+    public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale() }
+        let from = self.state.phase
+        self.noteStability(now: now)
+        self.endLink()
+        let code: Int? =
+            switch end {
+            case .peerClosed(let code): code.map { Int($0) }
+            case .handshakeRejected(let status, _): status
+            case .protocolViolation(let code): Int(code)
+            case .connectFailed, .handshakeInvalid, .receiveFailed, .closedLocally: nil
+            }
+        self.settle(reason: CloseReason(end), code: code, retry: Self.retry(after: end), now: now, from: from)
+        return .none
+    }
+
+    /// The pong for ping `ping` of `generation`. Counts only for the outstanding ping before its deadline; the
+    /// first accepted pong of a connection proves it healthy (attempts reset).
+    public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale() }
+        guard case .open(let since, let healthy) = self.state.link,
+              let rtt = self.state.heartbeat.pong(generation, ping: ping, now: now) else {
+            return .none  // race: duplicate completion, a pong for an older ping, or a late pong
+        }
+        self.state.lastRTT = rtt
+        if !healthy {
+            self.state.link = .open(since: since, healthy: true)
+            self.state.backoff.reset()
+        }
+        self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
+        return .none
+    }
+
+    /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
+    /// a failure reported for a ping already settled (a second completion) is ignored.
+    public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale() }
+        guard case .open = self.state.link, ping == self.state.heartbeat.lastPingID,
+              self.state.heartbeat.pongDeadline != nil else {
+            return .none  // race: the ping was already answered, timed out or abandoned
+        }
+        let retry: Retry = self.state.heartbeat.probing ? .immediately : .backoff
+        return self.close(reason: .pingFailed, retry: retry, now: now)
+    }
+
+    /// A message of `bytes` bytes arrived on `generation`. Only logged: a message is not a pong and extends nothing.
+    public mutating func messageReceived(generation: Int, bytes: Int, now: Int) {
+        guard self.isLive(generation) else {
+            _ = self.stale()
+            return
+        }
+        guard case .open = self.state.link else { return }  // race: data before "opened" was reported
+        self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+    }
+
+    /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
+    /// Early or repeated calls return `.none`.
+    public mutating func timerFired(now: Int) -> SessionAction {
+        switch self.state.phase {
+        case .stopped, .offline, .suspended, .failed:
+            return .none
+        case .connecting:
+            guard case .connecting(let deadline) = self.state.link, now >= deadline else { return .none }
+            return self.close(reason: .connectTimeout, retry: .backoff, now: now)
+        case .open:
+            self.noteStability(now: now)
+            let probing = self.state.heartbeat.probing
+            switch self.state.heartbeat.tick(now: now) {
+            case nil:
+                return .none
+            case .ping(let generation):
+                self.record(.ping, now: now, from: .open)
+                return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
+            case .close:
+                return probing
+                    ? self.close(reason: .probeTimeout, retry: .immediately, now: now)
+                    : self.close(reason: .pongTimeout, retry: .backoff, now: now)
+            }
+        case .waiting:
+            guard let retryAt = self.state.retryAt, now >= retryAt else { return .none }
+            return self.openTransport(now: now, from: .waiting)
+        }
+    }
+
+    // MARK: - Path
+
+    /// Starts a new path monitor generation (`NetworkHint.restart`): the hint becomes `unknown` and updates from
+    /// older monitors are ignored. Returns the generation to pass to `pathChanged`.
+    public mutating func restartPathMonitor() -> Int {
+        self.state.hint.restart()
+    }
+
+    /// A path update from the monitor of generation `monitor`. A repeated identical update does nothing.
+    ///
+    /// Offline or waiting and the path is usable again (or interfaces changed): `.openTransport` at once, attempts
+    /// reset. Open and the path came back or interfaces changed: a liveness probe. Waiting and the path is
+    /// unavailable: `.offline`. Otherwise only the hint changes.
+    public mutating func pathChanged(
+        monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool, now: Int
+    ) -> SessionAction {
+        guard monitor == self.state.hint.generation else { return self.stale() }
+        let previous = self.state.hint
+        self.state.hint.accept(generation: monitor, state: state, expensive: expensive, constrained: constrained)
+        guard previous != self.state.hint || interfacesChanged else { return .none }
+        let returned = state != .unavailable && (previous.state == .unavailable || interfacesChanged)
+        let from = self.state.phase
+        switch from {
+        case .stopped, .failed, .suspended, .connecting:
+            self.record(.path, now: now, from: from, path: state)
+            return .none
+        case .open:
+            self.record(.path, now: now, from: from, path: state)
+            guard returned, case .ping(let generation) = self.probe(now: now) else { return .none }
+            return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
+        case .waiting, .offline:
+            if state == .unavailable {
+                self.state.phase = .offline
+                self.state.retryAt = nil
+                self.record(.path, now: now, from: from, path: state)
+                return .none
+            }
+            self.record(.path, now: now, from: from, path: state)
+            guard returned || from == .offline else { return .none }
+            self.state.backoff.reset()
+            return self.openTransport(now: now, from: from)
+        }
+    }
+
+    // MARK: - Lifecycle
+
+    /// The app went to the background. See `LifecyclePolicy`. A repeated report does nothing.
+    public mutating func enteredBackground(now: Int) -> SessionAction {
+        guard !self.state.background else { return .none }
+        self.state.background = true
+        let from = self.state.phase
+        switch from {
+        case .stopped, .failed:
+            self.record(.background, now: now, from: from)
+            return .none
+        case .suspended:
+            preconditionFailure("suspended only while in the background")
+        case .waiting, .offline:
+            self.state.phase = .suspended
+            self.state.retryAt = nil
+            self.record(.background, now: now, from: from)
+            return .none
+        case .open where self.configuration.lifecycle == .keepAndProbe:
+            self.state.heartbeat.pause()
+            self.state.phase = .suspended
+            self.record(.background, now: now, from: from)
+            return .none
+        case .connecting, .open:
+            let generation = self.state.heartbeat.generation
+            self.endLink()
+            self.state.phase = .suspended
+            self.record(.background, now: now, from: from)
+            self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
+            return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
+        }
+    }
+
+    /// The app came back. Kept transport: probe it. Otherwise re-evaluate: `.offline` if the path is unavailable,
+    /// else `.openTransport` at once (attempts reset). A repeated report does nothing.
+    public mutating func enteredForeground(now: Int) -> SessionAction {
+        guard self.state.background else { return .none }
+        self.state.background = false
+        let from = self.state.phase
+        switch from {
+        case .stopped, .failed:
+            self.record(.foreground, now: now, from: from)
+            return .none
+        case .connecting, .open, .waiting, .offline:
+            preconditionFailure("in the background a started session is always suspended")
+        case .suspended:
+            switch self.state.link {
+            case .open:
+                self.state.phase = .open
+                self.record(.foreground, now: now, from: from)
+                self.noteStability(now: now)
+                guard case .ping(let generation) = self.probe(now: now) else { return .none }
+                return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
+            case .connecting:
+                preconditionFailure("a connection attempt is closed on entering the background")
+            case .none:
+                self.state.backoff.reset()
+                if self.state.hint.state == .unavailable {
+                    self.state.phase = .offline
+                    self.record(.foreground, now: now, from: from)
+                    return .none
+                }
+                self.record(.foreground, now: now, from: from)
+                return self.openTransport(now: now, from: from)
+            }
+        }
+    }
+
+    // MARK: - Records
+
+    /// Hands every log record produced since the last drain to `body`, oldest first, then forgets them.
+    /// Allocates nothing.
+    public mutating func drainRecords(_ body: (LogRecord) -> Void) {
+        self.records.drain(body)
+    }
+
+    // MARK: - Internals
+
+    private func isLive(_ generation: Int) -> Bool {
+        generation == self.state.heartbeat.generation && self.state.link != .none
+    }
+
+    private mutating func stale() -> SessionAction {
+        self.state.staleEvents += 1
+        return .none
+    }
+
+    private mutating func endLink() {
+        self.state.link = .none
+        self.state.heartbeat.ended()
+    }
+
+    /// An open connection that lasted `stablePeriod` proved healthy.
+    private mutating func noteStability(now: Int) {
+        guard case .open(let since, false) = self.state.link, now - since >= self.configuration.stablePeriod else {
+            return
+        }
+        self.state.link = .open(since: since, healthy: true)
+        self.state.backoff.reset()
+    }
+
+    private mutating func probe(now: Int) -> Heartbeat.Action? {
+        let action = self.state.heartbeat.probe(now: now, timeout: self.configuration.probeTimeout)
+        if action != nil {
+            self.record(.ping, now: now, from: self.state.phase)
+        }
+        return action
+    }
+
+    private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
+        let generation = self.state.heartbeat.connect()
+        self.state.link = .connecting(deadline: now + self.configuration.connectTimeout)
+        self.state.phase = .connecting
+        self.state.retryAt = nil
+        self.state.failure = nil
+        self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
+        return .openTransport(generation: generation)
+    }
+
+    /// The machine ends the live transport itself (timeouts, ping failure): one close action, then settle.
+    private mutating func close(reason: CloseReason, retry: Retry, now: Int) -> SessionAction {
+        let generation = self.state.heartbeat.generation
+        let from = self.state.phase
+        self.noteStability(now: now)
+        self.endLink()
+        self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, now: now, from: from)
+        return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
+    }
+
+    /// After the live transport ended: fail, suspend, go offline, or wait (with or without backoff).
+    private mutating func settle(reason: CloseReason, code: Int?, retry: Retry, now: Int, from: SessionPhase) {
+        let delay: Int
+        switch retry {
+        case .never:
+            self.state.phase = .failed
+            self.state.failure = reason
+            self.state.retryAt = nil
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        case _ where self.state.background:
+            self.state.phase = .suspended
+            self.state.retryAt = nil
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        case _ where self.state.hint.state == .unavailable:
+            self.state.phase = .offline
+            self.state.retryAt = nil
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        case .immediately:
+            delay = 0
+        case .backoff:
+            delay = self.state.backoff.nextDelay(using: &self.random)
+        case .throttled(let retryAfter):
+            let backoff = self.state.backoff.nextDelay(using: &self.random)
+            delay = max(backoff, retryAfter ?? self.configuration.throttleDelay)
+        }
+        self.state.phase = .waiting
+        self.state.retryAt = now + delay
+        self.record(.closed, now: now, from: from, reason: reason, code: code)
+        self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
+    }
+
+    /// Whether and how to retry after a transport's terminal event (see the type's documentation).
+    static func retry(after end: TransportEnd) -> Retry {
+        switch end {
+        case .peerClosed(let code):
+            switch code {
+            case 1003?, 1008?: return .never
+            case 1012?, 1013?: return .throttled(retryAfter: nil)
+            default: return .backoff
+            }
+        case .connectFailed(.unsupported):
+            return .never
+        case .connectFailed:
+            return .backoff
+        case .handshakeRejected(let status, let retryAfter):
+            switch status {
+            case 429, 503: return .throttled(retryAfter: retryAfter)
+            case 408: return .backoff
+            case 300..<500: return .never
+            default: return .backoff
+            }
+        case .handshakeInvalid, .protocolViolation, .receiveFailed, .closedLocally:
+            return .backoff
+        }
+    }
+
+    private mutating func record(
+        _ kind: LogRecord.Kind, now: Int, from: SessionPhase, to: SessionPhase? = nil,
+        reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil, delay: Int? = nil,
+        bytes: Int? = nil, path: PathState? = nil
+    ) {
+        self.records.append(
+            LogRecord(
+                generation: self.state.heartbeat.generation, kind: kind, time: now, from: from,
+                to: to ?? self.state.phase, reason: reason, code: code, rtt: rtt, attempt: attempt, delay: delay,
+                bytes: bytes, path: path
+            )
+        )
+    }
+}
+
+extension SessionMachine: Sendable where Random: Sendable {}

@@ -1,4 +1,0 @@
-import Testing
-@testable import TetherCore
-
-@Suite struct TetherCorePlaceholder { @Test func builds() {} }
