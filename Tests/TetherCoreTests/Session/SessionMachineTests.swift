@@ -1,0 +1,561 @@
+import Testing
+import TetherCore
+
+/// Transcripts of the session machine: one event per line, the action it must return next to it.
+@Suite struct SessionMachineTests {
+    typealias Machine = SessionMachine<SplitMix64>
+
+    static let noJitter = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0))
+
+    func machine(_ configuration: SessionConfiguration = Self.noJitter) -> Machine {
+        Machine(configuration: configuration, random: SplitMix64(seed: 1))
+    }
+
+    /// Started and opened at `openedAt` (generation 1).
+    func opened(_ configuration: SessionConfiguration = Self.noJitter, openedAt: Int = 100) -> Machine {
+        var m = self.machine(configuration)
+        #expect(m.start(now: 0) == .openTransport(generation: 1))
+        #expect(m.transportOpened(generation: 1, now: openedAt) == .none)
+        return m
+    }
+
+    func records(_ m: inout Machine) -> [LogRecord] {
+        var records: [LogRecord] = []
+        m.drainRecords { records.append($0) }
+        return records
+    }
+
+    // MARK: - Heartbeat inside the session
+
+    @Test func startOpensGenerationOneWithAConnectDeadline() {
+        var m = self.machine()
+        #expect(m.phase == .stopped)
+        #expect(m.nextWake == nil)
+        #expect(m.start(now: 0) == .openTransport(generation: 1))
+        #expect(m.phase == .connecting)
+        #expect(m.generation == 1)
+        #expect(m.nextWake == 10_000)
+        #expect(m.start(now: 5) == .none)
+    }
+
+    @Test func pingAfterOneIntervalAndPongRecordsTheRoundTrip() {
+        var m = self.opened()
+        #expect(m.phase == .open)
+        #expect(m.nextWake == 15_100)
+        #expect(m.timerFired(now: 15_099) == .none)
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.nextWake == 20_100)
+        #expect(m.timerFired(now: 15_200) == .none)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_140) == .none)
+        #expect(m.lastRTT == 40)
+        #expect(m.nextWake == 30_140)
+        #expect(m.timerFired(now: 30_140) == .sendPing(generation: 1, ping: 2))
+    }
+
+    @Test func pongTimeoutClosesOnceThenBacksOff() {
+        var m = self.opened()
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.timerFired(now: 20_100) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+        #expect(m.phase == .waiting)
+        #expect(m.attempts == 1)
+        #expect(m.retryAt == 21_100)
+        #expect(m.timerFired(now: 20_100) == .none)
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 20_150) == .none)
+        #expect(m.staleEvents == 1)
+        #expect(m.timerFired(now: 21_100) == .openTransport(generation: 2))
+    }
+
+    @Test func pongExactlyAtTheDeadlineIsLate() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 20_100) == .none)
+        #expect(m.lastRTT == nil)
+        #expect(m.timerFired(now: 20_100) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+    }
+
+    @Test func aMessageIsNotAPongAndExtendsNothing() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        m.messageReceived(generation: 1, bytes: 300, now: 16_000)
+        #expect(m.nextWake == 20_100)
+        #expect(m.timerFired(now: 20_100) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+    }
+
+    @Test func secondCompletionOfAPingIsHarmless() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_120) == .none)
+        let answered = m.lastRTT
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_130) == .none)
+        #expect(m.pingFailed(generation: 1, ping: 1, now: 15_140) == .none)
+        #expect(m.lastRTT == answered)
+        #expect(m.phase == .open)
+        #expect(m.nextWake == 30_120)
+    }
+
+    @Test func pingFailureOfTheOutstandingPingClosesWithItsReason() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        #expect(m.pingFailed(generation: 1, ping: 1, now: 15_101) == .closeTransport(
+            generation: 1, reason: .pingFailed, code: 1001))
+        #expect(m.phase == .waiting)
+        #expect(m.attempts == 1)
+    }
+
+    // MARK: - Generations
+
+    @Test func lateCloseFromOldGenerationDoesNotCancelNewTask() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        _ = m.timerFired(now: 20_100)
+        #expect(m.timerFired(now: 21_100) == .openTransport(generation: 2))
+        #expect(m.transportOpened(generation: 2, now: 21_200) == .none)
+        #expect(m.transportEnded(generation: 1, end: .receiveFailed, now: 21_300) == .none)
+        #expect(m.transportOpened(generation: 1, now: 21_300) == .none)
+        #expect(m.phase == .open)
+        #expect(m.generation == 2)
+        #expect(m.staleEvents == 2)
+    }
+
+    @Test func oldGenerationPongDuringTheNewWaitDoesNotExtendIt() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        _ = m.timerFired(now: 20_100)
+        _ = m.timerFired(now: 21_100)
+        _ = m.transportOpened(generation: 2, now: 21_200)
+        #expect(m.timerFired(now: 36_200) == .sendPing(generation: 2, ping: 2))
+        #expect(m.pongReceived(generation: 1, ping: 2, now: 36_300) == .none)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 36_300) == .none)
+        #expect(m.staleEvents == 2)
+        #expect(m.timerFired(now: 41_200) == .closeTransport(generation: 2, reason: .pongTimeout, code: 1001))
+    }
+
+    @Test func duplicateOpenedIsIgnored() {
+        var m = self.opened(openedAt: 100)
+        #expect(m.transportOpened(generation: 1, now: 5_000) == .none)
+        #expect(m.nextWake == 15_100)
+    }
+
+    // MARK: - Connect deadline and backoff
+
+    @Test func connectingLongerThanTheConnectTimeoutCloses() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        #expect(m.timerFired(now: 9_999) == .none)
+        #expect(m.timerFired(now: 10_000) == .closeTransport(generation: 1, reason: .connectTimeout, code: 1001))
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == 11_000)
+        #expect(m.transportOpened(generation: 1, now: 10_001) == .none)
+        #expect(m.phase == .waiting)
+    }
+
+    @Test func aServerThatAcceptsAndClosesAtOnceBacksOffExponentially() {
+        var m = self.machine()
+        var now = 0
+        #expect(m.start(now: now) == .openTransport(generation: 1))
+        var retries: [Int] = []
+        for generation in 1...5 {
+            _ = m.transportOpened(generation: generation, now: now + 10)
+            _ = m.transportEnded(generation: generation, end: .peerClosed(code: 1000), now: now + 20)
+            retries.append(m.retryAt! - (now + 20))
+            now = m.retryAt!
+            #expect(m.timerFired(now: now) == .openTransport(generation: generation + 1))
+        }
+        #expect(retries == [1_000, 2_000, 4_000, 8_000, 16_000])
+        #expect(m.attempts == 5)
+    }
+
+    @Test func attemptsResetOnTheFirstPongNotOnOpen() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.refused), now: 10)
+        _ = m.timerFired(now: 1_010)
+        _ = m.transportEnded(generation: 2, end: .receiveFailed, now: 1_020)
+        #expect(m.attempts == 2)
+        _ = m.timerFired(now: 3_020)
+        _ = m.transportOpened(generation: 3, now: 3_030)
+        #expect(m.attempts == 2)
+        #expect(m.timerFired(now: 18_030) == .sendPing(generation: 3, ping: 1))
+        _ = m.pongReceived(generation: 3, ping: 1, now: 18_040)
+        #expect(m.attempts == 0)
+        _ = m.transportEnded(generation: 3, end: .receiveFailed, now: 18_050)
+        #expect(m.retryAt == 19_050)
+    }
+
+    @Test func aConnectionOpenForTheStablePeriodResetsAttempts() {
+        let configuration = SessionConfiguration(
+            heartbeatInterval: 60_000, stablePeriod: 30_000, backoff: BackoffPolicy(jitterPercent: 0))
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
+        _ = m.timerFired(now: 1_010)
+        _ = m.transportOpened(generation: 2, now: 1_020)
+        _ = m.transportEnded(generation: 2, end: .receiveFailed, now: 31_019)
+        #expect(m.attempts == 2)
+        _ = m.timerFired(now: m.retryAt!)
+        _ = m.transportOpened(generation: 3, now: 40_000)
+        _ = m.transportEnded(generation: 3, end: .receiveFailed, now: 70_000)
+        #expect(m.attempts == 1)
+        #expect(m.retryAt == 71_000)
+    }
+
+    // MARK: - Retry decisions
+
+    static let permanent: [TransportEnd] = [
+        .peerClosed(code: 1008), .peerClosed(code: 1003),
+        .handshakeRejected(status: 400, retryAfter: nil), .handshakeRejected(status: 401, retryAfter: nil),
+        .handshakeRejected(status: 403, retryAfter: nil), .handshakeRejected(status: 404, retryAfter: 1_000),
+        .handshakeRejected(status: 301, retryAfter: nil), .connectFailed(.unsupported),
+    ]
+
+    @Test(arguments: Self.permanent)
+    func nonRetryableEndsFailVisibly(end: TransportEnd) {
+        var m = self.opened()
+        #expect(m.transportEnded(generation: 1, end: end, now: 200) == .none)
+        #expect(m.phase == .failed)
+        #expect(m.failure == CloseReason(end))
+        #expect(m.nextWake == nil)
+        #expect(m.timerFired(now: 1_000_000) == .none)
+        #expect(m.start(now: 1_000_001) == .openTransport(generation: 2))
+        #expect(m.failure == nil)
+        #expect(m.attempts == 0)
+    }
+
+    static let retryable: [TransportEnd] = [
+        .peerClosed(code: 1000), .peerClosed(code: 1001), .peerClosed(code: 1011), .peerClosed(code: nil),
+        .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.system(104)),
+        .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
+        .handshakeInvalid, .protocolViolation(code: 1002), .receiveFailed, .closedLocally,
+    ]
+
+    @Test(arguments: Self.retryable)
+    func retryableEndsWaitWithBackoff(end: TransportEnd) {
+        var m = self.opened()
+        #expect(m.transportEnded(generation: 1, end: end, now: 200) == .none)
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == 1_200)
+        #expect(m.nextWake == 1_200)
+        #expect(m.attempts == 1)
+    }
+
+    static let throttled: [TransportEnd] = [
+        .peerClosed(code: 1012), .peerClosed(code: 1013),
+        .handshakeRejected(status: 429, retryAfter: nil), .handshakeRejected(status: 503, retryAfter: nil),
+    ]
+
+    @Test(arguments: Self.throttled)
+    func serverAskingForPatienceWaitsAtLeastTheThrottleDelay(end: TransportEnd) {
+        var m = self.opened()
+        _ = m.transportEnded(generation: 1, end: end, now: 200)
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == 5_200)
+    }
+
+    @Test func retryAfterIsHonouredEvenAboveTheCap() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 120_000), now: 50)
+        #expect(m.retryAt == 120_050)
+        _ = m.timerFired(now: 120_050)
+        _ = m.transportEnded(generation: 2, end: .handshakeRejected(status: 429, retryAfter: 10), now: 120_060)
+        // A short Retry-After never undercuts the backoff (attempt 2: 2 s).
+        #expect(m.retryAt == 122_060)
+    }
+
+    // MARK: - Path
+
+    @Test func unavailablePathMakesNoAttemptAndCountsNone() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        #expect(m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 0) == .none)
+        #expect(m.start(now: 10) == .none)
+        #expect(m.phase == .offline)
+        #expect(m.nextWake == nil)
+        #expect(m.attempts == 0)
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 500) == .openTransport(generation: 1))
+    }
+
+    @Test func unknownPathNeverBlocks() {
+        var m = self.machine()
+        _ = m.restartPathMonitor()
+        #expect(m.hint.state == .unknown)
+        #expect(m.start(now: 0) == .openTransport(generation: 1))
+    }
+
+    @Test func transportEndingWhileThePathIsUnavailableGoesOfflineWithoutCounting() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        #expect(m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 1_000) == .none)
+        #expect(m.phase == .open)
+        #expect(m.transportEnded(generation: 1, end: .receiveFailed, now: 1_100) == .none)
+        #expect(m.phase == .offline)
+        #expect(m.attempts == 0)
+        #expect(m.nextWake == nil)
+    }
+
+    @Test func pathReturningWhileWaitingConnectsAtOnceWithAttemptsReset() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
+        _ = m.timerFired(now: 1_010)
+        _ = m.transportEnded(generation: 2, end: .receiveFailed, now: 1_020)
+        #expect(m.attempts == 2)
+        #expect(m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 1_500) == .none)
+        #expect(m.phase == .offline)
+        #expect(m.retryAt == nil)
+        #expect(m.pathChanged(monitor: monitor, state: .needsConnection, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 9_000) == .openTransport(generation: 3))
+        #expect(m.attempts == 0)
+    }
+
+    @Test func pathComingBackWhileOpenProbesAndAFailedProbeReconnectsAtOnce() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 1_000)
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 3_000) == .sendPing(generation: 1, ping: 1))
+        #expect(m.nextWake == 5_000)
+        #expect(m.timerFired(now: 5_000) == .closeTransport(generation: 1, reason: .probeTimeout, code: 1001))
+        #expect(m.phase == .waiting)
+        #expect(m.nextWake == 5_000)
+        #expect(m.attempts == 0)
+        #expect(m.timerFired(now: 5_000) == .openTransport(generation: 2))
+    }
+
+    @Test func interfaceChangeWhileOpenProbesAndAnAnsweredProbeKeepsTheConnection() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 500)
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: true, constrained: false,
+                              interfacesChanged: true, now: 1_000) == .sendPing(generation: 1, ping: 1))
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 1_080) == .none)
+        #expect(m.phase == .open)
+        #expect(m.lastRTT == 80)
+        #expect(m.nextWake == 16_080)
+    }
+
+    @Test func probeDuringAnOutstandingPingPullsItsDeadlineIn() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: true, now: 15_200) == .none)
+        #expect(m.nextWake == 17_200)
+        #expect(m.timerFired(now: 17_200) == .closeTransport(generation: 1, reason: .probeTimeout, code: 1001))
+    }
+
+    @Test func pathEventFromACancelledMonitorChangesNothing() {
+        var m = self.machine()
+        let old = m.restartPathMonitor()
+        _ = m.restartPathMonitor()
+        _ = m.start(now: 0)
+        #expect(m.pathChanged(monitor: old, state: .unavailable, expensive: true, constrained: true,
+                              interfacesChanged: true, now: 10) == .none)
+        #expect(m.hint.state == .unknown)
+        #expect(m.staleEvents == 1)
+    }
+
+    @Test func theSamePathEventTwiceDoesNoExtraWork() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 0)
+        _ = m.start(now: 0)
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 10) == .openTransport(generation: 1))
+        _ = self.records(&m)
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 20) == .none)
+        #expect(self.records(&m).isEmpty)
+        #expect(m.generation == 1)
+    }
+
+    // MARK: - Lifecycle
+
+    @Test func backgroundClosesWithGoingAwayAndForegroundReconnects() {
+        var m = self.opened()
+        #expect(m.enteredBackground(now: 1_000) == .closeTransport(
+            generation: 1, reason: .enteredBackground, code: 1001))
+        #expect(m.phase == .suspended)
+        #expect(m.nextWake == nil)
+        #expect(m.enteredBackground(now: 1_001) == .none)
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_002) == .none)
+        #expect(m.staleEvents == 1)
+        #expect(m.enteredForeground(now: 90_000) == .openTransport(generation: 2))
+        #expect(m.enteredForeground(now: 90_001) == .none)
+    }
+
+    @Test func foregroundWithThePathUnavailableGoesOffline() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        _ = m.start(now: 0)
+        _ = m.enteredBackground(now: 10)
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 20)
+        #expect(m.phase == .suspended)
+        #expect(m.enteredForeground(now: 30) == .none)
+        #expect(m.phase == .offline)
+    }
+
+    @Test func waitingInTheBackgroundHoldsNoTimer() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
+        #expect(m.enteredBackground(now: 20) == .none)
+        #expect(m.nextWake == nil)
+        #expect(m.timerFired(now: 5_000) == .none)
+        #expect(m.enteredForeground(now: 6_000) == .openTransport(generation: 2))
+        #expect(m.attempts == 0)
+    }
+
+    static let keep = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0), lifecycle: .keepAndProbe)
+
+    @Test func keepAndProbeKeepsTheTransportAndProbesOnForeground() {
+        var m = self.opened(Self.keep)
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.enteredBackground(now: 15_200) == .none)
+        #expect(m.phase == .suspended)
+        #expect(m.nextWake == nil)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_300) == .none)
+        #expect(m.enteredForeground(now: 100_000) == .sendPing(generation: 1, ping: 2))
+        #expect(m.phase == .open)
+        #expect(m.nextWake == 102_000)
+        #expect(m.pongReceived(generation: 1, ping: 2, now: 100_050) == .none)
+        #expect(m.phase == .open)
+        #expect(m.generation == 1)
+    }
+
+    @Test func keepAndProbeReconnectsAtOnceWhenTheForegroundProbeFails() {
+        var m = self.opened(Self.keep)
+        _ = m.enteredBackground(now: 1_000)
+        #expect(m.enteredForeground(now: 100_000) == .sendPing(generation: 1, ping: 1))
+        #expect(m.timerFired(now: 102_000) == .closeTransport(generation: 1, reason: .probeTimeout, code: 1001))
+        #expect(m.nextWake == 102_000)
+        #expect(m.timerFired(now: 102_000) == .openTransport(generation: 2))
+    }
+
+    @Test func keepAndProbeTransportEndingInTheBackgroundReconnectsOnForeground() {
+        var m = self.opened(Self.keep)
+        _ = m.enteredBackground(now: 1_000)
+        #expect(m.transportEnded(generation: 1, end: .receiveFailed, now: 2_000) == .none)
+        #expect(m.phase == .suspended)
+        #expect(m.nextWake == nil)
+        #expect(m.enteredForeground(now: 3_000) == .openTransport(generation: 2))
+    }
+
+    @Test func keepAndProbeStillClosesAConnectionAttemptOnBackground() {
+        var m = self.machine(Self.keep)
+        _ = m.start(now: 0)
+        #expect(m.enteredBackground(now: 10) == .closeTransport(
+            generation: 1, reason: .enteredBackground, code: 1001))
+    }
+
+    // MARK: - Stop
+
+    @Test func stopClosesWithNormalClosureAndLaterEventsAreStale() {
+        var m = self.opened()
+        #expect(m.stop(now: 500) == .closeTransport(generation: 1, reason: .userStopped, code: 1000))
+        #expect(m.phase == .stopped)
+        #expect(m.nextWake == nil)
+        #expect(m.stop(now: 501) == .none)
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 502) == .none)
+        m.messageReceived(generation: 1, bytes: 10, now: 503)
+        #expect(m.staleEvents == 2)
+        #expect(m.start(now: 600) == .openTransport(generation: 2))
+    }
+
+    @Test func stopWhileWaitingHasNothingToClose() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
+        #expect(m.stop(now: 20) == .none)
+        #expect(m.retryAt == nil)
+        #expect(m.timerFired(now: 5_000) == .none)
+    }
+
+    // MARK: - Log records
+
+    @Test func recordsTellTheWholeStoryWithoutPayloads() {
+        var m = self.opened()
+        m.messageReceived(generation: 1, bytes: 42, now: 200)
+        _ = m.timerFired(now: 15_100)
+        _ = m.pongReceived(generation: 1, ping: 1, now: 15_130)
+        _ = m.transportEnded(generation: 1, end: .peerClosed(code: 1011), now: 16_000)
+        _ = m.enteredBackground(now: 16_100)
+        _ = m.enteredForeground(now: 16_200)
+        _ = m.stop(now: 16_300)
+        let expected: [LogRecord] = [
+            LogRecord(generation: 1, kind: .connecting, time: 0, from: .stopped, to: .connecting, attempt: 0),
+            LogRecord(generation: 1, kind: .opened, time: 100, from: .connecting, to: .open),
+            LogRecord(generation: 1, kind: .message, time: 200, from: .open, to: .open, bytes: 42),
+            LogRecord(generation: 1, kind: .ping, time: 15_100, from: .open, to: .open),
+            LogRecord(generation: 1, kind: .pong, time: 15_130, from: .open, to: .open, rtt: 30),
+            LogRecord(generation: 1, kind: .closed, time: 16_000, from: .open, to: .waiting,
+                      reason: .peerClosed(code: 1011), code: 1011),
+            LogRecord(generation: 1, kind: .retryScheduled, time: 16_000, from: .waiting, to: .waiting,
+                      attempt: 1, delay: 1_000),
+            LogRecord(generation: 1, kind: .background, time: 16_100, from: .waiting, to: .suspended),
+            LogRecord(generation: 1, kind: .foreground, time: 16_200, from: .suspended, to: .suspended),
+            LogRecord(generation: 2, kind: .connecting, time: 16_200, from: .suspended, to: .connecting, attempt: 0),
+            LogRecord(generation: 2, kind: .closed, time: 16_300, from: .connecting, to: .stopped,
+                      reason: .userStopped, code: 1000),
+            LogRecord(generation: 2, kind: .stopped, time: 16_300, from: .connecting, to: .stopped),
+        ]
+        let records = self.records(&m)
+        #expect(records == expected)
+        #expect(self.records(&m).isEmpty)
+        #expect(m.droppedRecords == 0)
+    }
+
+    @Test func handshakeRejectionRecordsTheStatusAsCode() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 401, retryAfter: nil), now: 40)
+        #expect(self.records(&m) == [
+            LogRecord(generation: 1, kind: .closed, time: 40, from: .connecting, to: .failed,
+                      reason: .handshakeRejected(status: 401), code: 401),
+        ])
+    }
+
+    @Test func pathRecordsCarryTheState() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .needsConnection, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 5)
+        #expect(self.records(&m) == [
+            LogRecord(generation: 0, kind: .path, time: 5, from: .stopped, to: .stopped, path: .needsConnection),
+        ])
+    }
+
+    @Test func undrainedRecordsDropTheOldestAndCountThem() {
+        var m = Machine(configuration: Self.noJitter, random: SplitMix64(seed: 1), recordCapacity: 2)
+        _ = m.start(now: 0)
+        _ = m.transportOpened(generation: 1, now: 1)
+        m.messageReceived(generation: 1, bytes: 5, now: 2)
+        #expect(m.droppedRecords == 1)
+        #expect(self.records(&m).map(\.kind) == [.opened, .message])
+    }
+
+    @Test func closeReasonNamesAreStableSnakeCase() {
+        let names: [(CloseReason, String)] = [
+            (.pongTimeout, "pong_timeout"), (.pingFailed, "ping_failed"), (.probeTimeout, "probe_timeout"),
+            (.connectTimeout, "connect_timeout"), (.receiveFailed, "receive_failed"),
+            (.peerClosed(code: 1000), "peer_closed"), (.connectFailed(.refused), "connect_failed"),
+            (.handshakeRejected(status: 403), "handshake_rejected"), (.handshakeInvalid, "handshake_invalid"),
+            (.protocolViolation(code: 1002), "protocol_violation"), (.userStopped, "user_stopped"),
+            (.enteredBackground, "entered_background"),
+        ]
+        for (reason, name) in names {
+            #expect(reason.name == name)
+        }
+        #expect(LogRecord.Kind.retryScheduled.rawValue == "retry_scheduled")
+    }
+}
