@@ -10,8 +10,8 @@
 ///
 /// Decisions taken where DESIGN.md is silent:
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
-///   accepted pong, or `stablePeriod` ms open; the latter is checked when the heartbeat timer fires or the connection
-///   ends, so it needs no timer of its own), on `start`, on foreground, and when the path returns. Never on open.
+///   accepted pong, or `stablePeriod` ms open; the latter is evaluated when the connection ends, so it needs no
+///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
 /// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
 ///   `connectFailed(.unsupported)` fail for good (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
 ///   `max(backoff, Retry-After ?? throttleDelay)`; Retry-After is honoured even above the backoff cap. Everything
@@ -251,7 +251,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             guard case .connecting(let deadline) = self.state.link, now >= deadline else { return .none }
             return self.close(reason: .connectTimeout, retry: .backoff, now: now)
         case .open:
-            self.noteStability(now: now)
             let probing = self.state.heartbeat.probing
             switch self.state.heartbeat.tick(now: now) {
             case nil:
@@ -364,7 +363,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .open:
                 self.state.phase = .open
                 self.record(.foreground, now: now, from: from)
-                self.noteStability(now: now)
                 guard case .ping(let generation) = self.probe(now: now) else { return .none }
                 return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
             case .connecting:

@@ -1,0 +1,189 @@
+import Testing
+@testable import TetherCore
+
+/// Thousands of seeded random event sequences, with invariants checked after every step.
+extension SessionMachineTests {
+    enum Event {
+        case start, stop, opened(Int), ended(Int, TransportEnd), pong(Int, UInt64), pingFailed(Int, UInt64)
+        case message(Int), timer, restartMonitor, path(Int, PathState, Bool, Bool, Bool), background, foreground
+    }
+
+    struct Fuzzer {
+        var random: SplitMix64
+
+        mutating func below(_ bound: Int) -> Int { Int(self.random.next() % UInt64(bound)) }
+        mutating func chance(_ percent: Int) -> Bool { self.below(100) < percent }
+
+        /// Mostly the current generation; otherwise an older, a future or a random one.
+        mutating func generation(current: Int) -> Int {
+            switch self.below(20) {
+            case 0..<14: current
+            case 14..<17: current - 1
+            case 17: current + 1
+            default: self.below(current + 1)
+            }
+        }
+
+        mutating func end() -> TransportEnd {
+            let ends: [TransportEnd] = [
+                .peerClosed(code: 1000), .peerClosed(code: 1008), .peerClosed(code: 1013), .peerClosed(code: nil),
+                .connectFailed(.refused), .connectFailed(.unsupported), .receiveFailed, .closedLocally,
+                .handshakeRejected(status: 503, retryAfter: 30_000), .handshakeRejected(status: 401, retryAfter: nil),
+                .handshakeInvalid, .protocolViolation(code: 1007),
+            ]
+            // Permanent failures are rarer so sequences spend time in every phase.
+            let end = ends[self.below(ends.count)]
+            if end == .peerClosed(code: 1008) || end == .connectFailed(.unsupported)
+                || end == .handshakeRejected(status: 401, retryAfter: nil), !self.chance(20) {
+                return .receiveFailed
+            }
+            return end
+        }
+
+        mutating func event<R>(for m: SessionMachine<R>) -> Event {
+            let generation = self.generation(current: m.generation)
+            let ping = m.lastPingID &- UInt64(self.below(2))
+            switch self.below(100) {
+            case 0..<4: return .start
+            case 4..<6: return .stop
+            case 6..<18: return .opened(generation)
+            case 18..<26: return .ended(generation, self.end())
+            case 26..<38: return .pong(generation, ping)
+            case 38..<42: return .pingFailed(generation, ping)
+            case 42..<50: return .message(generation)
+            case 50..<76: return .timer
+            case 76..<78: return .restartMonitor
+            case 78..<92:
+                let states: [PathState] = [.unknown, .available, .needsConnection, .unavailable]
+                let monitor = self.chance(85) ? m.hint.generation : m.hint.generation - 1
+                return .path(monitor, states[self.below(4)], self.chance(30), self.chance(20), self.chance(20))
+            case 92..<96: return .background
+            default: return .foreground
+            }
+        }
+    }
+
+    /// `#expect` is slow in a million-step debug loop; record an issue only on failure.
+    func check(_ condition: Bool, _ message: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        if !condition {
+            Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: [SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe)])
+    func randomSequencesKeepEveryInvariant(configuration: SessionConfiguration) {
+        var fuzzer = Fuzzer(random: SplitMix64(seed: 0x7E7E))
+        var records: [LogRecord] = []
+        records.reserveCapacity(8)
+        for sequence in 0..<5_000 {
+            var m = SessionMachine(configuration: configuration, random: SplitMix64(seed: UInt64(sequence)))
+            var now = 0
+            var closed = Set<Int>()
+            var outstandingPing: UInt64?
+            for _ in 0..<200 {
+                if let wake = m.nextWake, fuzzer.chance(50) {
+                    now = max(now, wake)
+                } else {
+                    now += fuzzer.below(3_000)
+                }
+                let event = fuzzer.event(for: m)
+                let before = m.state
+                let liveBefore = before.link != .none
+                let action: SessionAction
+                var staleTransportEvent = false
+                func isStale(_ generation: Int) -> Bool {
+                    !liveBefore || generation != before.heartbeat.generation
+                }
+                switch event {
+                case .start: action = m.start(now: now)
+                case .stop: action = m.stop(now: now)
+                case .opened(let g):
+                    staleTransportEvent = isStale(g)
+                    action = m.transportOpened(generation: g, now: now)
+                case .ended(let g, let end):
+                    staleTransportEvent = isStale(g)
+                    action = m.transportEnded(generation: g, end: end, now: now)
+                case .pong(let g, let ping):
+                    staleTransportEvent = isStale(g)
+                    action = m.pongReceived(generation: g, ping: ping, now: now)
+                case .pingFailed(let g, let ping):
+                    staleTransportEvent = isStale(g)
+                    action = m.pingFailed(generation: g, ping: ping, now: now)
+                case .message(let g):
+                    staleTransportEvent = isStale(g)
+                    m.messageReceived(generation: g, bytes: 10, now: now)
+                    action = .none
+                case .timer: action = m.timerFired(now: now)
+                case .restartMonitor:
+                    _ = m.restartPathMonitor()
+                    action = .none
+                case .path(let monitor, let state, let expensive, let constrained, let changed):
+                    staleTransportEvent = monitor != before.hint.generation
+                    action = m.pathChanged(monitor: monitor, state: state, expensive: expensive,
+                                           constrained: constrained, interfacesChanged: changed, now: now)
+                case .background: action = m.enteredBackground(now: now)
+                case .foreground: action = m.enteredForeground(now: now)
+                }
+                records.removeAll(keepingCapacity: true)
+                m.drainRecords { records.append($0) }
+
+                // An event from a non-current generation changes nothing but the stale counter.
+                if staleTransportEvent {
+                    var after = m.state
+                    after.staleEvents -= 1
+                    guard action == .none, after == before, records.isEmpty else {
+                        Issue.record("stale \(event) changed the machine: \(action), \(before) -> \(m.state)")
+                        return
+                    }
+                }
+                // No action names a non-current generation; each generation gets at most one close.
+                switch action {
+                case .none:
+                    break
+                case .openTransport(let g):
+                    let fresh = g == m.generation && g == before.heartbeat.generation + 1
+                    self.check(fresh, "open must name a new generation")
+                    outstandingPing = nil
+                case .sendPing(let g, let ping):
+                    self.check(g == m.generation, "action names an old generation")
+                    self.check(outstandingPing == nil, "a second ping while one is outstanding")
+                    outstandingPing = ping
+                case .closeTransport(let g, let reason, let code):
+                    self.check(g == m.generation, "action names an old generation")
+                    self.check(!closed.contains(g), "generation \(g) closed twice")
+                    closed.insert(g)
+                    let recorded = records.contains {
+                        $0.kind == .closed && $0.reason == reason && $0.code == Int(code)
+                    }
+                    self.check(recorded, "close action without its record")
+                }
+                // Every close has a reason, and a generation ends at most once.
+                for record in records where record.kind == .closed {
+                    self.check(record.reason != nil, "close without a reason")
+                    self.check(record.generation == before.heartbeat.generation, "close record for another generation")
+                }
+                self.check(records.count(where: { $0.kind == .closed }) <= 1, "two closes in one step")
+                if records.contains(where: { $0.kind == .pong }) || m.state.link == .none
+                    || m.phase == .suspended {
+                    outstandingPing = nil
+                }
+                // The attempt counter never grows while offline.
+                if m.phase == .offline || before.phase == .offline {
+                    self.check(m.attempts <= before.backoff.attempts, "attempts grew while offline")
+                }
+                // nextWake is exact: nothing happens before it, and nil means no timer is needed.
+                var probe = m
+                if let wake = m.nextWake {
+                    if wake > now {
+                        let early = probe.timerFired(now: wake - 1)
+                        self.check(early == .none && probe.state == m.state, "timer acted before nextWake")
+                    }
+                } else {
+                    let late = probe.timerFired(now: now + 10_000_000)
+                    self.check(late == .none && probe.state == m.state, "timer acted although nextWake is nil")
+                }
+                self.check(m.droppedRecords == 0, "records dropped")
+            }
+        }
+    }
+}
