@@ -272,7 +272,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     // MARK: - Path
 
     /// Starts a new path monitor generation (`NetworkHint.restart`): the hint becomes `unknown` and updates from
-    /// older monitors are ignored. Returns the generation to pass to `pathChanged`.
+    /// older monitors are ignored. Returns the generation to pass to `pathChanged`. The phase is re-evaluated on
+    /// the new monitor's first update (an `.offline` session connects as soon as it reports anything but
+    /// `unavailable`).
     public mutating func restartPathMonitor() -> Int {
         self.state.hint.restart()
     }
@@ -443,24 +445,22 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// After the live transport ended: fail, suspend, go offline, or wait (with or without backoff).
     private mutating func settle(reason: CloseReason, code: Int?, retry: Retry, now: Int, from: SessionPhase) {
+        let next: SessionPhase =
+            if retry == .never { .failed }
+            else if self.state.background { .suspended }  // reconnect on foreground, not before
+            else if self.state.hint.state == .unavailable { .offline }  // no attempt, none counted
+            else { .waiting }
+        self.state.phase = next
+        self.state.failure = next == .failed ? reason : nil
+        self.state.retryAt = nil
+        guard next == .waiting else {
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        }
         let delay: Int
         switch retry {
         case .never:
-            self.state.phase = .failed
-            self.state.failure = reason
-            self.state.retryAt = nil
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
-            return
-        case _ where self.state.background:
-            self.state.phase = .suspended
-            self.state.retryAt = nil
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
-            return
-        case _ where self.state.hint.state == .unavailable:
-            self.state.phase = .offline
-            self.state.retryAt = nil
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
-            return
+            preconditionFailure("a permanent failure never waits")
         case .immediately:
             delay = 0
         case .backoff:
@@ -469,7 +469,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             let backoff = self.state.backoff.nextDelay(using: &self.random)
             delay = max(backoff, retryAfter ?? self.configuration.throttleDelay)
         }
-        self.state.phase = .waiting
         self.state.retryAt = now + delay
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)

@@ -183,6 +183,9 @@ extension SessionMachineTests {
                     self.check(late == .none && probe.state == m.state, "timer acted although nextWake is nil")
                 }
                 self.check(m.droppedRecords == 0, "records dropped")
+                self.check((m.phase == .failed) == (m.failure != nil), "failure set outside .failed")
+                self.check((m.phase == .waiting) == (m.retryAt != nil), "retryAt set outside .waiting")
+                self.check(m.phase != .open || m.state.heartbeat.phase == .open, "open without a heartbeat")
             }
         }
     }
