@@ -351,6 +351,18 @@ import TetherCore
         #expect(m.timerFired(now: 17_200) == .closeTransport(generation: 1, reason: .probeTimeout, code: 1001))
     }
 
+    @Test func aFailedProbePingReconnectsAtOnceWithoutCountingAnAttempt() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                              interfacesChanged: true, now: 1_000) == .sendPing(generation: 1, ping: 1))
+        #expect(m.pingFailed(generation: 1, ping: 1, now: 1_001) == .closeTransport(
+            generation: 1, reason: .pingFailed, code: 1001))
+        #expect(m.attempts == 0)
+        #expect(m.nextWake == 1_001)
+        #expect(m.timerFired(now: 1_001) == .openTransport(generation: 2))
+    }
+
     @Test func pathEventFromACancelledMonitorChangesNothing() {
         var m = self.machine()
         let old = m.restartPathMonitor()
@@ -413,6 +425,15 @@ import TetherCore
         #expect(m.timerFired(now: 5_000) == .none)
         #expect(m.enteredForeground(now: 6_000) == .openTransport(generation: 2))
         #expect(m.attempts == 0)
+    }
+
+    @Test func startInTheBackgroundWaitsForTheForeground() {
+        var m = self.machine()
+        #expect(m.enteredBackground(now: 0) == .none)
+        #expect(m.start(now: 10) == .none)
+        #expect(m.phase == .suspended)
+        #expect(m.nextWake == nil)
+        #expect(m.enteredForeground(now: 20) == .openTransport(generation: 1))
     }
 
     static let keep = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0), lifecycle: .keepAndProbe)
