@@ -1,0 +1,303 @@
+import Foundation
+import TetherCore
+
+/// A WebSocket client that keeps one logical session alive over many connections.
+///
+/// The client owns a pure `SessionMachine`. Every input — the user's calls, transport callbacks,
+/// the timer and path updates — enters this actor, is turned into one machine event, and the
+/// machine's action is run by `run(_:)`, which re-checks the action's generation first. One timer
+/// sleeps until the machine's next wake time; nothing polls.
+///
+/// ```swift
+/// let client = WebSocketClient(configuration: .init(url: URL(string: "wss://example.com/feed")!))
+/// await client.start()
+/// for await event in client.events { ... }
+/// ```
+public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Duration {
+    /// Everything the client reports, in order. Unicast: iterate it from one task only.
+    /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
+    public nonisolated let events: AsyncStream<WebSocketEvent>
+
+    private let eventSink: AsyncStream<WebSocketEvent>.Continuation
+    private let configuration: Configuration
+    private let request: TransportRequest
+    private let clock: ClockType
+    private let origin: ClockType.Instant
+    private var machine: SessionMachine<SplitMix64>
+
+    /// Live connections by generation. An entry is removed when its close action runs or it ended.
+    private var connections: [Int: any TransportConnection] = [:]
+    /// Tasks reading each connection's events; each ends when its connection's event stream finishes.
+    private var readers: [Int: Task<Void, Never>] = [:]
+    private var timer: Task<Void, Never>?
+    private var timerWake: Int?
+    private var published: ConnectionState
+    private var runWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Creates a client driven by `clock` (tests pass a manual clock).
+    /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
+    public init(configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil) {
+        (self.events, self.eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        self.configuration = configuration
+        self.request = configuration.transportRequest
+        self.clock = clock
+        self.origin = clock.now
+        var system = SystemRandomNumberGenerator()
+        let seed = randomSeed ?? system.next()
+        self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        self.published = Self.snapshot(of: self.machine)
+    }
+
+    deinit {
+        self.timer?.cancel()
+        for connection in self.connections.values {
+            connection.close(code: 1001, reason: "")
+        }
+        self.eventSink.finish()
+    }
+
+    // MARK: - User intent
+
+    /// Starts connecting (or restarts after `stop()` or a non-retryable failure). Idempotent while running.
+    public func start() {
+        self.handle(self.machine.start(now: self.now()))
+    }
+
+    /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
+    /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
+    public func stop() async {
+        self.handle(self.machine.stop(now: self.now()))
+        let readers = Array(self.readers.values)
+        for reader in readers {
+            await reader.value
+        }
+        let waiters = self.runWaiters
+        self.runWaiters.removeAll()
+        for waiter in waiters {
+            waiter.resume()
+        }
+    }
+
+    /// Starts the client and suspends until it is stopped. Cancelling the calling task stops the client.
+    public func run() async {
+        self.start()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if self.machine.phase == .stopped {
+                    continuation.resume()
+                } else {
+                    self.runWaiters.append(continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.stop() }
+        }
+    }
+
+    /// Sends a message on the open connection.
+    /// - Throws: `WebSocketSendError.notOpen` when no connection is open (nothing is queued or dropped
+    ///   silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke during the write.
+    public func send(_ message: WebSocketMessage) async throws {
+        guard self.machine.phase == .open, let connection = self.connections[self.machine.generation] else {
+            throw WebSocketSendError.notOpen
+        }
+        try await connection.send(message)
+    }
+
+    /// Sends a text message. See `send(_:)`.
+    public func send(text: String) async throws {
+        try await self.send(.text(text))
+    }
+
+    /// Sends a binary message. See `send(_:)`.
+    public func send(data: Data) async throws {
+        try await self.send(.binary(data))
+    }
+
+    /// The current connection state.
+    public var state: ConnectionState {
+        Self.snapshot(of: self.machine)
+    }
+
+    // MARK: - Lifecycle and path
+
+    /// The app moved to the background. With `.closeInBackground` the connection closes with 1001.
+    public func enterBackground() {
+        self.handle(self.machine.enteredBackground(now: self.now()))
+    }
+
+    /// The app returned to the foreground: re-evaluate the path, then reuse (after a probe) or reconnect.
+    public func enterForeground() {
+        self.handle(self.machine.enteredForeground(now: self.now()))
+    }
+
+    /// Feeds one path update by hand (for apps with their own monitor). It counts for the current monitor generation.
+    public func updatePath(
+        _ state: PathState, isExpensive: Bool = false, isConstrained: Bool = false, interfacesChanged: Bool = false
+    ) {
+        self.pathChanged(
+            monitor: self.machine.hint.generation, state: state, expensive: isExpensive,
+            constrained: isConstrained, interfacesChanged: interfacesChanged
+        )
+    }
+
+    /// The number of live connections, reader tasks and timers; all zero once `stop()` has returned.
+    var resources: (connections: Int, readers: Int, timers: Int) {
+        (self.connections.count, self.readers.count, self.timer == nil ? 0 : 1)
+    }
+
+    /// Milliseconds since the client was created, on the injected clock.
+    var currentTime: Int { self.now() }
+
+    // MARK: - Inputs from transports, the timer and the path monitor
+
+    private func transportEvent(_ event: TransportEvent, generation: Int) {
+        let now = self.now()
+        switch event {
+        case .opened:
+            self.handle(self.machine.transportOpened(generation: generation, now: now))
+        case .message(let message):
+            // Only the current, open connection delivers; a retired connection's leftovers are stale.
+            guard self.connections[generation] != nil, generation == self.machine.generation,
+                  self.machine.phase == .open else { return }
+            self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now)
+            self.eventSink.yield(.message(message))
+            self.afterEvent()
+        case .pong(let id):
+            self.handle(self.machine.pongReceived(generation: generation, ping: id, now: now))
+        case .pingFailed(let id):
+            self.handle(self.machine.pingFailed(generation: generation, ping: id, now: now))
+        case .ended(let end):
+            self.connections[generation] = nil
+            self.handle(self.machine.transportEnded(generation: generation, end: end, now: now))
+        }
+    }
+
+    private func readerFinished(_ generation: Int) {
+        self.readers[generation] = nil
+        // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
+        if self.connections.removeValue(forKey: generation) != nil {
+            self.handle(self.machine.transportEnded(generation: generation, end: .receiveFailed, now: self.now()))
+        }
+    }
+
+    private func timerFired(wake: Int) {
+        guard self.timerWake == wake else { return }  // superseded by a reschedule while this task was waking
+        self.timer = nil
+        self.timerWake = nil
+        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+    }
+
+    private func pathChanged(monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool) {
+        self.handle(self.machine.pathChanged(
+            monitor: monitor, state: state, expensive: expensive, constrained: constrained,
+            interfacesChanged: interfacesChanged, now: self.now()
+        ))
+    }
+
+    // MARK: - Running actions
+
+    private func handle(_ action: SessionAction) {
+        self.run(action)
+        self.afterEvent()
+    }
+
+    /// Every side effect of the machine happens here, after re-checking the action's generation.
+    private func run(_ action: SessionAction) {
+        switch action {
+        case .none:
+            break
+        case .openTransport(let generation):
+            precondition(generation == self.machine.generation, "the machine opens only its newest generation")
+            let connection = self.configuration.transport.connect(self.request)
+            self.connections[generation] = connection
+            self.readers[generation] = Task { [weak self] in
+                for await event in connection.events {
+                    guard let self else { return }
+                    await self.transportEvent(event, generation: generation)
+                }
+                await self?.readerFinished(generation)
+            }
+        case .sendPing(let generation, let ping):
+            guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
+            connection.sendPing(id: ping)
+        case .closeTransport(let generation, let reason, let code):
+            // Looking the connection up by the action's generation is the barrier: a close for
+            // generation 3 can never reach generation 4's connection.
+            guard let connection = self.connections.removeValue(forKey: generation) else { return }
+            connection.close(code: code, reason: reason.name)
+        }
+    }
+
+    /// Publishes the machine's records and state, and moves the timer to the machine's next wake time.
+    private func afterEvent() {
+        var cause: CloseReason?
+        self.machine.drainRecords { record in
+            self.eventSink.yield(.record(record))
+            if record.kind == .pong, let rtt = record.rtt {
+                self.eventSink.yield(.roundTrip(milliseconds: rtt))
+            }
+            if record.kind == .closed {
+                cause = record.reason
+            }
+        }
+        let state = Self.snapshot(of: self.machine)
+        if state != self.published {
+            self.published = state
+            self.eventSink.yield(.stateChanged(state, cause: cause))
+        }
+        self.rescheduleTimer()
+    }
+
+    private func rescheduleTimer() {
+        let wake = self.machine.nextWake
+        guard wake != self.timerWake || (wake != nil && self.timer == nil) else { return }
+        self.timer?.cancel()
+        self.timer = nil
+        self.timerWake = wake
+        guard let wake else { return }
+        let deadline = self.origin.advanced(by: .milliseconds(wake))
+        let clock = self.clock
+        self.timer = Task { [weak self] in
+            do {
+                try await clock.sleep(until: deadline, tolerance: nil)
+            } catch {
+                return  // cancelled: a newer wake time replaced this one
+            }
+            await self?.timerFired(wake: wake)
+        }
+    }
+
+    private func now() -> Int {
+        self.origin.duration(to: self.clock.now).milliseconds
+    }
+
+    private static func snapshot(of machine: SessionMachine<SplitMix64>) -> ConnectionState {
+        ConnectionState(
+            phase: machine.phase,
+            generation: machine.generation,
+            attempts: machine.attempts,
+            retryAt: machine.phase == .waiting ? machine.retryAt : nil,
+            failure: machine.phase == .failed ? machine.failure : nil,
+            lastRTT: machine.lastRTT,
+            path: machine.hint.state
+        )
+    }
+}
+
+extension WebSocketClient where ClockType == ContinuousClock {
+    /// Creates a client on the monotonic `ContinuousClock`.
+    public init(configuration: Configuration) {
+        self.init(configuration: configuration, clock: ContinuousClock())
+    }
+}
+
+extension WebSocketMessage {
+    /// The payload size in bytes (UTF-8 for text).
+    public var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let data): data.count
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TetherCore
+
+/// A snapshot of a client's connection, as a UI or a test sees it.
+public struct ConnectionState: Equatable, Sendable {
+    /// Where the session is: stopped, connecting, open, waiting (backoff), offline, suspended or failed.
+    public var phase: SessionPhase
+    /// The generation of the newest transport; 0 before the first connection attempt.
+    public var generation: Int
+    /// Failed attempts since the connection last proved healthy.
+    public var attempts: Int
+    /// When waiting: the next attempt's time, in milliseconds since the client was created.
+    public var retryAt: Int?
+    /// When failed: the non-retryable reason (for example a 401 handshake rejection).
+    public var failure: CloseReason?
+    /// The last measured ping round-trip time in milliseconds.
+    public var lastRTT: Int?
+    /// The network-path hint. Informs the UI; it never blocks a connection attempt.
+    public var path: PathState
+
+    public init(
+        phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
+        failure: CloseReason?, lastRTT: Int?, path: PathState
+    ) {
+        self.phase = phase
+        self.generation = generation
+        self.attempts = attempts
+        self.retryAt = retryAt
+        self.failure = failure
+        self.lastRTT = lastRTT
+        self.path = path
+    }
+}
+
+/// What a client reports, in the order it happened.
+public enum WebSocketEvent: Sendable, CustomStringConvertible {
+    /// The connection state changed; `cause` is the reason of the close that led here, if any.
+    case stateChanged(ConnectionState, cause: CloseReason?)
+    /// A message from the server, in the order the server sent it.
+    case message(WebSocketMessage)
+    /// A heartbeat round trip, in milliseconds.
+    case roundTrip(milliseconds: Int)
+    /// A log record from the session machine: generation, event kind, monotonic time, phases, reason.
+    /// Records never hold payloads, header values or URL queries.
+    case record(LogRecord)
+
+    /// A description safe for logs: message bodies are reduced to their kind and size.
+    public var description: String {
+        switch self {
+        case .stateChanged(let state, let cause):
+            let reason = cause.map { " cause=\($0.name)" } ?? ""
+            return "state \(state.phase) gen=\(state.generation) attempts=\(state.attempts)\(reason)"
+        case .message(.text(let text)):
+            return "message text \(text.utf8.count) bytes"
+        case .message(.binary(let data)):
+            return "message binary \(data.count) bytes"
+        case .roundTrip(let milliseconds):
+            return "rtt \(milliseconds) ms"
+        case .record(let record):
+            return record.logLine
+        }
+    }
+}
+
+extension LogRecord {
+    /// One line, `key=value` pairs, with nothing but the record's own typed fields.
+    public var logLine: String {
+        var line = "t=\(self.time) gen=\(self.generation) event=\(self.kind.rawValue) from=\(self.from) to=\(self.to)"
+        if let reason = self.reason { line += " reason=\(reason.name)" }
+        if let code = self.code { line += " code=\(code)" }
+        if let rtt = self.rtt { line += " rtt_ms=\(rtt)" }
+        if let attempt = self.attempt { line += " attempt=\(attempt)" }
+        if let delay = self.delay { line += " delay_ms=\(delay)" }
+        if let bytes = self.bytes { line += " bytes=\(bytes)" }
+        if let path = self.path { line += " path=\(path)" }
+        return line
+    }
+}
+
+extension URL {
+    /// The URL without user info, query or fragment: the only form Tether ever shows.
+    public var redactedForLogs: String {
+        guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
+            return "<invalid URL>"
+        }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "<invalid URL>"
+    }
+}

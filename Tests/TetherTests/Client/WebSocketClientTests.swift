@@ -1,0 +1,241 @@
+import Foundation
+import Testing
+import TetherCore
+@testable import Tether
+
+/// The client actor driven by an in-memory transport and a manual clock: every step is explicit.
+@Suite struct WebSocketClientTests {
+    let clock = ManualClock()
+    let transport = InMemoryTransport()
+
+    func makeClient(
+        lifecycle: LifecyclePolicy = .closeInBackground, url: String = "ws://example.test/feed"
+    ) -> (WebSocketClient<ManualClock>, EventProbe) {
+        let configuration = WebSocketClient<ManualClock>.Configuration(
+            url: URL(string: url)!,
+            heartbeatInterval: .milliseconds(100),
+            heartbeatTimeout: .milliseconds(1000),
+            connectTimeout: .milliseconds(5000),
+            probeTimeout: .milliseconds(200),
+            lifecycle: lifecycle,
+            transport: self.transport
+        )
+        let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 42)
+        return (client, EventProbe(client.events))
+    }
+
+    func nextConnection() async -> InMemoryConnection {
+        var iterator = self.transport.connections.makeAsyncIterator()
+        return await iterator.next()!
+    }
+
+    /// Opens the first connection and waits until the client reports it open.
+    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async -> InMemoryConnection {
+        await client.start()
+        let connection = await self.nextConnection()
+        connection.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+        return connection
+    }
+
+    @Test func pingAfterOneIntervalAndPongRecordsRoundTrip() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = await self.open(client, probe)
+
+        self.clock.advance(toMilliseconds: 99)
+        self.clock.advance(toMilliseconds: 100)
+        let ping = await connection.nextCommand()
+        guard case .ping(let id)? = ping else {
+            Issue.record("expected a ping, got \(String(describing: ping))")
+            return
+        }
+        self.clock.advance(toMilliseconds: 130)
+        connection.emit(.pong(id: id))
+        let pong = await probe.record(.pong)
+        #expect(pong?.rtt == 30)
+        #expect(pong?.generation == 1)
+        #expect(await client.state.phase == .open)
+        #expect(await client.state.lastRTT == 30)
+    }
+
+    @Test func missingPongClosesOnceWithPongTimeoutThenReconnectsAfterBackoff() async throws {
+        let (client, probe) = self.makeClient()
+        let first = await self.open(client, probe)
+        self.clock.advance(toMilliseconds: 100)
+        #expect(await first.nextCommand() == .ping(1))
+
+        self.clock.advance(toMilliseconds: 1099)
+        self.clock.advance(toMilliseconds: 1100)
+        #expect(await first.nextCommand() == .close(code: 1001, reason: "pong_timeout"))
+        let closed = await probe.record(.closed)
+        #expect(closed?.reason == .pongTimeout)
+        #expect(closed?.time == 1100)
+        let retry = await probe.record(.retryScheduled)
+        let delay = try #require(retry?.delay)
+        #expect(delay >= 1000 && delay <= 1500)
+
+        self.clock.advance(toMilliseconds: 1100 + delay)
+        let second = await self.nextConnection()
+        #expect(await client.state.generation == 2)
+        #expect(first.log.filter { if case .close = $0 { true } else { false } }.count == 1)
+        _ = second
+    }
+
+    @Test func lateCallbacksFromAnOldConnectionChangeNothing() async throws {
+        let (client, probe) = self.makeClient()
+        let first = await self.open(client, probe)
+        self.clock.advance(toMilliseconds: 100)
+        #expect(await first.nextCommand() == .ping(1))
+        self.clock.advance(toMilliseconds: 1100)
+        #expect(await first.nextCommand() == .close(code: 1001, reason: "pong_timeout"))
+        let delay = try #require(await probe.record(.retryScheduled)?.delay)
+        self.clock.advance(toMilliseconds: 1100 + delay)
+        let second = await self.nextConnection()
+        second.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open)?.generation == 2)
+
+        // The old connection's queued callbacks arrive now: none may touch generation 2.
+        first.emit(.pong(id: 1))
+        first.emit(.opened(subprotocol: nil))
+        first.emit(.message(.text("late")))
+        first.emit(.ended(.peerClosed(code: 1011)))
+        second.emit(.message(.text("fresh")))
+        let message = await probe.next { if case .message = $0 { true } else { false } }
+        guard case .message(.text(let text))? = message else {
+            Issue.record("expected the new connection's message")
+            return
+        }
+        #expect(text == "fresh")
+        let state = await client.state
+        #expect(state.phase == .open)
+        #expect(state.generation == 2)
+        #expect(second.log.isEmpty)
+    }
+
+    @Test func sendWhileNotOpenThrowsInsteadOfDropping() async throws {
+        let (client, _) = self.makeClient()
+        await #expect(throws: WebSocketSendError.notOpen) {
+            try await client.send(text: "hello")
+        }
+        await client.start()
+        await #expect(throws: WebSocketSendError.notOpen) {
+            try await client.send(text: "still connecting")
+        }
+    }
+
+    @Test func sendGoesToTheOpenConnection() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = await self.open(client, probe)
+        try await client.send(text: "hello")
+        #expect(await connection.nextCommand() == .send(.text("hello")))
+    }
+
+    @Test func messagesAreDeliveredInOrder() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = await self.open(client, probe)
+        for index in 0..<100 {
+            connection.emit(.message(.text("m\(index)")))
+        }
+        for index in 0..<100 {
+            let event = await probe.next { if case .message = $0 { true } else { false } }
+            guard case .message(.text(let text))? = event else {
+                Issue.record("missing message \(index)")
+                return
+            }
+            #expect(text == "m\(index)")
+        }
+        let records = probe.records.filter { $0.kind == .message }
+        #expect(records.count == 100)
+        #expect(records.allSatisfy { $0.bytes != nil && $0.generation == 1 })
+    }
+
+    @Test func stopWhileOpenClosesWith1000AndLeavesNothingBehind() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = await self.open(client, probe)
+        async let stopped: Void = client.stop()
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        connection.emit(.ended(.closedLocally))
+        await stopped
+        #expect(await client.state.phase == .stopped)
+        let resources = await client.resources
+        #expect(resources.connections == 0 && resources.readers == 0 && resources.timers == 0)
+    }
+
+    @Test func stopWhileWaitingCancelsTheRetryTimer() async throws {
+        let (client, probe) = self.makeClient()
+        await client.start()
+        let first = await self.nextConnection()
+        first.emit(.ended(.connectFailed(.refused)))
+        #expect(await probe.state(.waiting) != nil)
+        #expect(await client.resources.timers == 1)
+        await client.stop()
+        let resources = await client.resources
+        #expect(resources.connections == 0 && resources.readers == 0 && resources.timers == 0)
+        self.clock.advance(by: .seconds(120))
+        #expect(self.transport.all.count == 1)
+    }
+
+    @Test func stopWhileConnectingClosesTheAttempt() async throws {
+        let (client, _) = self.makeClient()
+        await client.start()
+        let connection = await self.nextConnection()
+        async let stopped: Void = client.stop()
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        connection.emit(.ended(.closedLocally))
+        await stopped
+        let resources = await client.resources
+        #expect(resources.connections == 0 && resources.readers == 0 && resources.timers == 0)
+    }
+
+    @Test func unauthorizedHandshakeStopsWithAVisibleFailure() async throws {
+        let (client, probe) = self.makeClient()
+        await client.start()
+        let connection = await self.nextConnection()
+        connection.emit(.ended(.handshakeRejected(status: 401, retryAfter: nil)))
+        let failed = await probe.state(.failed)
+        #expect(failed?.failure == .handshakeRejected(status: 401))
+        #expect(await client.resources.timers == 0)
+    }
+
+    @Test func backgroundClosesWith1001AndForegroundReconnects() async throws {
+        let (client, probe) = self.makeClient()
+        let first = await self.open(client, probe)
+        await client.enterBackground()
+        #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
+        #expect(await probe.state(.suspended) != nil)
+        await client.enterForeground()
+        let second = await self.nextConnection()
+        #expect(await client.state.generation == 2)
+        second.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open)?.generation == 2)
+    }
+
+    @Test func pathLossWhileWaitingGoesOfflineAndItsReturnConnectsAtOnce() async throws {
+        let (client, probe) = self.makeClient()
+        await client.start()
+        let first = await self.nextConnection()
+        first.emit(.ended(.connectFailed(.unreachable)))
+        #expect(await probe.state(.waiting) != nil)
+        let attempts = await client.state.attempts
+        await client.updatePath(.unavailable)
+        #expect(await probe.state(.offline) != nil)
+        self.clock.advance(by: .seconds(300))
+        #expect(self.transport.all.count == 1)
+        #expect(await client.state.attempts <= attempts)
+        await client.updatePath(.available)
+        _ = await self.nextConnection()
+        #expect(self.transport.all.count == 2)
+        #expect(await client.state.phase == .connecting)
+    }
+
+    @Test func noLogRecordOrEventDescriptionCarriesQueryOrBody() async throws {
+        let (client, probe) = self.makeClient(url: "ws://example.test/feed?token=s3cr3t-t0ken")
+        let connection = await self.open(client, probe)
+        connection.emit(.message(.text("password=hunter2")))
+        _ = await probe.next { if case .message = $0 { true } else { false } }
+        let text = probe.all.map(\.description).joined(separator: "\n")
+        #expect(!text.contains("s3cr3t"))
+        #expect(!text.contains("hunter2"))
+        #expect(URL(string: "ws://user:pw@example.test:81/feed?token=x#frag")!.redactedForLogs == "ws://example.test:81/feed")
+    }
+}

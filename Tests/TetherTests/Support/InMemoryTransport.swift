@@ -1,0 +1,90 @@
+import Foundation
+import Synchronization
+import Tether
+import TetherCore
+
+/// A transport whose connections the test drives by hand: it emits their events and reads what the
+/// client asked them to do. Every connection made is announced on `connections`, in order.
+final class InMemoryTransport: WebSocketTransport {
+    let connections: AsyncStream<InMemoryConnection>
+    private let announce: AsyncStream<InMemoryConnection>.Continuation
+    private let made = Mutex<[InMemoryConnection]>([])
+
+    init() {
+        (self.connections, self.announce) = AsyncStream.makeStream()
+    }
+
+    func connect(_ request: TransportRequest) -> any TransportConnection {
+        let connection = InMemoryConnection(request: request)
+        self.made.withLock { $0.append(connection) }
+        self.announce.yield(connection)
+        return connection
+    }
+
+    /// Every connection made so far.
+    var all: [InMemoryConnection] { self.made.withLock { $0 } }
+}
+
+/// One in-memory connection. `emit` plays the transport's side; `commands` records the client's side.
+final class InMemoryConnection: TransportConnection {
+    enum Command: Equatable, Sendable {
+        case send(WebSocketMessage)
+        case ping(UInt64)
+        case close(code: UInt16, reason: String)
+    }
+
+    let request: TransportRequest
+    let events: AsyncStream<TransportEvent>
+    let commands: AsyncStream<Command>
+    private let eventSink: AsyncStream<TransportEvent>.Continuation
+    private let commandSink: AsyncStream<Command>.Continuation
+    private let state = Mutex<(open: Bool, ended: Bool, log: [Command])>((false, false, []))
+
+    init(request: TransportRequest) {
+        self.request = request
+        (self.events, self.eventSink) = AsyncStream.makeStream()
+        (self.commands, self.commandSink) = AsyncStream.makeStream()
+    }
+
+    /// Plays a transport event. After `.ended` the stream finishes, as the contract requires;
+    /// later events are the "late callbacks" some tests inject on purpose through `emitLate`.
+    func emit(_ event: TransportEvent) {
+        self.state.withLock { state in
+            if case .opened = event { state.open = true }
+            if case .ended = event { state.ended = true }
+        }
+        self.eventSink.yield(event)
+        if case .ended = event {
+            self.eventSink.finish()
+        }
+    }
+
+    /// Everything the client has asked this connection to do, in order.
+    var log: [Command] { self.state.withLock { $0.log } }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let accepted = self.state.withLock { state in
+            guard state.open, !state.ended else { return false }
+            state.log.append(.send(message))
+            return true
+        }
+        guard accepted else { throw WebSocketSendError.connectionFailed }
+        self.commandSink.yield(.send(message))
+    }
+
+    func sendPing(id: UInt64) {
+        self.state.withLock { $0.log.append(.ping(id)) }
+        self.commandSink.yield(.ping(id))
+    }
+
+    func close(code: UInt16, reason: String) {
+        self.state.withLock { $0.log.append(.close(code: code, reason: reason)) }
+        self.commandSink.yield(.close(code: code, reason: reason))
+    }
+
+    /// Waits for the client's next command on this connection.
+    func nextCommand() async -> Command? {
+        var iterator = self.commands.makeAsyncIterator()
+        return await iterator.next()
+    }
+}
