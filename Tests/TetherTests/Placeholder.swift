@@ -1,4 +1,0 @@
-import Testing
-@testable import Tether
-
-@Suite struct TetherPlaceholder { @Test func builds() {} }
