@@ -19,17 +19,22 @@ import TetherCore
     }
 
     @Test func describedPathKeepsStatusCostAndInterfaces() {
-        let path = FakePath(knownStatus: .satisfied, isExpensive: true, isConstrained: true, interfaceKinds: [.cellular, .wifi])
+        let path = FakePath(
+            knownStatus: .satisfied, isExpensive: true, isConstrained: true, interfaceKinds: [.cellular, .wifi]
+        )
         #expect(
             PathSnapshot(describing: path)
-                == PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular, .wifi])
+                == PathSnapshot(
+                    status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular, .wifi]
+                )
         )
         #expect(PathSnapshot(describing: FakePath(knownStatus: .requiresConnection)).pathState == .needsConnection)
         #expect(PathSnapshot(describing: FakePath(knownStatus: .unsatisfied)).pathState == .unavailable)
     }
 
     @Test func unknownFutureStatusMapsToUnknownNeverOffline() {
-        let snapshot = PathSnapshot(describing: FakePath(knownStatus: nil, isExpensive: true, interfaceKinds: [.other]))
+        let futurePath = FakePath(knownStatus: nil, isExpensive: true, interfaceKinds: [.other])
+        let snapshot = PathSnapshot(describing: futurePath)
         #expect(snapshot == PathSnapshot(status: .unknown, isExpensive: true, interfaces: [.other]))
         var hint = NetworkHint()
         let generation = hint.restart()

@@ -21,7 +21,9 @@ import Testing
         #expect(
             events[1]
                 == .addressAdded(
-                    AddressRecord(linkIndex: 2, family: 2, prefixLength: 24, scope: 0, flags: 0x80, address: [192, 0, 2, 1])
+                    AddressRecord(
+                        linkIndex: 2, family: 2, prefixLength: 24, scope: 0, flags: 0x80, address: [192, 0, 2, 1]
+                    )
                 )
         )
         #expect(
@@ -57,7 +59,9 @@ import Testing
     }
 
     @Test func linkMessageShorterThanItsHeaderThrows() {
-        let message = NetlinkMessage(type: Netlink.MessageType.newLink, flags: 0, sequence: 0, portID: 0, payload: [0, 0, 1])
+        let message = NetlinkMessage(
+            type: Netlink.MessageType.newLink, flags: 0, sequence: 0, portID: 0, payload: [0, 0, 1]
+        )
         #expect(throws: NetlinkParseError.truncatedPayload(messageType: 16, needed: 16, available: 3)) {
             try RouteNetlinkEvent(decoding: message)
         }
@@ -76,7 +80,9 @@ import Testing
     @Test func integerAttributeOfTheWrongSizeThrows() {
         var payload: [UInt8] = [2, 0, 0, 0, 254, 0, 0, 1, 0, 0, 0, 0]
         payload += Bytes.attribute(Netlink.RouteAttribute.outputInterface, [2, 0])
-        let message = NetlinkMessage(type: Netlink.MessageType.newRoute, flags: 0, sequence: 0, portID: 0, payload: payload[...])
+        let message = NetlinkMessage(
+            type: Netlink.MessageType.newRoute, flags: 0, sequence: 0, portID: 0, payload: payload[...]
+        )
         #expect(throws: NetlinkParseError.invalidAttributeValue(attributeType: 4, length: 2)) {
             try RouteNetlinkEvent(decoding: message)
         }

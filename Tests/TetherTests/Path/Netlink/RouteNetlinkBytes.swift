@@ -40,7 +40,8 @@ enum RouteNetlinkBytes {
         payload.appendNative(UInt32(0xFFFF_FFFF))
         payload += attribute(Netlink.LinkAttribute.name, string(name))
         if let kind {
-            payload += attribute(Netlink.LinkAttribute.linkInfo, attribute(Netlink.LinkAttribute.infoKind, string(kind)))
+            let info = attribute(Netlink.LinkAttribute.infoKind, string(kind))
+            payload += attribute(Netlink.LinkAttribute.linkInfo, info)
         }
         return NetlinkMessage.encode(type: messageType, flags: headerFlags, sequence: sequence, payload: payload)
     }
@@ -100,10 +101,16 @@ enum RouteNetlinkBytes {
         return NetlinkMessage.encode(type: messageType, flags: headerFlags, sequence: sequence, payload: payload)
     }
 
-    static func done(sequence: UInt32, error: Int32 = 0, headerFlags: UInt16 = Netlink.HeaderFlag.multipart) -> [UInt8] {
+    static func done(
+        sequence: UInt32,
+        error: Int32 = 0,
+        headerFlags: UInt16 = Netlink.HeaderFlag.multipart
+    ) -> [UInt8] {
         var payload: [UInt8] = []
         payload.appendNative(error)
-        return NetlinkMessage.encode(type: Netlink.MessageType.done, flags: headerFlags, sequence: sequence, payload: payload)
+        return NetlinkMessage.encode(
+            type: Netlink.MessageType.done, flags: headerFlags, sequence: sequence, payload: payload
+        )
     }
 
     static func error(sequence: UInt32, code: Int32) -> [UInt8] {

@@ -107,7 +107,8 @@ import Testing
         try model.feed(Bytes.address(index: 2, Self.linkLocalIPv6, prefixLength: 64, scope: Netlink.Scope.link))
         try model.feed(Bytes.route(family: Netlink.Family.inet6, metric: 1024, outputLink: 2))
         #expect(model.snapshot == Self.unsatisfied)
-        try model.feed(Bytes.address(index: 2, Self.globalIPv6, prefixLength: 64, flags: Netlink.AddressFlag.tentative))
+        let tentative = Netlink.AddressFlag.tentative
+        try model.feed(Bytes.address(index: 2, Self.globalIPv6, prefixLength: 64, flags: tentative))
         #expect(model.snapshot == Self.unsatisfied)
         try model.feed(Bytes.address(index: 2, Self.globalIPv6, prefixLength: 64, flags: 0))
         #expect(model.snapshot == Self.wired)

@@ -90,7 +90,8 @@ import Testing
 
     @Test func overrunMessageStartsASync() {
         var tracker = self.syncedTracker()
-        let step = tracker.receive(NetlinkMessage.encode(type: Netlink.MessageType.overrun, flags: 0, sequence: 0, payload: []))
+        let overrun = NetlinkMessage.encode(type: Netlink.MessageType.overrun, flags: 0, sequence: 0, payload: [])
+        let step = tracker.receive(overrun)
         _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
         #expect(step.snapshot == nil)
         #expect(tracker.model == RouteNetlinkModel())
@@ -122,7 +123,9 @@ import Testing
 
     @Test func undecodableMessageResyncs() {
         var tracker = self.syncedTracker()
-        let truncatedRoute = NetlinkMessage.encode(type: Netlink.MessageType.newRoute, flags: 0, sequence: 0, payload: [2])
+        let truncatedRoute = NetlinkMessage.encode(
+            type: Netlink.MessageType.newRoute, flags: 0, sequence: 0, payload: [2]
+        )
         let step = tracker.receive(truncatedRoute)
         _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
     }
