@@ -46,9 +46,14 @@ public final class NetlinkPathMonitor: PathMonitor {
     ///   own thread enters it, so the caller's namespace never changes. Defaults to `nil`, the namespace of
     ///   the calling process. Entering a namespace needs `CAP_SYS_ADMIN`.
     /// - Throws: `NetlinkPathMonitorError` when the namespace or the socket cannot be opened.
-    public init(namespace: String? = nil) throws(NetlinkPathMonitorError) {
+    public convenience init(namespace: String? = nil) throws(NetlinkPathMonitorError) {
+        try self.init(namespace: namespace, receiveBufferSize: 1 << 20)
+    }
+
+    /// - Parameter receiveBufferSize: the socket's receive buffer in bytes; tests make it tiny to force overruns.
+    init(namespace: String?, receiveBufferSize: Int32) throws(NetlinkPathMonitorError) {
         self.namespace = namespace
-        self.loop = try NetlinkMonitorLoop.launch(namespace: namespace)
+        self.loop = try NetlinkMonitorLoop.launch(namespace: namespace, receiveBufferSize: receiveBufferSize)
     }
 
     public func start(_ handler: @escaping @Sendable (PathSnapshot) -> Void) {
@@ -63,6 +68,11 @@ public final class NetlinkPathMonitor: PathMonitor {
     /// `nil` while it watches and after a plain `cancel()`.
     public var failure: NetlinkPathMonitorError? {
         self.loop.failure.withLock { $0 }
+    }
+
+    /// How many times the kernel reported lost notifications and the monitor dumped everything again.
+    var overrunCount: Int {
+        self.loop.overrunCount.load(ordering: .relaxed)
     }
 
     deinit {
@@ -95,6 +105,7 @@ private final class WakeupSignal: Sendable {
 private final class NetlinkMonitorLoop: Sendable {
     let delivery = PathSnapshotDelivery()
     let failure = Mutex<NetlinkPathMonitorError?>(nil)
+    let overrunCount = Atomic<Int>(0)
     private let wakeup: WakeupSignal
 
     private init(wakeup: WakeupSignal) {
@@ -107,13 +118,16 @@ private final class NetlinkMonitorLoop: Sendable {
     }
 
     /// Starts the thread and waits until it has entered the namespace and bound its socket.
-    static func launch(namespace: String?) throws(NetlinkPathMonitorError) -> NetlinkMonitorLoop {
+    static func launch(
+        namespace: String?,
+        receiveBufferSize: Int32
+    ) throws(NetlinkPathMonitorError) -> NetlinkMonitorLoop {
         let loop = NetlinkMonitorLoop(wakeup: try WakeupSignal())
         let opened = Mutex<Result<Int32, NetlinkPathMonitorError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
             let result = Result { () throws(NetlinkPathMonitorError) -> Int32 in
-                try openSocket(namespace: namespace)
+                try openSocket(namespace: namespace, receiveBufferSize: receiveBufferSize)
             }
             opened.withLock { $0 = result }
             ready.signal()
@@ -136,7 +150,10 @@ private final class NetlinkMonitorLoop: Sendable {
     }
 
     /// Runs on the monitor thread: enters the namespace (this thread only), then opens and binds the socket.
-    private static func openSocket(namespace: String?) throws(NetlinkPathMonitorError) -> Int32 {
+    private static func openSocket(
+        namespace: String?,
+        receiveBufferSize: Int32
+    ) throws(NetlinkPathMonitorError) -> Int32 {
         if let namespace {
             let namespaceFile = open(namespace, O_RDONLY | O_CLOEXEC)
             guard namespaceFile >= 0 else { throw .namespaceUnavailable(path: namespace, errno: errno) }
@@ -148,9 +165,13 @@ private final class NetlinkMonitorLoop: Sendable {
         let socketType = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let socket = Glibc.socket(AF_NETLINK, socketType, NETLINK_ROUTE)
         guard socket >= 0 else { throw .socketFailed(operation: "socket", errno: errno) }
-        // A larger receive buffer makes overruns (and the re-dump they cost) rarer; best effort.
-        var receiveBuffer: Int32 = 1 << 20
-        _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+        // A larger receive buffer makes overruns (and the re-dump they cost) rarer. Best effort: the forced
+        // variant needs CAP_NET_ADMIN, the plain one is capped by net.core.rmem_max.
+        var receiveBuffer = receiveBufferSize
+        let optionSize = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(socket, SOL_SOCKET, SO_RCVBUFFORCE, &receiveBuffer, optionSize) != 0 {
+            _ = setsockopt(socket, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, optionSize)
+        }
         var address = sockaddr_nl()
         address.nl_family = sa_family_t(AF_NETLINK)
         address.nl_groups = UInt32(
@@ -195,12 +216,14 @@ private final class NetlinkMonitorLoop: Sendable {
         }
     }
 
-    /// Reads every pending datagram.
+    /// Reads every pending datagram, then sends the requests they led to: a dump request sent while the queue is
+    /// still full after an overrun would be refused with `ENOBUFS`.
     private func drain(
         socket: Int32,
         buffer: inout [UInt8],
         tracker: inout RouteNetlinkTracker
     ) throws(NetlinkPathMonitorError) {
+        var requests: [[UInt8]] = []
         while !self.delivery.isCancelled {
             var sender = sockaddr_nl()
             var flags: Int32 = 0
@@ -221,11 +244,14 @@ private final class NetlinkMonitorLoop: Sendable {
             }
             if count < 0 {
                 switch errno {
-                case EAGAIN, EWOULDBLOCK: return
+                case EAGAIN, EWOULDBLOCK:
+                    try Self.send(requests, on: socket)
+                    return
                 case EINTR: continue
                 case ENOBUFS:
                     // The kernel dropped notifications: the model may be stale.
-                    try Self.send(tracker.resynchronize(), on: socket)
+                    self.overrunCount.add(1, ordering: .relaxed)
+                    requests += tracker.resynchronize()
                     continue
                 default: throw .socketFailed(operation: "recv", errno: errno)
                 }
@@ -233,14 +259,15 @@ private final class NetlinkMonitorLoop: Sendable {
             // Only the kernel (port 0) speaks for the namespace; others could only be privileged senders.
             guard sender.nl_pid == 0 else { continue }
             if flags & Int32(MSG_TRUNC) != 0 {
-                try Self.send(tracker.resynchronize(), on: socket)
+                self.overrunCount.add(1, ordering: .relaxed)
+                requests += tracker.resynchronize()
                 continue
             }
             let step = tracker.receive(Array(buffer[0..<count]))
             if let refusal = step.refusal {
                 throw .dumpRefused(errno: -refusal)
             }
-            try Self.send(step.requests, on: socket)
+            requests += step.requests
             if let snapshot = step.snapshot {
                 self.delivery.update(snapshot)
             }

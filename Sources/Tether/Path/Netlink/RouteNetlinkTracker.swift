@@ -38,13 +38,19 @@ struct RouteNetlinkTracker: Sendable {
         var requests: [[UInt8]] = []
         /// The path as the model now shows it; `nil` while a sync is in progress.
         var snapshot: PathSnapshot?
-        /// The kernel refused a dump (negative errno); the tracker cannot make progress.
+        /// The kernel refused the dumps `refusalLimit` times in a row (negative errno of the last refusal);
+        /// the tracker cannot make progress.
         var refusal: Int32?
     }
+
+    /// Refusals in a row before giving up. A refusal is usually transient: `ENOBUFS` while the receive queue is
+    /// full after an overrun, so the sync is retried (after the queue was read) a few times.
+    static let refusalLimit = 8
 
     private(set) var model = RouteNetlinkModel()
     private var phase = Phase.idle
     private var lastSequence: UInt32 = 0
+    private var refusalsInARow = 0
 
     var isSynced: Bool { self.phase == .synced }
 
@@ -104,7 +110,10 @@ struct RouteNetlinkTracker: Sendable {
         }
         switch event {
         case .done(let error) where error != 0, .error(let error) where error != 0:
-            return error
+            self.refusalsInARow += 1
+            guard self.refusalsInARow < Self.refusalLimit else { return error }
+            self.phase = .idle
+            requests += self.resynchronize()
         case .done:
             if restart || message.flags & Netlink.HeaderFlag.dumpInterrupted != 0 {
                 self.phase = .synced
@@ -114,7 +123,9 @@ struct RouteNetlinkTracker: Sendable {
             switch dump {
             case .links: requests.append(self.request(.addresses))
             case .addresses: requests.append(self.request(.routes))
-            case .routes: self.phase = .synced
+            case .routes:
+                self.phase = .synced
+                self.refusalsInARow = 0
             }
         case .linkChanged, .linkRemoved, .addressAdded, .addressRemoved, .routeAdded, .routeRemoved, .error,
             .overrun, .ignored:

@@ -133,6 +133,28 @@ import Testing
         #expect(await recorder.next()?.snapshot == Self.unsatisfied)
     }
 
+    @Test(needsRoot) func lostNotificationsAreRecoveredByANewDump() async throws {
+        let fixture = try NetworkNamespaceFixture()
+        defer { fixture.remove() }
+        try fixture.connect()
+        // The kernel's minimum receive buffer holds a handful of notifications; the burst overruns it.
+        let monitor = try NetlinkPathMonitor(namespace: fixture.watchedPath, receiveBufferSize: 1)
+        defer { monitor.cancel() }
+        let recorder = SnapshotRecorder()
+        monitor.start(recorder.record)
+        #expect(await recorder.next()?.snapshot == Self.wired)
+
+        let burst = (1...250).map { "addr add 10.77.\($0).1/24 dev va" } + ["link set va down"]
+        try fixture.batchInWatched(burst)
+        #expect(await recorder.next()?.snapshot == Self.unsatisfied)
+        #expect(monitor.overrunCount > 0)
+        try fixture.inWatched("link", "set", "va", "up")
+        try fixture.inWatched("route", "add", "default", "via", "192.0.2.2", "dev", "va")
+        #expect(await recorder.next()?.snapshot == Self.wired)
+        #expect(recorder.unclaimed.isEmpty)
+        #expect(monitor.failure == nil)
+    }
+
     @Test(needsRoot) func cancelledMonitorDeliversNothingMore() async throws {
         let fixture = try NetworkNamespaceFixture()
         defer { fixture.remove() }

@@ -60,6 +60,15 @@ final class NetworkNamespaceFixture {
         try self.ip(["-n", self.peer] + arguments)
     }
 
+    /// Runs many `ip` commands in the watched namespace in one process (`ip -n WATCHED -batch FILE`), so that
+    /// their notifications arrive as one burst.
+    func batchInWatched(_ commands: [String]) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(self.watched).batch")
+        try commands.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try self.ip("-n", self.watched, "-batch", file.path)
+    }
+
     /// Deletes both namespaces, which deletes the veth pair with them. Safe to call twice.
     func remove() {
         _ = try? self.ip("netns", "delete", self.watched)

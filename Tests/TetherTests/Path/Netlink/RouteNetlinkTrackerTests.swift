@@ -106,11 +106,36 @@ import Testing
         _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
     }
 
-    @Test func refusedDumpIsReported() {
+    @Test func refusedDumpStartsTheSyncOverAndIsReportedWhenRefusedAgainAndAgain() {
         var tracker = RouteNetlinkTracker()
-        let links = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
-        let step = tracker.receive(Bytes.error(sequence: links, code: -16 /* EBUSY */))
-        #expect(step.refusal == -16)
+        var sequence = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
+        for _ in 1..<RouteNetlinkTracker.refusalLimit {
+            let step = tracker.receive(Bytes.error(sequence: sequence, code: -105 /* ENOBUFS */))
+            #expect(step.refusal == nil && step.snapshot == nil)
+            sequence = self.expectRequest(step.requests, Netlink.MessageType.getLink)
+        }
+        let step = tracker.receive(Bytes.error(sequence: sequence, code: -105))
+        #expect(step.refusal == -105)
+    }
+
+    @Test func completedSyncForgetsEarlierRefusals() {
+        var tracker = RouteNetlinkTracker()
+        var sequence = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
+        for _ in 1..<RouteNetlinkTracker.refusalLimit {
+            sequence = self.expectRequest(
+                tracker.receive(Bytes.error(sequence: sequence, code: -105)).requests,
+                Netlink.MessageType.getLink
+            )
+        }
+        for expected in [Netlink.MessageType.getAddress, Netlink.MessageType.getRoute] {
+            sequence = self.expectRequest(tracker.receive(Bytes.done(sequence: sequence)).requests, expected)
+        }
+        #expect(tracker.receive(Bytes.done(sequence: sequence)).snapshot == PathSnapshot(status: .unsatisfied))
+        let overrun = NetlinkMessage.encode(type: Netlink.MessageType.overrun, flags: 0, sequence: 0, payload: [])
+        sequence = self.expectRequest(tracker.receive(overrun).requests, Netlink.MessageType.getLink)
+        let step = tracker.receive(Bytes.error(sequence: sequence, code: -105))
+        #expect(step.refusal == nil)
+        _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
     }
 
     @Test func malformedDatagramAfterSyncAppliesTheGoodPrefixAndResyncs() {
