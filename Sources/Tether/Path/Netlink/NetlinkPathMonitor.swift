@@ -127,7 +127,7 @@ private final class NetlinkMonitorLoop: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread {
             let result = Result { () throws(NetlinkPathMonitorError) -> Int32 in
-                try openSocket(namespace: namespace, receiveBufferSize: receiveBufferSize)
+                try Self.openSocket(namespace: namespace, receiveBufferSize: receiveBufferSize)
             }
             opened.withLock { $0 = result }
             ready.signal()

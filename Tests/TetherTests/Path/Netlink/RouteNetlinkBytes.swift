@@ -38,10 +38,10 @@ enum RouteNetlinkBytes {
         payload.appendNative(index)
         payload.appendNative(flags)
         payload.appendNative(UInt32(0xFFFF_FFFF))
-        payload += attribute(Netlink.LinkAttribute.name, string(name))
+        payload += Self.attribute(Netlink.LinkAttribute.name, Self.string(name))
         if let kind {
-            let info = attribute(Netlink.LinkAttribute.infoKind, string(kind))
-            payload += attribute(Netlink.LinkAttribute.linkInfo, info)
+            let info = Self.attribute(Netlink.LinkAttribute.infoKind, Self.string(kind))
+            payload += Self.attribute(Netlink.LinkAttribute.linkInfo, info)
         }
         return NetlinkMessage.encode(type: messageType, flags: headerFlags, sequence: sequence, payload: payload)
     }
@@ -59,11 +59,11 @@ enum RouteNetlinkBytes {
         var payload: [UInt8] = [family, prefixLength, 0x80 /* IFA_F_PERMANENT */, scope]
         payload.appendNative(index)
         if family == Netlink.Family.inet {
-            payload += attribute(Netlink.AddressAttribute.local, address)
+            payload += Self.attribute(Netlink.AddressAttribute.local, address)
         }
-        payload += attribute(Netlink.AddressAttribute.address, address)
+        payload += Self.attribute(Netlink.AddressAttribute.address, address)
         if let flags {
-            payload += attribute(Netlink.AddressAttribute.flags, uint32(flags))
+            payload += Self.attribute(Netlink.AddressAttribute.flags, Self.uint32(flags))
         }
         return NetlinkMessage.encode(type: messageType, flags: 0, sequence: sequence, payload: payload)
     }
@@ -84,11 +84,13 @@ enum RouteNetlinkBytes {
     ) -> [UInt8] {
         var payload: [UInt8] = [family, destinationLength, 0, 0, table, 3 /* RTPROT_BOOT */, 0, type]
         payload.appendNative(UInt32(0))
-        payload += attribute(Netlink.RouteAttribute.table, uint32(UInt32(table)))
-        if let metric { payload += attribute(Netlink.RouteAttribute.priority, uint32(metric)) }
-        if let gateway { payload += attribute(Netlink.RouteAttribute.gateway, gateway) }
-        if let preferredSource { payload += attribute(Netlink.RouteAttribute.preferredSource, preferredSource) }
-        if let outputLink { payload += attribute(Netlink.RouteAttribute.outputInterface, uint32(UInt32(outputLink))) }
+        payload += Self.attribute(Netlink.RouteAttribute.table, Self.uint32(UInt32(table)))
+        if let metric { payload += Self.attribute(Netlink.RouteAttribute.priority, Self.uint32(metric)) }
+        if let gateway { payload += Self.attribute(Netlink.RouteAttribute.gateway, gateway) }
+        if let preferredSource { payload += Self.attribute(Netlink.RouteAttribute.preferredSource, preferredSource) }
+        if let outputLink {
+            payload += Self.attribute(Netlink.RouteAttribute.outputInterface, Self.uint32(UInt32(outputLink)))
+        }
         if !multipath.isEmpty {
             var hops: [UInt8] = []
             for link in multipath {
@@ -96,7 +98,7 @@ enum RouteNetlinkBytes {
                 hops += [0, 0]
                 hops.appendNative(link)
             }
-            payload += attribute(Netlink.RouteAttribute.multipath, hops)
+            payload += Self.attribute(Netlink.RouteAttribute.multipath, hops)
         }
         return NetlinkMessage.encode(type: messageType, flags: headerFlags, sequence: sequence, payload: payload)
     }
