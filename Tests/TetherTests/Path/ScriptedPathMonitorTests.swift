@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 @testable import Tether
@@ -92,6 +93,36 @@ final class DeliveryLog: Sendable {
         monitor.deliver(Self.offline)
         #expect(first.snapshots == [Self.wifi, Self.offline])
         #expect(second.snapshots.isEmpty)
+    }
+
+    @Test func cancelFromAnotherThreadWaitsForTheDeliveryInProgressAndStopsTheRest() {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let log = DeliveryLog()
+        let handlerEntered = DispatchSemaphore(value: 0)
+        let cancelReturned = DispatchSemaphore(value: 0)
+        monitor.start { snapshot in
+            if snapshot == Self.offline {
+                handlerEntered.signal()
+                // `cancel()` must not return while this call runs, so this wait runs out (50 ms) and the record
+                // below happens before `cancel()` returns. A `cancel()` that did not wait would signal first.
+                _ = cancelReturned.wait(timeout: .now() + .milliseconds(50))
+            }
+            log.record(snapshot)
+        }
+        let deliveringThreadDone = DispatchSemaphore(value: 0)
+        Thread {
+            monitor.deliver(Self.offline)
+            monitor.deliver(Self.cellular)
+            deliveringThreadDone.signal()
+        }.start()
+        handlerEntered.wait()
+        monitor.cancel()
+        let deliveredWhenCancelReturned = log.snapshots
+        cancelReturned.signal()
+        deliveringThreadDone.wait()
+        // The cellular delivery may win the race for the lock against `cancel()`; it is then before the return.
+        #expect(deliveredWhenCancelReturned.starts(with: [Self.wifi, Self.offline]))
+        #expect(log.snapshots == deliveredWhenCancelReturned)
     }
 
     @Test func handlerMayCancelItsOwnMonitor() {
