@@ -75,6 +75,9 @@ public final class NetlinkPathMonitor: PathMonitor {
         self.loop.overrunCount.load(ordering: .relaxed)
     }
 
+    /// Signalled when the monitor thread has closed its socket and ended (for tests).
+    var threadEnded: DispatchSemaphore { self.loop.threadEnded }
+
     deinit {
         self.loop.stop()
     }
@@ -106,6 +109,7 @@ private final class NetlinkMonitorLoop: Sendable {
     let delivery = PathSnapshotDelivery()
     let failure = Mutex<NetlinkPathMonitorError?>(nil)
     let overrunCount = Atomic<Int>(0)
+    let threadEnded = DispatchSemaphore(value: 0)
     private let wakeup: WakeupSignal
 
     private init(wakeup: WakeupSignal) {
@@ -135,6 +139,7 @@ private final class NetlinkMonitorLoop: Sendable {
                 loop.run(socket: socket)
                 close(socket)
             }
+            loop.threadEnded.signal()
         }
         thread.name = "tether.netlink-path"
         thread.start()

@@ -76,7 +76,13 @@ struct RouteNetlinkTracker: Sendable {
             do {
                 event = try RouteNetlinkEvent(decoding: message)
             } catch {
-                // A message we cannot read may have changed the path: trust nothing and dump again.
+                // A message we cannot read may have changed the path: trust nothing and dump again. An unreadable
+                // error reply to our dump also ended that dump.
+                if case .dumping(_, let sequence, _) = self.phase, message.sequence == sequence,
+                    message.type == Netlink.MessageType.error
+                {
+                    self.phase = .idle
+                }
                 step.requests += self.resynchronize()
                 continue
             }

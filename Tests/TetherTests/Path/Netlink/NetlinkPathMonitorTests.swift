@@ -171,6 +171,17 @@ import Testing
         #expect(await witnessRecorder.next()?.snapshot == Self.unsatisfied)
         #expect(cancelledRecorder.unclaimed.isEmpty)
         #expect(cancelled.failure == nil)
+        #expect(cancelled.threadEnded.wait(timeout: .now() + .seconds(3)) == .success)
+    }
+
+    @Test(needsRoot) func releasedMonitorEndsItsThread() throws {
+        let fixture = try NetworkNamespaceFixture()
+        defer { fixture.remove() }
+        var monitor: NetlinkPathMonitor? = try NetlinkPathMonitor(namespace: fixture.watchedPath)
+        let threadEnded = try #require(monitor?.threadEnded)
+        monitor?.start { _ in }
+        monitor = nil
+        #expect(threadEnded.wait(timeout: .now() + .seconds(3)) == .success)
     }
 }
 #endif

@@ -146,6 +146,16 @@ import Testing
         #expect(!tracker.isSynced)
     }
 
+    @Test func unreadableErrorReplyToTheDumpStartsTheSyncOver() {
+        var tracker = RouteNetlinkTracker()
+        let links = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
+        let truncatedError = NetlinkMessage.encode(
+            type: Netlink.MessageType.error, flags: 0, sequence: links, payload: [1]
+        )
+        let again = self.expectRequest(tracker.receive(truncatedError).requests, Netlink.MessageType.getLink)
+        #expect(again > links)
+    }
+
     @Test func undecodableMessageResyncs() {
         var tracker = self.syncedTracker()
         let truncatedRoute = NetlinkMessage.encode(
