@@ -24,7 +24,8 @@ struct RouteNetlinkTracker: Sendable {
     }
 
     private enum Phase: Equatable {
-        /// Before the first `resynchronize()`.
+        /// No dump running and the model not trusted: before the first `resynchronize()`, or between a dump
+        /// that ended unusable and the next.
         case idle
         /// A dump request with this sequence number is answered. `restart` is set when the result cannot be
         /// trusted (messages lost, dump interrupted): the sync starts over when this dump ends.
@@ -122,7 +123,7 @@ struct RouteNetlinkTracker: Sendable {
             requests += self.resynchronize()
         case .done:
             if restart || message.flags & Netlink.HeaderFlag.dumpInterrupted != 0 {
-                self.phase = .synced
+                self.phase = .idle
                 requests += self.resynchronize()
                 return nil
             }
