@@ -29,6 +29,8 @@ extension WebSocketClient {
         public var lifecycle: LifecyclePolicy
         /// How long to wait for the server's close frame after sending ours. Default 2 s.
         public var closeTimeout: Duration
+        /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
+        public var pathMonitoring: PathMonitoring
         /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
         /// `SocketTransport` elsewhere.
         public var transport: any WebSocketTransport
@@ -47,6 +49,7 @@ extension WebSocketClient {
             maximumMessageSize: Int = 16 << 20,
             lifecycle: LifecyclePolicy = .closeInBackground,
             closeTimeout: Duration = .seconds(2),
+            pathMonitoring: PathMonitoring = .default,
             transport: (any WebSocketTransport)? = nil
         ) {
             self.url = url
@@ -61,6 +64,7 @@ extension WebSocketClient {
             self.maximumMessageSize = maximumMessageSize
             self.lifecycle = lifecycle
             self.closeTimeout = closeTimeout
+            self.pathMonitoring = pathMonitoring
             self.transport = transport ?? PlatformTransport.makeDefault()
         }
 

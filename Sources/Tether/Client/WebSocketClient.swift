@@ -32,6 +32,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var timer: Task<Void, Never>?
     private var timerWake: Int?
     private var published: ConnectionState
+    /// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
+    private var pathMonitor: (monitor: any PathMonitor, generation: Int, reader: Task<Void, Never>, last: PathSnapshot?)?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
@@ -50,6 +52,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     deinit {
         self.timer?.cancel()
+        self.pathMonitor?.monitor.cancel()
+        self.pathMonitor?.reader.cancel()
         for connection in self.connections.values {
             connection.close(code: 1001, reason: "")
         }
@@ -60,12 +64,16 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// Starts connecting (or restarts after `stop()` or a non-retryable failure). Idempotent while running.
     public func start() {
+        if self.pathMonitor == nil, let monitor = self.configuration.pathMonitoring.makeMonitor() {
+            self.monitorPath(with: monitor)
+        }
         self.handle(self.machine.start(now: self.now()))
     }
 
     /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
     /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
     public func stop() async {
+        self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))
         let readers = Array(self.readers.values)
         for reader in readers {
@@ -131,6 +139,34 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.handle(self.machine.enteredForeground(now: self.now()))
     }
 
+    /// Replaces the path monitor: bumps the hint generation (so the old monitor's late deliveries are stale),
+    /// cancels the old monitor, then starts `monitor`, whose snapshots hop to this actor tagged with the new
+    /// generation and are checked again there. The client cancels it on `stop()`.
+    public func monitorPath(with monitor: any PathMonitor) {
+        let generation = self.machine.restartPathMonitor()
+        self.stopPathMonitor()
+        // One stream per monitor keeps its snapshots in order; the reader tags them with the generation.
+        let (updates, sink) = AsyncStream.makeStream(of: PathSnapshot.self, bufferingPolicy: .unbounded)
+        let reader = Task { [weak self] in
+            for await snapshot in updates {
+                guard let self else { return }
+                await self.pathDelivered(snapshot, monitor: generation)
+            }
+        }
+        self.pathMonitor = (monitor, generation, reader, nil)
+        monitor.start { snapshot in
+            sink.yield(snapshot)
+        }
+        self.afterEvent()
+    }
+
+    private func stopPathMonitor() {
+        guard let current = self.pathMonitor else { return }
+        current.monitor.cancel()
+        current.reader.cancel()
+        self.pathMonitor = nil
+    }
+
     /// Feeds one path update by hand (for apps with their own monitor). It counts for the current monitor generation.
     public func updatePath(
         _ state: PathState, isExpensive: Bool = false, isConstrained: Bool = false, interfacesChanged: Bool = false
@@ -142,8 +178,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     /// The number of live connections, reader tasks and timers; all zero once `stop()` has returned.
-    var resources: (connections: Int, readers: Int, timers: Int) {
-        (self.connections.count, self.readers.count, self.timer == nil ? 0 : 1)
+    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
+        (self.connections.count, self.readers.count, self.timer == nil ? 0 : 1, self.pathMonitor == nil ? 0 : 1)
     }
 
     /// Milliseconds since the client was created, on the injected clock.
@@ -186,6 +222,22 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.timer = nil
         self.timerWake = nil
         self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+    }
+
+    private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
+        var interfacesChanged = false
+        if let current = self.pathMonitor, current.generation == generation {
+            // A switch of interface (Wi-Fi to cellular) while the path stays usable still warrants a probe.
+            if let last = current.last, last.interfaces != snapshot.interfaces,
+               last.status == .satisfied, snapshot.status == .satisfied {
+                interfacesChanged = true
+            }
+            self.pathMonitor?.last = snapshot
+        }
+        self.pathChanged(
+            monitor: generation, state: snapshot.pathState, expensive: snapshot.isExpensive,
+            constrained: snapshot.isConstrained, interfacesChanged: interfacesChanged
+        )
     }
 
     private func pathChanged(monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool) {

@@ -24,15 +24,14 @@ import TetherCore
         return (client, EventProbe(client.events))
     }
 
-    func nextConnection() async -> InMemoryConnection {
-        var iterator = self.transport.connections.makeAsyncIterator()
-        return await iterator.next()!
+    func nextConnection() async throws -> InMemoryConnection {
+        try #require(await self.transport.nextConnection())
     }
 
     /// Opens the first connection and waits until the client reports it open.
-    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async -> InMemoryConnection {
+    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws -> InMemoryConnection {
         await client.start()
-        let connection = await self.nextConnection()
+        let connection = try await self.nextConnection()
         connection.emit(.opened(subprotocol: nil))
         #expect(await probe.state(.open) != nil)
         return connection
@@ -40,7 +39,7 @@ import TetherCore
 
     @Test func pingAfterOneIntervalAndPongRecordsRoundTrip() async throws {
         let (client, probe) = self.makeClient()
-        let connection = await self.open(client, probe)
+        let connection = try await self.open(client, probe)
 
         self.clock.advance(toMilliseconds: 99)
         self.clock.advance(toMilliseconds: 100)
@@ -60,7 +59,7 @@ import TetherCore
 
     @Test func missingPongClosesOnceWithPongTimeoutThenReconnectsAfterBackoff() async throws {
         let (client, probe) = self.makeClient()
-        let first = await self.open(client, probe)
+        let first = try await self.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
 
@@ -75,7 +74,7 @@ import TetherCore
         #expect(delay >= 1000 && delay <= 1500)
 
         self.clock.advance(toMilliseconds: 1100 + delay)
-        let second = await self.nextConnection()
+        let second = try await self.nextConnection()
         #expect(await client.state.generation == 2)
         #expect(first.log.filter { if case .close = $0 { true } else { false } }.count == 1)
         _ = second
@@ -83,14 +82,14 @@ import TetherCore
 
     @Test func lateCallbacksFromAnOldConnectionChangeNothing() async throws {
         let (client, probe) = self.makeClient()
-        let first = await self.open(client, probe)
+        let first = try await self.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
         self.clock.advance(toMilliseconds: 1100)
         #expect(await first.nextCommand() == .close(code: 1001, reason: "pong_timeout"))
         let delay = try #require(await probe.record(.retryScheduled)?.delay)
         self.clock.advance(toMilliseconds: 1100 + delay)
-        let second = await self.nextConnection()
+        let second = try await self.nextConnection()
         second.emit(.opened(subprotocol: nil))
         #expect(await probe.state(.open)?.generation == 2)
 
@@ -125,14 +124,14 @@ import TetherCore
 
     @Test func sendGoesToTheOpenConnection() async throws {
         let (client, probe) = self.makeClient()
-        let connection = await self.open(client, probe)
+        let connection = try await self.open(client, probe)
         try await client.send(text: "hello")
         #expect(await connection.nextCommand() == .send(.text("hello")))
     }
 
     @Test func messagesAreDeliveredInOrder() async throws {
         let (client, probe) = self.makeClient()
-        let connection = await self.open(client, probe)
+        let connection = try await self.open(client, probe)
         for index in 0..<100 {
             connection.emit(.message(.text("m\(index)")))
         }
@@ -151,7 +150,7 @@ import TetherCore
 
     @Test func stopWhileOpenClosesWith1000AndLeavesNothingBehind() async throws {
         let (client, probe) = self.makeClient()
-        let connection = await self.open(client, probe)
+        let connection = try await self.open(client, probe)
         async let stopped: Void = client.stop()
         #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
         connection.emit(.ended(.closedLocally))
@@ -164,7 +163,7 @@ import TetherCore
     @Test func stopWhileWaitingCancelsTheRetryTimer() async throws {
         let (client, probe) = self.makeClient()
         await client.start()
-        let first = await self.nextConnection()
+        let first = try await self.nextConnection()
         first.emit(.ended(.connectFailed(.refused)))
         #expect(await probe.state(.waiting) != nil)
         #expect(await client.resources.timers == 1)
@@ -178,7 +177,7 @@ import TetherCore
     @Test func stopWhileConnectingClosesTheAttempt() async throws {
         let (client, _) = self.makeClient()
         await client.start()
-        let connection = await self.nextConnection()
+        let connection = try await self.nextConnection()
         async let stopped: Void = client.stop()
         #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
         connection.emit(.ended(.closedLocally))
@@ -190,7 +189,7 @@ import TetherCore
     @Test func unauthorizedHandshakeStopsWithAVisibleFailure() async throws {
         let (client, probe) = self.makeClient()
         await client.start()
-        let connection = await self.nextConnection()
+        let connection = try await self.nextConnection()
         connection.emit(.ended(.handshakeRejected(status: 401, retryAfter: nil)))
         let failed = await probe.state(.failed)
         #expect(failed?.failure == .handshakeRejected(status: 401))
@@ -199,12 +198,12 @@ import TetherCore
 
     @Test func backgroundClosesWith1001AndForegroundReconnects() async throws {
         let (client, probe) = self.makeClient()
-        let first = await self.open(client, probe)
+        let first = try await self.open(client, probe)
         await client.enterBackground()
         #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
         #expect(await probe.state(.suspended) != nil)
         await client.enterForeground()
-        let second = await self.nextConnection()
+        let second = try await self.nextConnection()
         #expect(await client.state.generation == 2)
         second.emit(.opened(subprotocol: nil))
         #expect(await probe.state(.open)?.generation == 2)
@@ -213,7 +212,7 @@ import TetherCore
     @Test func pathLossWhileWaitingGoesOfflineAndItsReturnConnectsAtOnce() async throws {
         let (client, probe) = self.makeClient()
         await client.start()
-        let first = await self.nextConnection()
+        let first = try await self.nextConnection()
         first.emit(.ended(.connectFailed(.unreachable)))
         #expect(await probe.state(.waiting) != nil)
         let attempts = await client.state.attempts
@@ -223,14 +222,14 @@ import TetherCore
         #expect(self.transport.all.count == 1)
         #expect(await client.state.attempts <= attempts)
         await client.updatePath(.available)
-        _ = await self.nextConnection()
+        _ = try await self.nextConnection()
         #expect(self.transport.all.count == 2)
         #expect(await client.state.phase == .connecting)
     }
 
     @Test func noLogRecordOrEventDescriptionCarriesQueryOrBody() async throws {
         let (client, probe) = self.makeClient(url: "ws://example.test/feed?token=s3cr3t-t0ken")
-        let connection = await self.open(client, probe)
+        let connection = try await self.open(client, probe)
         connection.emit(.message(.text("password=hunter2")))
         _ = await probe.next { if case .message = $0 { true } else { false } }
         let text = probe.all.map(\.description).joined(separator: "\n")

@@ -21,6 +21,15 @@ final class InMemoryTransport: WebSocketTransport {
         return connection
     }
 
+    /// Waits for the next connection the client makes (nil after the deadline guard).
+    func nextConnection() async -> InMemoryConnection? {
+        let connections = self.connections
+        return await withDeadline {
+            var iterator = connections.makeAsyncIterator()
+            return await iterator.next()
+        }
+    }
+
     /// Every connection made so far.
     var all: [InMemoryConnection] { self.made.withLock { $0 } }
 }
@@ -82,9 +91,12 @@ final class InMemoryConnection: TransportConnection {
         self.commandSink.yield(.close(code: code, reason: reason))
     }
 
-    /// Waits for the client's next command on this connection.
+    /// Waits for the client's next command on this connection (nil after the deadline guard).
     func nextCommand() async -> Command? {
-        var iterator = self.commands.makeAsyncIterator()
-        return await iterator.next()
+        let commands = self.commands
+        return await withDeadline {
+            var iterator = commands.makeAsyncIterator()
+            return await iterator.next()
+        }
     }
 }
