@@ -48,23 +48,36 @@ public struct WebSocketDecoder: Sendable {
 
     /// Lends the next complete message to `body` without copying it and returns `body`'s result, or returns
     /// nil when more bytes are needed. The payload is valid only inside `body`.
+    @inlinable
     public mutating func nextMessage<Result>(_ body: (BorrowedMessage) -> Result) throws(ProtocolError) -> Result? {
+        // Inlinable so that the caller's module specialises it; the work happens in the non-generic
+        // `lendNextMessage`, which avoids generic metadata lookups per message.
+        var result: Result?
+        _ = try self.lendNextMessage { result = body($0) }
+        return result
+    }
+
+    /// Calls `body` with the next complete message and returns true, or returns false when more bytes are needed.
+    @usableFromInline
+    mutating func lendNextMessage(_ body: (BorrowedMessage) -> Void) throws(ProtocolError) -> Bool {
         if let failure = self.failure { throw failure }
-        guard !self.isClosed else { return nil }
+        guard !self.isClosed else { return false }
         do throws(ProtocolError) {
             while true {
-                guard let header = try self.parser.peekHeader() else { return nil }
+                guard let header = try self.parser.peekHeader() else { return false }
                 try self.assembler.validate(header)
-                guard let frame = try self.parser.nextFrame() else { return nil }
+                guard let frame = try self.parser.nextFrame() else { return false }
                 let assembly = try self.consume(frame)
                 switch assembly {
                 case .incomplete:
                     continue
                 case .frame(let opcode):
                     if opcode == .close { self.isClosed = true }
-                    return self.parser.withPayload(of: frame) { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    self.parser.withPayload(of: frame) { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    return true
                 case .assembled(let opcode):
-                    return self.assembler.withAssembledPayload { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    self.assembler.withAssembledPayload { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    return true
                 }
             }
         } catch {
