@@ -52,7 +52,8 @@ public func decoderFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
 
     // Re-encode what was decoded, from the peer's role, and decode it again.
     let peer: Role = flags & 1 == 0 ? .server : .client
-    var encoder = WebSocketEncoder(role: peer, fragmentSize: Int(input[1]) + 1, random: FuzzRandom(state: UInt64(size)))
+    var encoder = WebSocketEncoder(
+        role: peer, fragmentSize: Int(input[1]) + 1, random: FuzzRandom(state: UInt64(size)))
     var wire: [UInt8] = []
     for message in atOnce.messages {
         switch message {

@@ -1,6 +1,7 @@
 /// Base64 with the standard alphabet and padding (RFC 4648 §4).
 public enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// Encodes `bytes`, padded with `=`.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {

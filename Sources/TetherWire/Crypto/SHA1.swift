@@ -2,7 +2,8 @@
 public enum SHA1 {
     /// The 20-byte digest of `bytes`.
     public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        var state: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         var block = [UInt8]()
         block.reserveCapacity(64)
         var length: UInt64 = 0

@@ -30,7 +30,8 @@ public struct WebSocketEncoder<Random: RandomNumberGenerator> {
         var start = payload.startIndex
         var frameOpcode = opcode
         repeat {
-            let end = payload.index(start, offsetBy: self.fragmentSize, limitedBy: payload.endIndex) ?? payload.endIndex
+            let end =
+                payload.index(start, offsetBy: self.fragmentSize, limitedBy: payload.endIndex) ?? payload.endIndex
             self.encodeFrame(frameOpcode, fin: end == payload.endIndex, payload: payload[start..<end], into: &buffer)
             frameOpcode = .continuation
             start = end

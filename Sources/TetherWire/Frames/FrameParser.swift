@@ -27,6 +27,7 @@ public struct FrameParser: Sendable {
     /// - Parameters:
     ///   - role: this endpoint's role; a client rejects masked frames, a server unmasked ones.
     ///   - maximumFrameSize: the largest payload accepted in one frame (default 16 MiB); larger is a 1009.
+    ///     At least 125, so that every control frame fits.
     ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none.
     public init(role: Role, maximumFrameSize: Int = 16 << 20, reservedBitsAllowed: UInt8 = 0) {
         precondition(maximumFrameSize >= 125, "maximumFrameSize must allow control frames (125 bytes)")
@@ -42,13 +43,13 @@ public struct FrameParser: Sendable {
 
     /// Appends received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        self.prepareForAppend(bytes.count)
+        self.prepareForAppend()
         bytes.withMemoryRebound(to: UInt8.self) { self.storage.append(contentsOf: $0) }
     }
 
     /// Appends received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
-        self.prepareForAppend(bytes.underestimatedCount)
+        self.prepareForAppend()
         self.storage.append(contentsOf: bytes)
     }
 
@@ -122,7 +123,7 @@ public struct FrameParser: Sendable {
         }
     }
 
-    private mutating func prepareForAppend(_ incoming: Int) {
+    private mutating func prepareForAppend() {
         self.releaseLentFrame()
         // Move the unread bytes to the front once the consumed prefix is at least half the buffer, so that
         // the buffer does not grow without bound and each byte is moved at most a constant number of times.
@@ -130,7 +131,6 @@ public struct FrameParser: Sendable {
             self.storage.removeSubrange(0..<self.readIndex)
             self.readIndex = 0
         }
-        _ = incoming
     }
 
     // MARK: - Header

@@ -70,7 +70,9 @@ struct HTTPHead {
             lineStart = index + 1
         }
         // The last line is the empty line ending the head.
-        guard lines.count >= 2, lines.last?.isEmpty == true else { throw HandshakeError.malformed("empty message head") }
+        guard lines.count >= 2, lines.last?.isEmpty == true else {
+            throw HandshakeError.malformed("empty message head")
+        }
         lines.removeLast()
         self.startLine = Array(lines[0])
         if self.startLine.contains(0x0D) || self.startLine.contains(0) {

@@ -85,7 +85,8 @@ public struct HandshakeResponseParser: Sendable {
                 throw HandshakeError.invalidUpgrade("extension not offered")
             }
         }
-        return HandshakeResponse(subprotocol: protocols.first, extensions: extensions, remaining: self.buffer.remaining)
+        return HandshakeResponse(
+            subprotocol: protocols.first, extensions: extensions, remaining: self.buffer.remaining)
     }
 
     /// Parses `HTTP/1.x SP 3DIGIT [SP reason]`.

@@ -86,7 +86,9 @@ public struct WebSocketDecoder: Sendable {
         }
     }
 
-    private mutating func consume(_ frame: FrameParser.ParsedFrame) throws(ProtocolError) -> MessageAssembler.Assembly {
+    private mutating func consume(
+        _ frame: FrameParser.ParsedFrame
+    ) throws(ProtocolError) -> MessageAssembler.Assembly {
         // The parser lends the payload while the assembler is mutated: two different stored properties.
         try self.parser.withPayload(of: frame) { (payload) throws(ProtocolError) -> MessageAssembler.Assembly in
             try self.assembler.consume(frame.header, payload: payload)

@@ -30,7 +30,9 @@ public struct BorrowedMessage {
 
     /// For a close frame, the reason bytes (valid UTF-8, possibly empty).
     public var closeReason: UnsafeRawBufferPointer {
-        guard self.opcode == .close, self.payload.count > 2 else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        guard self.opcode == .close, self.payload.count > 2 else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
         return UnsafeRawBufferPointer(rebasing: self.payload[2...])
     }
 

@@ -25,7 +25,7 @@ import TetherWire
     }
 }
 
-@Suite struct WebSocketEncoderControlFrameTests {
+extension WebSocketEncoderTests {
     @Test func controlPayloadOver125BytesIsAUsageError() {
         var encoder = WebSocketEncoder(role: .server)
         var buffer: [UInt8] = []
@@ -45,9 +45,13 @@ import TetherWire
         var encoder = WebSocketEncoder(role: .server)
         var buffer: [UInt8] = []
         for code: UInt16 in [999, 1004, 1005, 1006, 1015, 2000, 5000] {
-            #expect(throws: WireUsageError.invalidCloseCode(code)) { try encoder.close(code: code, reason: "", into: &buffer) }
+            #expect(throws: WireUsageError.invalidCloseCode(code)) {
+                try encoder.close(code: code, reason: "", into: &buffer)
+            }
         }
-        #expect(throws: WireUsageError.closeReasonWithoutCode) { try encoder.close(code: nil, reason: "x", into: &buffer) }
+        #expect(throws: WireUsageError.closeReasonWithoutCode) {
+            try encoder.close(code: nil, reason: "x", into: &buffer)
+        }
         #expect(buffer.isEmpty)
     }
 

@@ -91,7 +91,8 @@ import TetherWire
         var parser = FrameParser(role: .server)
         parser.append(hex("82 85 01 02 03 04 aa"))
         let header = try #require(try parser.peekHeader())
-        #expect(header == FrameHeader(fin: true, opcode: .binary, maskingKey: MaskingKey(1, 2, 3, 4), payloadLength: 5))
+        #expect(header
+            == FrameHeader(fin: true, opcode: .binary, maskingKey: MaskingKey(1, 2, 3, 4), payloadLength: 5))
         #expect(try parser.nextFrame() == nil)
     }
 

@@ -23,7 +23,9 @@ import TetherWire
                 for offset in 0..<4 {
                     var buffer = source
                     let range = alignment..<(alignment + length)
-                    buffer.withUnsafeMutableBytes { key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[range]), offset: offset) }
+                    buffer.withUnsafeMutableBytes {
+                        key.apply(to: UnsafeMutableRawBufferPointer(rebasing: $0[range]), offset: offset)
+                    }
                     #expect(Array(buffer[range]) == self.reference(Array(source[range]), key: key, offset: offset))
                     #expect(buffer[..<alignment] == source[..<alignment])
                     #expect(buffer[range.upperBound...] == source[range.upperBound...])

@@ -41,7 +41,8 @@ import TetherWire
 
     @Test func invalidArgumentsAreUsageErrors() {
         #expect(throws: WireUsageError.invalidKeyLength(15)) {
-            try ClientHandshake(host: "h", port: nil, secure: false, target: "/", key: [UInt8](repeating: 0, count: 15))
+            try ClientHandshake(
+                host: "h", port: nil, secure: false, target: "/", key: [UInt8](repeating: 0, count: 15))
         }
         #expect(throws: WireUsageError.invalidHandshakeField("host")) {
             try ClientHandshake(host: "h\r\nX: y", port: nil, secure: false, target: "/", key: Self.sampleKey)

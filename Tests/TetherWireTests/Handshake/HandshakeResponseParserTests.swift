@@ -81,7 +81,9 @@ import TetherWire
             var lines = Self.valid
             lines.remove(at: missing)
             let failure = #expect(throws: HandshakeError.self) { try self.parse(Self.response(lines)) }
-            if case .invalidUpgrade = failure {} else { Issue.record("line \(missing): \(String(describing: failure))") }
+            if case .invalidUpgrade = failure {} else {
+                Issue.record("line \(missing): \(String(describing: failure))")
+            }
         }
         #expect(throws: HandshakeError.invalidUpgrade("Upgrade header missing or not websocket")) {
             try self.parse(Self.response(["HTTP/1.1 101 OK", "Upgrade: h2c", "Connection: Upgrade",

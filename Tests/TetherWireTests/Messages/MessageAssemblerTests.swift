@@ -83,9 +83,13 @@ import TetherWire
 
     @Test func messageOverMaximumIs1009FromTheHeaderAlone() throws {
         var assembler = MessageAssembler(maximumMessageSize: 10)
-        #expect(throws: ProtocolError(.messageTooBig(limit: 10))) { try assembler.validate(self.header(.binary, length: 11)) }
+        #expect(throws: ProtocolError(.messageTooBig(limit: 10))) {
+            try assembler.validate(self.header(.binary, length: 11))
+        }
         #expect(try self.consume(&assembler, .binary, fin: false, [UInt8](repeating: 0, count: 6)) == .incomplete)
-        let failure = #expect(throws: ProtocolError.self) { try assembler.validate(self.header(.continuation, length: 5)) }
+        let failure = #expect(throws: ProtocolError.self) {
+            try assembler.validate(self.header(.continuation, length: 5))
+        }
         #expect(failure?.closeCode == 1009)
         #expect(try self.consume(&assembler, .continuation, [1, 2, 3, 4]) == .assembled(.binary))
     }

@@ -49,7 +49,7 @@ import TetherWire
     }
 }
 
-@Suite struct WebSocketDecoderBehaviourTests {
+extension WebSocketDecoderTests {
     @Test func messagesBeforeAViolationAreDeliveredThenTheErrorRepeats() throws {
         var decoder = WebSocketDecoder(role: .client)
         decoder.append(hex("81 02 68 69") + hex("82 01 07") + hex("83 00") + hex("81 01 41"))
