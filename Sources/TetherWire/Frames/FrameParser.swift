@@ -17,6 +17,8 @@ public struct FrameParser: Sendable {
     public let reservedBitsAllowed: UInt8
 
     private var storage: [UInt8] = []
+    /// The largest buffer kept once empty (4 MiB); a larger one, grown by one large frame, is released.
+    private static let retainedCapacity = 4 << 20
     private var readIndex = 0
     /// The header of the frame being received, once it is complete.
     private var pendingHeader: FrameHeader?
@@ -118,7 +120,8 @@ public struct FrameParser: Sendable {
         self.lentEnd = nil
         self.readIndex = end
         if self.readIndex == self.storage.count {
-            self.storage.removeAll(keepingCapacity: true)
+            // Keep the buffer for the next frames, unless one very large frame grew it: then give it back.
+            self.storage.removeAll(keepingCapacity: self.storage.capacity <= Self.retainedCapacity)
             self.readIndex = 0
         }
     }

@@ -4,15 +4,22 @@ public struct Opcode: RawRepresentable, Hashable, Sendable, CustomStringConverti
     /// The 4-bit opcode value (0–15).
     public var rawValue: UInt8
 
+    /// Keeps the low 4 bits, the size of the opcode field.
     public init(rawValue: UInt8) {
         self.rawValue = rawValue & 0x0F
     }
 
+    /// 0x0: a later fragment of a text or binary message.
     public static let continuation = Opcode(rawValue: 0x0)
+    /// 0x1: a text message (UTF-8), or its first fragment.
     public static let text = Opcode(rawValue: 0x1)
+    /// 0x2: a binary message, or its first fragment.
     public static let binary = Opcode(rawValue: 0x2)
+    /// 0x8: close, with an optional status code and UTF-8 reason.
     public static let close = Opcode(rawValue: 0x8)
+    /// 0x9: ping; the peer answers with a pong carrying the same payload.
     public static let ping = Opcode(rawValue: 0x9)
+    /// 0xA: pong.
     public static let pong = Opcode(rawValue: 0xA)
 
     /// Control frames (close, ping, pong and the reserved 0xB–0xF) have the high opcode bit set.

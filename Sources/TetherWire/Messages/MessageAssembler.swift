@@ -60,7 +60,8 @@ public struct MessageAssembler: Sendable {
         payload: UnsafeRawBufferPointer
     ) throws(ProtocolError) -> Assembly {
         if self.assembledReady {
-            self.fragments.removeAll(keepingCapacity: true)
+            // Keep the buffer for the next message unless one very large message grew it.
+            self.fragments.removeAll(keepingCapacity: self.fragments.capacity <= 4 << 20)
             self.assembledReady = false
         }
         try self.validate(header)
