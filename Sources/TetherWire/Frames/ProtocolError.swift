@@ -43,6 +43,7 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
     /// The close code to send: 1002, 1007 or 1009.
     public var closeCode: UInt16
 
+    /// The error for `kind`, with its close code.
     public init(_ kind: Kind) {
         self.kind = kind
         switch kind {
