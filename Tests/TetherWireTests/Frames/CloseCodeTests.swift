@@ -23,10 +23,4 @@ import TetherWire
         #expect(!CloseCode.tlsHandshake.isValidOnWire)
         #expect(!CloseCode(rawValue: 65535).isValidOnWire)
     }
-
-    @Test func opcodeClassifiesControlFrames() {
-        #expect(Opcode.close.isControl && Opcode.ping.isControl && Opcode.pong.isControl)
-        #expect(!Opcode.text.isControl && !Opcode.binary.isControl && !Opcode.continuation.isControl)
-        #expect(Opcode(rawValue: 0xB).isControl && !Opcode(rawValue: 0xB).isKnown)
-    }
 }
