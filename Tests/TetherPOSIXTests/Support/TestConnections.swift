@@ -127,9 +127,12 @@ func unusedLoopbackPort(loop: EventLoop) async throws -> Int {
 /// Deterministic, non-repeating-looking test bytes.
 func patternBytes(count: Int, seed: UInt32 = 1) -> [UInt8] {
     var state = seed
-    return (0..<count).map { _ in
-        state = state &* 1_664_525 &+ 1_013_904_223
-        return UInt8(truncatingIfNeeded: state >> 24)
+    return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for index in 0..<count {
+            state = state &* 1_664_525 &+ 1_013_904_223
+            buffer[index] = UInt8(truncatingIfNeeded: state >> 24)
+        }
+        initialized = count
     }
 }
 
