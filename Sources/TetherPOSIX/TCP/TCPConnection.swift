@@ -246,13 +246,16 @@ private final class ConnectionCore {
 
     func ready(_ readiness: Readiness, owner: TCPConnection) {
         guard !self.descriptorClosed else { return }
-        if readiness.error {
-            let code = Socket.pendingError(self.descriptor)
-            self.fail(SocketError(operation: "socket", errno: code == 0 ? ECONNRESET : code), owner: owner, deferred: false)
-            return
+        if self.isReading, readiness.readable || readiness.hangUp || readiness.error {
+            // With an error pending, read everything first: bytes the peer sent before a reset are
+            // delivered before the end, and `recv` then reports the error itself.
+            self.readAvailable(owner: owner, untilDrained: readiness.error)
         }
-        if self.isReading, readiness.readable || readiness.hangUp {
-            self.readAvailable(owner: owner)
+        if !self.descriptorClosed, readiness.error {
+            let code = Socket.pendingError(self.descriptor)
+            let error = SocketError(operation: "socket", errno: code == 0 ? ECONNRESET : code)
+            self.fail(error, owner: owner, deferred: false)
+            return
         }
         if !self.descriptorClosed, readiness.writable || (readiness.hangUp && self.hasPendingWrites) {
             self.flush(owner: owner, deferred: false)
@@ -263,14 +266,17 @@ private final class ConnectionCore {
     }
 
     /// Reads a few buffers' worth (a bounded amount per turn keeps the loop fair to other sockets;
-    /// level-triggered epoll reports the rest on the next turn).
-    private func readAvailable(owner: TCPConnection) {
+    /// level-triggered epoll reports the rest on the next turn), or everything when `untilDrained`.
+    private func readAvailable(owner: TCPConnection, untilDrained: Bool) {
         let buffer = owner.loop.readBuffer
-        for _ in 0..<4 {
+        var reads = 0
+        while untilDrained || reads < 4 {
+            reads += 1
             let count = recv(self.descriptor, buffer.baseAddress, buffer.count, 0)
             if count > 0 {
                 self.handler?.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), on: owner)
-                guard self.isReading, !self.descriptorClosed, count == buffer.count else { return }
+                guard self.isReading, !self.descriptorClosed else { return }
+                if count < buffer.count, !untilDrained { return }
             } else if count == 0 {
                 self.peerEnded(owner: owner)
                 return
@@ -385,6 +391,10 @@ private final class ConnectionCore {
                 }
                 self.pending[self.pendingHead] = PendingWrite(bytes: [], offset: 0, completion: nil)
                 self.pendingHead += 1
+                if self.pendingHead >= 64, self.pendingHead * 2 >= self.pending.count {
+                    self.pending.removeFirst(self.pendingHead)
+                    self.pendingHead = 0
+                }
                 self.complete(head.completion, with: .success(()), owner: owner, deferred: deferred)
                 if self.descriptorClosed { return }
             }

@@ -288,3 +288,23 @@ struct TCPConnectionTests {
         #expect(stillOpen.isEmpty, "sockets still open: \(stillOpen)")
     }
 }
+
+extension TCPConnectionTests {
+    @Test func bytesSentBeforeAResetAreDeliveredBeforeTheResetEnd() async throws {
+        let loop = try EventLoop(name: "test-datareset")
+        defer { loop.shutdown() }
+        var accepted = try AcceptedConnections(loop: loop)
+        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let server = await accepted.next()
+        let payload = patternBytes(count: 100_000, seed: 11)
+        try await server.send(payload)
+        server.reset()
+        // The client installs its handler only now: data and RST are both waiting in the kernel.
+        var probe = try await ConnectionProbe(client)
+        let (bytes, end) = await probe.readToEnd()
+        let intact = bytes == payload
+        #expect(intact)
+        #expect(end == .failed(.reset))
+        await accepted.listener.close()
+    }
+}
