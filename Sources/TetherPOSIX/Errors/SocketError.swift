@@ -53,7 +53,8 @@ public enum SocketError: Error, Equatable, Hashable, Sendable, CustomStringConve
         case .addressInUse: "address already in use"
         case .cancelled: "cancelled"
         case .nameResolution(let code): "name resolution failed: \(String(cString: gai_strerror(code)))"
-        case .system(let operation, let code): "\(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        case .system(let operation, let code):
+            "\(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
         }
     }
 }

@@ -35,6 +35,9 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Called on the loop thread when a write was fully handed to the kernel, or with the error.
+    public typealias WriteCompletion = @Sendable (Result<Void, SocketError>) -> Void
+
     /// The loop whose thread runs this connection's I/O and callbacks.
     public let loop: EventLoop
     /// The local address, when the kernel reports one.
@@ -85,13 +88,13 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     ///   Never called from inside this `write` call.
     public func write(
         _ bytes: [UInt8],
-        completion: (@Sendable (Result<Void, SocketError>) -> Void)? = nil
+        completion: TCPConnection.WriteCompletion? = nil
     ) {
         if self.loop.inEventLoop {
-            self.core.value.write(array: bytes, completion: completion, owner: self)
+            bytes.withUnsafeBytes { self.core.value.write($0, array: bytes, completion: completion, owner: self) }
         } else {
             let accepted = self.loop.execute { [self] in
-                self.core.value.write(array: bytes, completion: completion, owner: self)
+                bytes.withUnsafeBytes { self.core.value.write($0, array: bytes, completion: completion, owner: self) }
             }
             if !accepted { completion?(.failure(.closed)) }
         }
@@ -102,10 +105,10 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// - Parameter completion: as in `write(_:completion:)`.
     public func write(
         borrowing bytes: UnsafeRawBufferPointer,
-        completion: (@Sendable (Result<Void, SocketError>) -> Void)? = nil
+        completion: TCPConnection.WriteCompletion? = nil
     ) {
         precondition(self.loop.inEventLoop, "TCPConnection.write(borrowing:) must be called on the loop thread")
-        self.core.value.write(borrowed: bytes, completion: completion, owner: self)
+        self.core.value.write(bytes, array: nil, completion: completion, owner: self)
     }
 
     /// Sends `bytes` and returns once they were all handed to the kernel.
@@ -168,7 +171,7 @@ extension TCPConnection: LoopSelectable {
 private struct PendingWrite {
     var bytes: [UInt8]
     var offset: Int
-    let completion: (@Sendable (Result<Void, SocketError>) -> Void)?
+    let completion: TCPConnection.WriteCompletion?
 }
 
 /// The connection's state. Used only on the loop thread (it lives in a `LoopBound`).
@@ -299,31 +302,12 @@ private final class ConnectionCore {
 
     // MARK: Writing
 
-    func write(array bytes: [UInt8], completion: (@Sendable (Result<Void, SocketError>) -> Void)?, owner: TCPConnection) {
-        guard self.acceptsWrites else {
-            self.complete(completion, with: .failure(.closed), owner: owner, deferred: true)
-            return
-        }
-        var written = 0
-        if !self.hasPendingWrites {
-            switch bytes.withUnsafeBytes({ self.sendNow($0) }) {
-            case .success(let count): written = count
-            case .failure(let error):
-                self.complete(completion, with: .failure(error), owner: owner, deferred: true)
-                self.fail(error, owner: owner, deferred: true)
-                return
-            }
-        }
-        if written == bytes.count {
-            self.complete(completion, with: .success(()), owner: owner, deferred: true)
-            return
-        }
-        self.enqueue(PendingWrite(bytes: bytes, offset: written, completion: completion), owner: owner)
-    }
-
+    /// Writes `bytes` at once as far as the kernel takes them and queues the rest: `array` itself
+    /// when the bytes are an array's (no copy), otherwise a copy of the remainder.
     func write(
-        borrowed bytes: UnsafeRawBufferPointer,
-        completion: (@Sendable (Result<Void, SocketError>) -> Void)?,
+        _ bytes: UnsafeRawBufferPointer,
+        array: [UInt8]?,
+        completion: TCPConnection.WriteCompletion?,
         owner: TCPConnection
     ) {
         guard self.acceptsWrites else {
@@ -333,7 +317,8 @@ private final class ConnectionCore {
         var written = 0
         if !self.hasPendingWrites {
             switch self.sendNow(bytes) {
-            case .success(let count): written = count
+            case .success(let count):
+                written = count
             case .failure(let error):
                 self.complete(completion, with: .failure(error), owner: owner, deferred: true)
                 self.fail(error, owner: owner, deferred: true)
@@ -344,8 +329,16 @@ private final class ConnectionCore {
             self.complete(completion, with: .success(()), owner: owner, deferred: true)
             return
         }
-        let remainder = Array(UnsafeRawBufferPointer(rebasing: bytes[written...]))
-        self.enqueue(PendingWrite(bytes: remainder, offset: 0, completion: completion), owner: owner)
+        let pending = if let array {
+            PendingWrite(bytes: array, offset: written, completion: completion)
+        } else {
+            PendingWrite(
+                bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[written...])),
+                offset: 0,
+                completion: completion
+            )
+        }
+        self.enqueue(pending, owner: owner)
     }
 
     private func enqueue(_ write: PendingWrite, owner: TCPConnection) {
@@ -358,7 +351,8 @@ private final class ConnectionCore {
     private func sendNow(_ bytes: UnsafeRawBufferPointer) -> Result<Int, SocketError> {
         var total = 0
         while total < bytes.count {
-            let count = Glibc.send(self.descriptor, bytes.baseAddress! + total, bytes.count - total, Int32(MSG_NOSIGNAL))
+            let remaining = bytes.count - total
+            let count = Glibc.send(self.descriptor, bytes.baseAddress! + total, remaining, Int32(MSG_NOSIGNAL))
             if count >= 0 {
                 total += count
                 continue
@@ -415,7 +409,7 @@ private final class ConnectionCore {
     }
 
     private func complete(
-        _ completion: (@Sendable (Result<Void, SocketError>) -> Void)?,
+        _ completion: TCPConnection.WriteCompletion?,
         with result: Result<Void, SocketError>,
         owner: TCPConnection,
         deferred: Bool
@@ -467,7 +461,9 @@ private final class ConnectionCore {
         self.pending.removeAll()
         self.pendingHead = 0
         self.pendingByteCount = 0
-        for write in failed { self.complete(write.completion, with: .failure(error), owner: owner, deferred: deferred) }
+        for write in failed {
+            self.complete(write.completion, with: .failure(error), owner: owner, deferred: deferred)
+        }
     }
 
     /// The owner was released without being closed while nothing was registered.

@@ -66,7 +66,7 @@ struct NetworkNamespaceTests {
         #expect(await probe.read(count: 3) == [1, 2, 3])
         // The same address from the host's namespace is another machine's loopback: nobody listens.
         await #expect(throws: SocketError.refused) {
-            try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+            try await connect(to: [listener.address], loop: loop)
         }
         client.close()
         await listener.close()

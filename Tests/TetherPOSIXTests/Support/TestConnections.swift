@@ -95,7 +95,12 @@ struct AcceptedConnections {
     let listener: TCPListener
     private var iterator: AsyncStream<TCPConnection>.AsyncIterator
 
-    init(host: String = "127.0.0.1", backlog: Int32 = 128, loop: EventLoop, namespace: NetworkNamespace? = nil) throws {
+    init(
+        host: String = "127.0.0.1",
+        backlog: Int32 = 128,
+        loop: EventLoop,
+        namespace: NetworkNamespace? = nil
+    ) throws {
         self.listener = try TCPListener.bind(host: host, backlog: backlog, loop: loop, namespace: namespace)
         let (stream, continuation) = AsyncStream.makeStream(of: TCPConnection.self)
         self.listener.start { continuation.yield($0) }
@@ -110,7 +115,11 @@ struct AcceptedConnections {
 }
 
 /// Starts a listener that echoes on every accepted connection.
-func startEchoServer(host: String = "127.0.0.1", loop: EventLoop, namespace: NetworkNamespace? = nil) throws -> TCPListener {
+func startEchoServer(
+    host: String = "127.0.0.1",
+    loop: EventLoop,
+    namespace: NetworkNamespace? = nil
+) throws -> TCPListener {
     let listener = try TCPListener.bind(host: host, loop: loop, namespace: namespace)
     listener.start { connection in connection.setHandler(EchoHandler()) }
     return listener
@@ -122,6 +131,20 @@ func unusedLoopbackPort(loop: EventLoop) async throws -> Int {
     let port = listener.port
     await listener.close()
     return port
+}
+
+/// Connects to `addresses` on `loop` with a generous timeout (loopback answers at once).
+func connect(
+    to addresses: [SocketAddress],
+    timeout: Duration = .seconds(5),
+    loop: EventLoop
+) async throws(SocketError) -> TCPConnection {
+    try await TCPConnection.connect(to: addresses, timeout: timeout, loop: loop)
+}
+
+/// 127.0.0.1 with `port`.
+func loopback(port: Int) -> SocketAddress {
+    SocketAddress(ip: "127.0.0.1", port: port)!
 }
 
 /// Deterministic, non-repeating-looking test bytes.
@@ -142,7 +165,9 @@ func openSocketInodes() -> Set<String> {
     guard let directory = opendir("/proc/self/fd") else { return inodes }
     defer { closedir(directory) }
     while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+        }
         var target = [CChar](repeating: 0, count: 256)
         let length = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
         guard length > 0 else { continue }

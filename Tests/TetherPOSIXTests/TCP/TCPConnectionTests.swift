@@ -8,7 +8,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-echo")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         var server = try await ConnectionProbe(await accepted.next())
         var clientProbe = try await ConnectionProbe(client)
 
@@ -28,7 +28,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-large")
         defer { loop.shutdown() }
         let listener = try startEchoServer(loop: loop)
-        let client = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [listener.address], loop: loop)
         var probe = try await ConnectionProbe(client)
         let payload = patternBytes(count: 8 << 20)
         let (written, writtenContinuation) = AsyncStream.makeStream(of: Result<Void, SocketError>.self)
@@ -54,7 +54,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-flush")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         let payload = patternBytes(count: 4 << 20, seed: 7)
         client.write(payload)
         client.close()
@@ -70,7 +70,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-halfclose")
         defer { loop.shutdown() }
         let listener = try startEchoServer(loop: loop)
-        let client = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [listener.address], loop: loop)
         var probe = try await ConnectionProbe(client)
         let payload = patternBytes(count: 1 << 20, seed: 3)
         client.write(payload)
@@ -89,7 +89,7 @@ struct TCPConnectionTests {
         defer { loop.shutdown() }
         let port = try await unusedLoopbackPort(loop: loop)
         await #expect(throws: SocketError.refused) {
-            try await TCPConnection.connect(to: [SocketAddress(ip: "127.0.0.1", port: port)!], timeout: .seconds(5), loop: loop)
+            try await connect(to: [loopback(port: port)], loop: loop)
         }
     }
 
@@ -99,7 +99,7 @@ struct TCPConnectionTests {
         let port = try await unusedLoopbackPort(loop: loop)
         let listener = try startEchoServer(loop: loop)
         let client = try await TCPConnection.connect(
-            to: [SocketAddress(ip: "127.0.0.1", port: port)!, listener.address],
+            to: [loopback(port: port), listener.address],
             timeout: .seconds(5),
             loop: loop
         )
@@ -117,7 +117,7 @@ struct TCPConnectionTests {
         var outcome: SocketError?
         for _ in 0..<8 where outcome == nil {
             do {
-                held.append(try await TCPConnection.connect(to: [listener.address], timeout: .milliseconds(200), loop: loop))
+                held.append(try await connect(to: [listener.address], timeout: .milliseconds(200), loop: loop))
             } catch {
                 outcome = error
             }
@@ -135,11 +135,11 @@ struct TCPConnectionTests {
         var held: [TCPConnection] = []
         // Fill the backlog first (connects that succeed quickly), then cancel one that hangs.
         while true {
-            let attempt = Task { try await TCPConnection.connect(to: [listener.address], timeout: .milliseconds(150), loop: loop) }
+            let attempt = Task { try await connect(to: [listener.address], timeout: .milliseconds(150), loop: loop) }
             guard case .success(let connection) = await attempt.result else { break }
             held.append(connection)
         }
-        let hanging = Task { try await TCPConnection.connect(to: [listener.address], timeout: .seconds(30), loop: loop) }
+        let hanging = Task { try await connect(to: [listener.address], timeout: .seconds(30), loop: loop) }
         try await loop.submit {}  // let the attempt reach the loop
         hanging.cancel()
         let result = await hanging.result
@@ -154,7 +154,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-reset")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         var probe = try await ConnectionProbe(client)
         var server = try await ConnectionProbe(await accepted.next())
         server.connection.reset()
@@ -168,7 +168,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-oneend")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         var probe = try await ConnectionProbe(client)
         let server = await accepted.next()
         server.reset()
@@ -187,7 +187,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-afterclose")
         defer { loop.shutdown() }
         let listener = try startEchoServer(loop: loop)
-        let client = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [listener.address], loop: loop)
         client.close()
         await #expect(throws: SocketError.closed) { try await client.send([1]) }
         let result: Result<Void, SocketError> = await withCheckedContinuation { continuation in
@@ -201,7 +201,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-resetpending")
         defer { loop.shutdown() }
         let listener = try TCPListener.bind(loop: loop)  // accepts nothing, reads nothing
-        let client = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [listener.address], loop: loop)
         let (results, continuation) = AsyncStream.makeStream(of: Result<Void, SocketError>.self)
         try await loop.submit {
             client.write([UInt8](repeating: 0x5A, count: 16 << 20)) { continuation.yield($0) }
@@ -217,7 +217,7 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-early")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         try await client.send(Array("early".utf8))
         client.close()
         var server = try await ConnectionProbe(await accepted.next())
@@ -230,7 +230,9 @@ struct TCPConnectionTests {
         defer { loop.shutdown() }
         let listener = try startEchoServer(host: "::1", loop: loop)
         #expect(listener.address.family == .ipv6)
-        let client = try await TCPConnection.connect(host: "::1", port: listener.port, timeout: .seconds(5), loop: loop)
+        let client = try await TCPConnection.connect(
+            host: "::1", port: listener.port, timeout: .seconds(5), loop: loop
+        )
         var probe = try await ConnectionProbe(client)
         try await client.send([0, 1, 2, 3])
         #expect(await probe.read(count: 4) == [0, 1, 2, 3])
@@ -243,7 +245,9 @@ struct TCPConnectionTests {
         let loop = try EventLoop(name: "test-byname")
         defer { loop.shutdown() }
         let listener = try startEchoServer(loop: loop)
-        let client = try await TCPConnection.connect(host: "localhost", port: listener.port, timeout: .seconds(5), loop: loop)
+        let client = try await TCPConnection.connect(
+            host: "localhost", port: listener.port, timeout: .seconds(5), loop: loop
+        )
         var probe = try await ConnectionProbe(client)
         try await client.send([9])
         #expect(await probe.read(count: 1) == [9])
@@ -258,7 +262,7 @@ struct TCPConnectionTests {
         inodes.append(try #require(socketInode(of: accepted.listener.descriptor)))
         // A closed pair, a reset pair, an end-of-stream pair, and a pair still open at shutdown.
         for ending in 0..<4 {
-            let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+            let client = try await connect(to: [accepted.address], loop: loop)
             var clientProbe = try await ConnectionProbe(client)
             var server = try await ConnectionProbe(await accepted.next())
             inodes.append(try #require(socketInode(of: client.descriptor)))
@@ -281,7 +285,7 @@ struct TCPConnectionTests {
             }
         }
         let port = try await unusedLoopbackPort(loop: loop)
-        _ = try? await TCPConnection.connect(to: [SocketAddress(ip: "127.0.0.1", port: port)!], timeout: .seconds(5), loop: loop)
+        _ = try? await connect(to: [loopback(port: port)], loop: loop)
         loop.shutdown()
         #expect(loop.ownedDescriptorCount == 0)
         let stillOpen = openSocketInodes().intersection(inodes)
@@ -294,7 +298,7 @@ extension TCPConnectionTests {
         let loop = try EventLoop(name: "test-datareset")
         defer { loop.shutdown() }
         var accepted = try AcceptedConnections(loop: loop)
-        let client = try await TCPConnection.connect(to: [accepted.address], timeout: .seconds(5), loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
         let server = await accepted.next()
         let payload = patternBytes(count: 100_000, seed: 11)
         try await server.send(payload)

@@ -25,8 +25,12 @@ struct TCPListenerTests {
     @Test func bindRejectsHostNamesAndBadPortsWithTypedErrors() throws {
         let loop = try EventLoop(name: "test-badbind")
         defer { loop.shutdown() }
-        #expect(throws: SocketError.nameResolution(code: EAI_NONAME)) { try TCPListener.bind(host: "localhost", loop: loop) }
-        #expect(throws: SocketError.nameResolution(code: EAI_SERVICE)) { try TCPListener.bind(port: 70_000, loop: loop) }
+        #expect(throws: SocketError.nameResolution(code: EAI_NONAME)) {
+            try TCPListener.bind(host: "localhost", loop: loop)
+        }
+        #expect(throws: SocketError.nameResolution(code: EAI_SERVICE)) {
+            try TCPListener.bind(port: 70_000, loop: loop)
+        }
         #expect(loop.ownedDescriptorCount == 2)
     }
 
@@ -41,7 +45,7 @@ struct TCPListenerTests {
         }
         var clients: [TCPConnection] = []
         for _ in 0..<20 {
-            clients.append(try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop))
+            clients.append(try await connect(to: [listener.address], loop: loop))
         }
         var onLoop: [Bool] = []
         for await flag in stream {
@@ -59,7 +63,7 @@ struct TCPListenerTests {
         let listener = try startEchoServer(loop: loop)
         await listener.close()
         await #expect(throws: SocketError.refused) {
-            try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5), loop: loop)
+            try await connect(to: [listener.address], loop: loop)
         }
         await listener.close()  // idempotent
         #expect(try await loop.submit { loop.ownedDescriptorCount } == 2)
