@@ -141,6 +141,18 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.onLoop { core, owner in core.shutdownOutput(owner: owner) }
     }
 
+    /// Stops reading: the kernel buffers what arrives and, once its buffer is full, TCP flow control
+    /// slows the peer down. Use it when the consumer of the bytes falls behind. An end of stream or
+    /// error is noticed only after `resumeReading()` (a reset is still seen by a pending write).
+    public func pauseReading() {
+        self.onLoop { core, owner in core.setReadingPaused(true, owner: owner) }
+    }
+
+    /// Resumes reading after `pauseReading()`.
+    public func resumeReading() {
+        self.onLoop { core, owner in core.setReadingPaused(false, owner: owner) }
+    }
+
     private func onLoop(_ body: @escaping @Sendable (ConnectionCore, TCPConnection) -> Void) {
         if self.loop.inEventLoop {
             body(self.core.value, self)
@@ -188,6 +200,7 @@ private final class ConnectionCore {
     /// `close()` was called, or the peer's end of stream was seen: close after the flush.
     private var closeAfterFlush = false
     private var writeSide = WriteSide.open
+    private var readingPaused = false
     /// The end, once known. Set exactly once.
     private var end: TCPConnection.End?
     private var endDelivered = false
@@ -203,7 +216,9 @@ private final class ConnectionCore {
         self.descriptor = descriptor
     }
 
-    private var isReading: Bool { self.handler != nil && self.end == nil && !self.closeAfterFlush }
+    private var isReading: Bool {
+        self.handler != nil && self.end == nil && !self.closeAfterFlush && !self.readingPaused
+    }
     private var hasPendingWrites: Bool { self.pendingHead < self.pending.count }
     private var acceptsWrites: Bool { self.end == nil && !self.closeAfterFlush && self.writeSide == .open }
 
@@ -243,6 +258,12 @@ private final class ConnectionCore {
         } else {
             self.deliverEnd(owner: owner)
         }
+    }
+
+    func setReadingPaused(_ paused: Bool, owner: TCPConnection) {
+        guard self.readingPaused != paused else { return }
+        self.readingPaused = paused
+        self.updateInterest(owner: owner)
     }
 
     // MARK: Readiness

@@ -13,9 +13,11 @@ struct TCPConnectionTests {
         var clientProbe = try await ConnectionProbe(client)
 
         try await client.send(Array("hello from the client".utf8))
-        #expect(await server.read(count: 21) == Array("hello from the client".utf8))
+        let atServer = await server.read(count: 21)
+        #expect(String(decoding: atServer, as: UTF8.self) == "hello from the client")
         try await server.connection.send(Array("hello from the server".utf8))
-        #expect(await clientProbe.read(count: 21) == Array("hello from the server".utf8))
+        let atClient = await clientProbe.read(count: 21)
+        #expect(String(decoding: atClient, as: UTF8.self) == "hello from the server")
         #expect(client.remoteAddress == accepted.address)
         #expect(server.connection.remoteAddress == client.localAddress)
         client.close()
@@ -42,6 +44,9 @@ struct TCPConnectionTests {
         #expect(echoed.count == payload.count)
         let intact = echoed == payload  // compared outside #expect to keep a failure message short
         #expect(intact)
+        if !intact, let first = echoed.indices.first(where: { echoed[$0] != payload[$0] }) {
+            Issue.record("first difference at \(first) of \(payload.count)")
+        }
         var results = written.makeAsyncIterator()
         let result = await results.next()
         #expect(throws: Never.self) { try result?.get() }
@@ -62,6 +67,10 @@ struct TCPConnectionTests {
         let (bytes, end) = await server.readToEnd()
         let intact = bytes == payload
         #expect(intact)
+        if !intact {
+            let first = bytes.indices.first(where: { $0 >= payload.count || bytes[$0] != payload[$0] })
+            Issue.record("DIAG got \(bytes.count) of \(payload.count), first diff \(String(describing: first)), end \(end)")
+        }
         #expect(end == .endOfStream)
         await accepted.listener.close()
     }
@@ -87,19 +96,19 @@ struct TCPConnectionTests {
     @Test func connectToAPortWithoutListenerIsRefused() async throws {
         let loop = try EventLoop(name: "test-refused")
         defer { loop.shutdown() }
-        let port = try await unusedLoopbackPort(loop: loop)
+        let reserved = try ReservedPort()
         await #expect(throws: SocketError.refused) {
-            try await connect(to: [loopback(port: port)], loop: loop)
+            try await connect(to: [reserved.address], loop: loop)
         }
     }
 
     @Test func connectTriesTheNextAddressAfterARefusal() async throws {
         let loop = try EventLoop(name: "test-fallback")
         defer { loop.shutdown() }
-        let port = try await unusedLoopbackPort(loop: loop)
+        let reserved = try ReservedPort()
         let listener = try startEchoServer(loop: loop)
         let client = try await TCPConnection.connect(
-            to: [loopback(port: port), listener.address],
+            to: [reserved.address, listener.address],
             timeout: .seconds(5),
             loop: loop
         )
@@ -284,8 +293,8 @@ struct TCPConnectionTests {
                 break
             }
         }
-        let port = try await unusedLoopbackPort(loop: loop)
-        _ = try? await connect(to: [loopback(port: port)], loop: loop)
+        let reserved = try ReservedPort()
+        _ = try? await connect(to: [reserved.address], loop: loop)
         loop.shutdown()
         #expect(loop.ownedDescriptorCount == 0)
         let stillOpen = openSocketInodes().intersection(inodes)
@@ -309,6 +318,29 @@ extension TCPConnectionTests {
         let intact = bytes == payload
         #expect(intact)
         #expect(end == .failed(.reset))
+        await accepted.listener.close()
+    }
+}
+
+extension TCPConnectionTests {
+    @Test func pausedReadingHoldsBytesBackUntilResumed() async throws {
+        let loop = try EventLoop(name: "test-pause")
+        defer { loop.shutdown() }
+        var accepted = try AcceptedConnections(loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
+        var server = try await ConnectionProbe(await accepted.next())
+        server.connection.pauseReading()
+        try await client.send([1, 2, 3])
+        client.close()
+        // A round trip through a second connection shows the loop turned while the bytes waited.
+        let other = try await connect(to: [accepted.address], loop: loop)
+        let otherServer = await accepted.next()
+        other.close()
+        otherServer.close()
+        #expect(try await server.bytesDelivered() == 0)
+        #expect(try await server.endsDelivered() == 0)
+        server.connection.resumeReading()
+        #expect(await server.readToEnd() == ([1, 2, 3], .endOfStream))
         await accepted.listener.close()
     }
 }
