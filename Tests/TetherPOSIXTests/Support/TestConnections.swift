@@ -1,4 +1,5 @@
 import Glibc
+import Testing
 @testable import TetherPOSIX
 
 /// What a `StreamingHandler` saw, in order.
@@ -191,6 +192,17 @@ func connect(
 /// 127.0.0.1 with `port`.
 func loopback(port: Int) -> SocketAddress {
     SocketAddress(ip: "127.0.0.1", port: port)!
+}
+
+/// Expects `actual == expected` for large byte arrays, reporting the length and the first
+/// difference instead of printing megabytes.
+func expectSameBytes(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    guard actual != expected else { return }
+    let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    Issue.record(
+        "got \(actual.count) bytes, expected \(expected.count); first difference at \(firstDifference ?? -1)",
+        sourceLocation: sourceLocation
+    )
 }
 
 /// Deterministic, non-repeating-looking test bytes.

@@ -42,11 +42,7 @@ struct TCPConnectionTests {
         #expect(queuedAfterWrite > 0 && queuedAfterWrite < payload.count)
         let echoed = await probe.read(count: payload.count)
         #expect(echoed.count == payload.count)
-        let intact = echoed == payload  // compared outside #expect to keep a failure message short
-        #expect(intact)
-        if !intact, let first = echoed.indices.first(where: { echoed[$0] != payload[$0] }) {
-            Issue.record("first difference at \(first) of \(payload.count)")
-        }
+        expectSameBytes(echoed, payload)
         var results = written.makeAsyncIterator()
         let result = await results.next()
         #expect(throws: Never.self) { try result?.get() }
@@ -65,12 +61,7 @@ struct TCPConnectionTests {
         client.close()
         var server = try await ConnectionProbe(await accepted.next())
         let (bytes, end) = await server.readToEnd()
-        let intact = bytes == payload
-        #expect(intact)
-        if !intact {
-            let first = bytes.indices.first(where: { $0 >= payload.count || bytes[$0] != payload[$0] })
-            Issue.record("DIAG got \(bytes.count) of \(payload.count), first diff \(String(describing: first)), end \(end)")
-        }
+        expectSameBytes(bytes, payload)
         #expect(end == .endOfStream)
         await accepted.listener.close()
     }
@@ -87,8 +78,7 @@ struct TCPConnectionTests {
         await #expect(throws: SocketError.closed) { try await client.send([1]) }
         // The echo server sees end of stream, flushes its echo, then closes.
         let (bytes, end) = await probe.readToEnd()
-        let intact = bytes == payload
-        #expect(intact)
+        expectSameBytes(bytes, payload)
         #expect(end == .endOfStream)
         await listener.close()
     }
@@ -315,8 +305,7 @@ extension TCPConnectionTests {
         // The client installs its handler only now: data and RST are both waiting in the kernel.
         var probe = try await ConnectionProbe(client)
         let (bytes, end) = await probe.readToEnd()
-        let intact = bytes == payload
-        #expect(intact)
+        expectSameBytes(bytes, payload)
         #expect(end == .failed(.reset))
         await accepted.listener.close()
     }
