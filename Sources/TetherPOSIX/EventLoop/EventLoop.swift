@@ -274,23 +274,47 @@ public final class EventLoop: Sendable {
     var readBuffer: UnsafeMutableRawBufferPointer { self.state.value.readBuffer }
 
     /// Adds `fd` to epoll for `interest`; `owner.ready` is called with its readiness from now on.
+    /// The loop keeps `owner` alive until `deregister`.
     func register(_ fd: Int32, interest: Interest, owner: any LoopSelectable) throws(SocketError) -> UInt64 {
-        let state = self.state.value
-        guard !state.isShuttingDown else { throw .closed }
-        state.lastRegistrationID += 1
-        let id = state.lastRegistrationID
-        try self.poller.add(fd, id: id, interest: interest)
-        state.registrations[id] = owner
+        let id = try self.register(owner)
+        do {
+            try self.poller.add(fd, id: id, interest: interest)
+        } catch {
+            self.state.value.registrations[id] = nil
+            throw error
+        }
         return id
-    }
-
-    func updateInterest(_ fd: Int32, id: UInt64, interest: Interest) throws(SocketError) {
-        try self.poller.modify(fd, id: id, interest: interest)
     }
 
     /// Removes `fd` from epoll; no more `ready` calls reach its owner, even for events of this turn.
     func deregister(_ fd: Int32, id: UInt64) {
         self.poller.remove(fd)
+        self.state.value.registrations[id] = nil
+    }
+
+    /// Keeps `owner` alive (and tells it when the loop shuts down) without watching a descriptor
+    /// yet; `watch` adds one under the returned id.
+    func register(_ owner: any LoopSelectable) throws(SocketError) -> UInt64 {
+        let state = self.state.value
+        guard !state.isShuttingDown else { throw .closed }
+        state.lastRegistrationID += 1
+        state.registrations[state.lastRegistrationID] = owner
+        return state.lastRegistrationID
+    }
+
+    /// Changes what epoll watches `fd` for, from `previous` to `interest`: adds it, modifies it, or
+    /// (for an empty `interest`) removes it from epoll while its owner stays registered.
+    func watch(_ fd: Int32, id: UInt64, interest: Interest, previous: Interest) throws(SocketError) {
+        switch (previous.isEmpty, interest.isEmpty) {
+        case (true, true): return
+        case (true, false): try self.poller.add(fd, id: id, interest: interest)
+        case (false, true): self.poller.remove(fd)
+        case (false, false): if interest != previous { try self.poller.modify(fd, id: id, interest: interest) }
+        }
+    }
+
+    /// Forgets an owner registered with `register(_:)`; its descriptor must no longer be watched.
+    func deregister(id: UInt64) {
         self.state.value.registrations[id] = nil
     }
 

@@ -58,8 +58,8 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     }
 
     deinit {
-        // Only reached while not registered with the loop (no handler reading, nothing pending),
-        // so closing the descriptor is all that is left to do.
+        // Only reached while the loop does not hold the connection: no handler was installed (or it
+        // already got its end) and nothing is pending, so closing the descriptor is all that is left.
         let core = self.core
         let loop = self.loop
         if loop.inEventLoop {
@@ -191,9 +191,10 @@ private final class ConnectionCore {
     private let descriptor: Int32
     private var descriptorClosed = false
     private var handler: (any TCPConnectionHandler)?
-    /// The epoll registration while registered; `nil` while there is nothing to watch.
+    /// The loop registration (which keeps the owner alive); see `updateInterest`.
     private var registrationID: UInt64?
-    private var registeredInterest: Interest = []
+    /// What epoll watches the descriptor for; empty when it is not in epoll.
+    private var watchedInterest: Interest = []
     private var pending: [PendingWrite] = []
     private var pendingHead = 0
     private(set) var pendingByteCount = 0
@@ -498,7 +499,9 @@ private final class ConnectionCore {
         guard !self.descriptorClosed else { return }
         self.descriptorClosed = true
         if let id = self.registrationID {
-            owner.loop.deregister(self.descriptor, id: id)
+            try? owner.loop.watch(self.descriptor, id: id, interest: [], previous: self.watchedInterest)
+            self.watchedInterest = []
+            owner.loop.deregister(id: id)
             self.registrationID = nil
         }
         owner.loop.release(self.descriptor)
@@ -506,28 +509,28 @@ private final class ConnectionCore {
 
     // MARK: Registration
 
-    /// Watches for reading while a handler reads, and for writing only while bytes are pending.
-    /// With nothing to watch the descriptor leaves epoll, so an idle, unread connection costs the
-    /// loop nothing.
+    /// Watches for reading while a handler reads, and for writing only while bytes are pending;
+    /// with nothing to watch the descriptor leaves epoll. The loop keeps the connection alive while
+    /// a handler is installed (until its end) or bytes are pending, so an installed handler always
+    /// gets its end, and a loop shutdown reaches the connection even while reading is paused.
     private func updateInterest(owner: TCPConnection) {
         guard !self.descriptorClosed else { return }
         var interest: Interest = []
         if self.isReading { interest.insert(.readable) }
         if self.hasPendingWrites { interest.insert(.writable) }
+        let retain = self.handler != nil || !interest.isEmpty
         do {
-            switch (self.registrationID, interest.isEmpty) {
-            case (nil, true):
-                return
-            case (nil, false):
-                self.registrationID = try owner.loop.register(self.descriptor, interest: interest, owner: owner)
-            case (let id?, true):
-                owner.loop.deregister(self.descriptor, id: id)
-                self.registrationID = nil
-            case (let id?, false):
-                guard interest != self.registeredInterest else { return }
-                try owner.loop.updateInterest(self.descriptor, id: id, interest: interest)
+            if retain, self.registrationID == nil {
+                self.registrationID = try owner.loop.register(owner)
             }
-            self.registeredInterest = interest
+            if let id = self.registrationID, interest != self.watchedInterest {
+                try owner.loop.watch(self.descriptor, id: id, interest: interest, previous: self.watchedInterest)
+                self.watchedInterest = interest
+            }
+            if !retain, let id = self.registrationID {
+                owner.loop.deregister(id: id)
+                self.registrationID = nil
+            }
         } catch {
             self.fail(error, owner: owner, deferred: true)
         }

@@ -333,3 +333,22 @@ extension TCPConnectionTests {
         await accepted.listener.close()
     }
 }
+
+extension TCPConnectionTests {
+    @Test func loopShutdownEndsEveryConnectionWithAHandlerEvenWhilePaused() async throws {
+        let loop = try EventLoop(name: "test-pauseshutdown")
+        var accepted = try AcceptedConnections(loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
+        var probe = try await ConnectionProbe(client)
+        var server: TCPConnection? = await accepted.next()
+        client.pauseReading()
+        try await loop.submit {}
+        loop.shutdown()
+        #expect(await probe.readToEnd().end == .failed(.closed))
+        // Left: the accepted socket, which never got a handler and is still referenced here.
+        #expect(loop.ownedDescriptorCount == 1)
+        #expect(server != nil)
+        server = nil  // released after its loop exited: closed by its deinit
+        #expect(loop.ownedDescriptorCount == 0)
+    }
+}
