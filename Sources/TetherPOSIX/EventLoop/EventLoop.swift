@@ -147,7 +147,8 @@ public final class EventLoop: Sendable {
     /// end with `.failed(.closed)`, pending connects fail with `.closed`, listeners stop. Work
     /// queued until the loop thread exits still runs (a task that keeps re-queueing itself delays
     /// shutdown); after that `execute` returns `false`. Idempotent.
-    /// Must not be called on the loop's own thread. Meant for tests; `shared` is never shut down.
+    /// Must not be called on the loop's own thread; a second, concurrent caller may return before the
+    /// thread has exited. Meant for tests; `shared` is never shut down.
     public func shutdown() {
         precondition(!self.identity.isCurrent, "EventLoop.shutdown() called on its own thread")
         self.inbox.withLock { inbox in
@@ -321,8 +322,6 @@ public final class EventLoop: Sendable {
     /// The eventfd that wakes the loop (for tests).
     var wakeDescriptor: Int32 { self.poller.wakeFD }
 
-    /// The number of registered descriptors (for tests).
-    var registrationCount: Int { self.state.value.registrations.count }
 }
 
 #if DEBUG

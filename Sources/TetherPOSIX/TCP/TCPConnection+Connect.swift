@@ -59,7 +59,8 @@ extension TCPConnection {
         return try result.get()
     }
 
-    /// Resolves `host` (see `Resolver.resolve`) and connects to its addresses in order.
+    /// Resolves `host` (see `Resolver.resolve`) and connects to its addresses in order. Names are
+    /// resolved in the process's own network namespace, even when `namespace` is given.
     public static func connect(
         host: String,
         port: Int,
