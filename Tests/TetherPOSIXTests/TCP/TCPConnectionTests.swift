@@ -352,3 +352,42 @@ extension TCPConnectionTests {
         #expect(loop.ownedDescriptorCount == 0)
     }
 }
+
+extension TCPConnectionTests {
+    @Test func writeCompletionsRunInWriteOrderAndNeverInsideTheWriteCall() async throws {
+        let loop = try EventLoop(name: "test-completions")
+        defer { loop.shutdown() }
+        let listener = try startEchoServer(loop: loop)
+        let client = try await connect(to: [listener.address], loop: loop)
+        let (stream, continuation) = AsyncStream.makeStream(of: (Int, Bool).self)
+        try await loop.submit {
+            let insideWrite = LoopBound(false, loop: loop)
+            for index in 0..<200 {
+                insideWrite.value = true
+                // Mixed sizes: some go straight to the kernel, later ones queue behind a big one.
+                let size = index == 50 ? 8 << 20 : 100
+                client.write([UInt8](repeating: UInt8(index % 256), count: size)) { result in
+                    continuation.yield((index, insideWrite.value || (try? result.get()) == nil))
+                }
+                insideWrite.value = false
+            }
+        }
+        var order: [Int] = []
+        for await (index, wrong) in stream {
+            #expect(!wrong)
+            order.append(index)
+            if order.count == 200 { break }
+        }
+        #expect(order == Array(0..<200))
+        client.close()
+        await listener.close()
+    }
+
+    @Test func connectWithoutAddressesFailsWithATypedError() async throws {
+        let loop = try EventLoop(name: "test-noaddress")
+        defer { loop.shutdown() }
+        await #expect(throws: SocketError.system(operation: "connect", errno: EDESTADDRREQ)) {
+            try await connect(to: [], loop: loop)
+        }
+    }
+}
