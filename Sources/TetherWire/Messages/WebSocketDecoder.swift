@@ -15,7 +15,8 @@ public struct WebSocketDecoder: Sendable {
     ///   - role: this endpoint's role (a client expects unmasked frames, a server masked ones).
     ///   - maximumFrameSize: the largest frame payload accepted (default 16 MiB); beyond is a 1009.
     ///   - maximumMessageSize: the largest message accepted (default 16 MiB); beyond is a 1009.
-    ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none.
+    ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none. The bits are
+    ///     passed through in `BorrowedMessage.reservedBits`; text is still validated as received.
     public init(
         role: Role,
         maximumFrameSize: Int = 16 << 20,
@@ -73,10 +74,15 @@ public struct WebSocketDecoder: Sendable {
                     continue
                 case .frame(let opcode):
                     if opcode == .close { self.isClosed = true }
-                    self.parser.withPayload(of: frame) { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    self.parser.withPayload(of: frame) {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
+                    }
                     return true
                 case .assembled(let opcode):
-                    self.assembler.withAssembledPayload { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    let reservedBits = self.assembler.messageReservedBits
+                    self.assembler.withAssembledPayload {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: reservedBits))
+                    }
                     return true
                 }
             }

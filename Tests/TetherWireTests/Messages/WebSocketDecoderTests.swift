@@ -136,3 +136,13 @@ extension WebSocketDecoderTests {
         }
     }
 }
+
+extension WebSocketDecoderTests {
+    @Test func allowedReservedBitsOfTheFirstFrameArePassedThroughPerMessage() throws {
+        var decoder = WebSocketDecoder(role: .client, reservedBitsAllowed: 0b100)
+        decoder.append(hex("c2 01 07") + hex("42 01 01") + hex("80 01 02") + hex("82 01 03"))
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [4, 7])
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [4, 1, 2])
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [0, 3])
+    }
+}
