@@ -1,0 +1,240 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherCore
+import TetherPOSIX
+import TetherWire
+@testable import Tether
+
+/// `SocketTransport` against scripted raw peers over loopback. Every wait is on an explicit signal (the client's
+/// event stream, the peer's byte stream); the time limit only turns a missing event into a failure.
+@Suite(.timeLimit(.minutes(1))) struct SocketTransportTests {
+    // MARK: Opening and data
+
+    @Test func openingHandshakeCarriesTargetHostHeadersAndSubprotocols() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(
+            url: peer.url("/chat/room%201?token=abc&x=1"),
+            headers: [(name: "Authorization", value: "Bearer secret")],
+            subprotocols: ["chat.v2", "chat.v1"]
+        )
+        let server = await peer.accept()
+
+        let request = try await server.open(subprotocol: "chat.v1")
+        #expect(request.target == "/chat/room%201?token=abc&x=1")
+        #expect(request.header("Host") == "127.0.0.1:\(peer.port)")
+        #expect(request.header("Authorization") == "Bearer secret")
+        #expect(request.subprotocols == ["chat.v2", "chat.v1"])
+        #expect(await client.next() == .opened("chat.v1"))
+
+        client.connection.close(code: 1000, reason: "")
+        _ = try await server.nextMessage()
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        await peer.stop()
+    }
+
+    @Test func textAndBinaryMessagesEchoInOrderIncludingOneMebibyteAndFragments() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await client.connection.send(.text("héllo 👋"))
+        try await client.connection.send(.binary(Data([0, 1, 2])))
+        try await client.connection.send(.binary(Data(large)))
+        try await client.connection.send(.text(""))
+        #expect(try await server.nextMessage() == .text("héllo 👋"))
+        #expect(try await server.nextMessage() == .binary([0, 1, 2]))
+        #expect(try await server.nextMessage() == .binary(large))
+        #expect(try await server.nextMessage() == .text(""))
+
+        // The server answers in fragments, one cut inside a multi-byte character.
+        try await server.sendText("héllo 👋", fragmentSize: 2)
+        try await server.sendBinary(large, fragmentSize: 100_000)
+        try await server.sendBinary([])
+        #expect(await client.next() == .text("héllo 👋"))
+        #expect(await client.next() == .binary(Data(large)))
+        #expect(await client.next() == .binary(Data()))
+
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await peer.stop()
+    }
+
+    @Test func framesSentRightAfterTheResponseHeaderAreDelivered() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        let request = try await server.readRequest()
+        var encoder = WebSocketEncoder(role: .server)
+        var bytes = ServerHandshake.accept(request)
+        encoder.text("early", into: &bytes)
+        try await server.write(bytes)
+
+        #expect(await client.next() == .opened(nil))
+        #expect(await client.next() == .text("early"))
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func hostNamesResolveThroughTheResolver() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: URL(string: "ws://localhost:\(peer.port)/")!)
+        let server = await peer.accept()
+        let request = try await server.open()
+        #expect(request.header("Host") == "localhost:\(peer.port)")
+        #expect(await client.next() == .opened(nil))
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func ipv6LoopbackURLConnects() async throws {
+        var peer = try ScriptedPeer(host: "::1")
+        var client = ClientProbe(url: peer.url("/v6"))
+        let server = await peer.accept()
+        let request = try await server.open()
+        #expect(request.header("Host") == "[::1]:\(peer.port)")
+        #expect(server.tcp.remoteAddress?.family == .ipv6)
+        #expect(await client.next() == .opened(nil))
+        try await client.connection.send(.text("over v6"))
+        #expect(try await server.nextMessage() == .text("over v6"))
+        try await server.sendClose(code: nil)
+        #expect(await client.rest() == [.ended(.peerClosed(code: nil))])
+        await peer.stop()
+    }
+
+    // MARK: Pings
+
+    @Test func pingCarriesItsIdAndOnlyTheMatchingFirstPongCounts() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 0x0102_0304_0506_0708)
+        #expect(try await server.nextMessage() == .ping([1, 2, 3, 4, 5, 6, 7, 8]))
+        try await server.sendPong([9, 9])  // unsolicited, not an id
+        try await server.sendPong([0, 0, 0, 0, 0, 0, 0, 99])  // an id never sent
+        try await server.sendPong([1, 2, 3, 4, 5, 6, 7, 8])
+        try await server.sendPong([1, 2, 3, 4, 5, 6, 7, 8])  // duplicate
+        try await server.sendText("barrier")
+        #expect(await client.next() == .pong(0x0102_0304_0506_0708))
+        #expect(await client.next() == .text("barrier"))
+
+        try await server.sendClose(code: 1001)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1001))])
+        await peer.stop()
+    }
+
+    @Test func serverPingIsAnsweredWithPongCarryingTheSamePayload() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        try await server.sendPing([0xCA, 0xFE])
+        #expect(try await server.nextMessage() == .pong([0xCA, 0xFE]))
+        try await server.sendPing([])
+        #expect(try await server.nextMessage() == .pong([]))
+
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func pingsOutstandingWhenTheConnectionBreaksFailBeforeTheEnd() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 1)
+        client.connection.sendPing(id: 2)
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 1]))
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 2]))
+        try await server.sendPong([0, 0, 0, 0, 0, 0, 0, 2])
+        try await server.sendText("last words")
+        server.reset()
+        #expect(await client.rest() == [.pong(2), .text("last words"), .pingFailed(1), .ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func pingBeforeOpenFailsOnce() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        client.connection.sendPing(id: 5)
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.pingFailed(5), .ended(.closedLocally)])
+        #expect(await server.waitForEnd() == .failed(.reset))
+        await peer.stop()
+    }
+
+    // MARK: Sending
+
+    @Test func sendBeforeOpenAndAfterTheEndThrowsNotOpen() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("too early")) }
+
+        try await server.acceptRequest()
+        #expect(await client.next() == .opened(nil))
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("too late")) }
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.binary(Data([1]))) }
+        await peer.stop()
+    }
+
+    @Test func messagesOverTheLimitAreRefusedBeforeAnythingIsSent() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), maximumMessageSize: 1024)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        await #expect(throws: WebSocketSendError.messageTooLarge(size: 1025, limit: 1024)) {
+            try await client.connection.send(.binary(Data(count: 1025)))
+        }
+        await #expect(throws: WebSocketSendError.messageTooLarge(size: 2000, limit: 1024)) {
+            try await client.connection.send(.text(String(repeating: "é", count: 1000)))
+        }
+        try await client.connection.send(.binary(Data(count: 1024)))
+        #expect(try await server.nextMessage() == .binary([UInt8](repeating: 0, count: 1024)))
+
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func sendRacingAResetThrowsInsteadOfDroppingTheMessage() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        server.reset()
+        // The RST is out before the write runs (both hop onto the same loop, in this order). Whether the client
+        // has processed it yet decides the error: not open, or the write failed. It never returns normally.
+        do {
+            try await client.connection.send(.text("lost?"))
+            Issue.record("a send on a reset connection returned normally")
+        } catch let error as WebSocketSendError {
+            #expect(error == .notOpen || error == .connectionFailed)
+        }
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+}
+#endif
