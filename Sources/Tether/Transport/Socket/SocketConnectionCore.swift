@@ -234,10 +234,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
     }
 
     func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        if case .endOfStream = end {
+        self.tcp = nil  // from now on `send` and `sendPing` fail at once
+        if case .endOfStream = end, let bound = self.bound {
             // The descriptor is closed right after this call returns (or once our last bytes are flushed):
             // report the end on the next turn so that no descriptor is open when `.ended` arrives.
-            guard let bound = self.bound else { return }
             self.loop.execute { bound.value.tcpEnded() }
         } else {
             self.tcpEnded()
@@ -245,7 +245,6 @@ final class SocketConnectionCore: TCPConnectionHandler {
     }
 
     private func tcpEnded() {
-        self.tcp = nil
         switch self.phase {
         case .finishing:
             self.finish(self.decidedEnd!)
