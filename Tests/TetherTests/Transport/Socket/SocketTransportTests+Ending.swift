@@ -99,6 +99,18 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    @Test func closeRightAfterConnectAbortsAndLeavesNoClientSocket() async throws {
+        let peer = try ScriptedPeer()
+        for _ in 0..<20 {
+            // Depending on timing the close lands while resolving, while TCP connects, or during the handshake.
+            var client = ClientProbe(url: peer.url())
+            client.connection.close(code: 1000, reason: "")
+            #expect(await client.rest() == [.ended(.closedLocally)])
+        }
+        #expect(SocketInventory.openClientConnections(port: peer.port).isEmpty)
+        await peer.stop()
+    }
+
     @Test func resetWithoutCloseFrameEndsReceiveFailed() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())

@@ -149,6 +149,41 @@ import TetherWire
         await peer.stop()
     }
 
+    @Test func thousandsOfMessagesInterleavedWithPingsArriveInOrder() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        var encoder = WebSocketEncoder(role: .server)
+        var burst: [UInt8] = []
+        for index in 0..<5_000 {
+            encoder.text("message \(index)", into: &burst)
+            if index % 50 == 0 { try encoder.ping([UInt8(index / 50)], into: &burst) }
+        }
+        try await server.write(burst)
+        for index in 0..<5_000 {
+            let event = await client.next()
+            guard event == .text("message \(index)") else {
+                Issue.record("message \(index): got \(String(describing: event))")
+                break
+            }
+        }
+        for index in 0..<100 {
+            #expect(try await server.nextMessage() == .pong([UInt8(index)]))
+        }
+        for index in 0..<200 {
+            try await client.connection.send(.text("reply \(index)"))
+        }
+        for index in 0..<200 {
+            #expect(try await server.nextMessage() == .text("reply \(index)"))
+        }
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await peer.stop()
+    }
+
     @Test func pingsOutstandingWhenTheConnectionBreaksFailBeforeTheEnd() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())

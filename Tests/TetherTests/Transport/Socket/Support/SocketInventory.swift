@@ -14,6 +14,12 @@ enum SocketInventory {
         self.openSocketInodes().intersection(self.tcpConnectionInodes(port: port))
     }
 
+    /// This process's open descriptors that are TCP sockets connecting or connected to remote `port`: the
+    /// client side only.
+    static func openClientConnections(port: Int) -> Set<UInt64> {
+        self.openSocketInodes().intersection(self.tcpConnectionInodes(port: port, remoteOnly: true))
+    }
+
     /// Inodes of every socket in `/proc/self/fd`.
     static func openSocketInodes() -> Set<UInt64> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -28,14 +34,14 @@ enum SocketInventory {
         return inodes
     }
 
-    /// Inodes of TCP sockets, not listening, whose local or remote port is `port`.
-    static func tcpConnectionInodes(port: Int) -> Set<UInt64> {
+    /// Inodes of TCP sockets, not listening, whose local or remote port is `port` (only remote if `remoteOnly`).
+    static func tcpConnectionInodes(port: Int, remoteOnly: Bool = false) -> Set<UInt64> {
         var inodes = Set<UInt64>()
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
             for line in self.read(table).split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, fields[3] != "0A" else { continue }  // 0A: LISTEN
-                let ports = [fields[1], fields[2]].compactMap { address in
+                let ports = (remoteOnly ? [fields[2]] : [fields[1], fields[2]]).compactMap { address in
                     address.split(separator: ":").last.flatMap { Int($0, radix: 16) }
                 }
                 guard ports.contains(port), let inode = UInt64(fields[9]), inode != 0 else { continue }
