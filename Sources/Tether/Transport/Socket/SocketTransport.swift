@@ -16,7 +16,11 @@ import TetherWire
 ///   header that the handshake sets itself, such as `Host`).
 /// - `send` accepts messages up to `TransportRequest.maximumMessageSize` bytes, the same limit that applies to
 ///   received messages (default 16 MiB), and throws `.messageTooLarge` beyond it: a message is encoded and
-///   queued whole, so the limit also bounds the memory one `send` can hold.
+///   queued whole, so the limit also bounds the memory one `send` can hold. Messages are never fragmented.
+/// - `close(code:reason:)` sends `code` (one that may not appear on the wire, such as 1005, becomes 1000) and
+///   the reason cut to 123 UTF-8 bytes at a character boundary.
+/// - A TCP connection that breaks during the opening handshake (the server hangs up or resets) ends with
+///   `.receiveFailed`, like one that breaks while open.
 public struct SocketTransport: WebSocketTransport {
     let loop: EventLoop
 
