@@ -6,6 +6,7 @@
 /// Frames are appended to a caller-owned buffer so that it can be reused. The methods are inlinable so that the
 /// caller's module specialises them for its payload and random source types.
 public struct WebSocketEncoder<Random: RandomNumberGenerator> {
+    /// The role this encoder writes for.
     public let role: Role
     /// The largest payload per data frame; longer messages are fragmented.
     public let fragmentSize: Int

@@ -16,6 +16,7 @@ public struct MessageAssembler: Sendable {
         case assembled(Opcode)
     }
 
+    /// The largest message payload accepted.
     public let maximumMessageSize: Int
 
     /// The RSV bits of the first frame of the last fragmented message (what an extension such as

@@ -5,7 +5,9 @@
 /// violation are all delivered first; once a `ProtocolError` is thrown, every later call throws it again.
 /// After a close frame is returned, further bytes are discarded (the peer may send nothing after it).
 public struct WebSocketDecoder: Sendable {
+    /// The frame parser (read-only access, for its limits and buffered byte count).
     public private(set) var parser: FrameParser
+    /// The message assembler (read-only access).
     public private(set) var assembler: MessageAssembler
     private var failure: ProtocolError?
     /// A close frame was returned.
@@ -28,6 +30,7 @@ public struct WebSocketDecoder: Sendable {
         self.assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
     }
 
+    /// The role this decoder reads for.
     public var role: Role { self.parser.role }
 
     /// Appends received bytes.
