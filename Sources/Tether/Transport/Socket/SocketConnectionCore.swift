@@ -321,7 +321,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private func protocolViolated(_ error: ProtocolError) {
         switch self.phase {
         case .open:
-            self.writeClose(code: error.closeCode, reason: "")
+            self.writeClose(code: error.closeCode, reason: error.reason)
             self.decide(.protocolViolation(code: error.closeCode), graceful: true)
         case .closing:
             self.decide(.closedLocally, graceful: true)  // our close frame is already out; just drop TCP

@@ -141,21 +141,32 @@ extension SocketTransportTests {
     @Test func maskedServerFrameClosesWith1002AfterEarlierMessages() async throws {
         // RFC 6455 §5.7: a masked "Hello" — which a server must never send.
         let masked: [UInt8] = [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58]
-        try await self.expectViolation(frame: masked, code: 1002)
+        try await self.expectViolation(frame: masked, code: 1002, reason: "masked frame from server")
     }
 
     @Test func invalidUTF8TextClosesWith1007AfterEarlierMessages() async throws {
-        try await self.expectViolation(frame: [0x81, 0x02, 0xC3, 0x28], code: 1007)
+        try await self.expectViolation(
+            frame: [0x81, 0x02, 0xC3, 0x28], code: 1007, reason: "invalid UTF-8 in text message")
     }
 
-    @Test func messageOverTheLimitClosesWith1009AfterEarlierMessages() async throws {
+    @Test func frameOverTheLimitClosesWith1009AfterEarlierMessages() async throws {
         var encoder = WebSocketEncoder(role: .server)
         var frame: [UInt8] = []
         encoder.binary([UInt8](repeating: 1, count: 2_000), into: &frame)
-        try await self.expectViolation(frame: frame, code: 1009, maximumMessageSize: 1_024)
+        try await self.expectViolation(frame: frame, code: 1009, reason: "frame too big", maximumMessageSize: 1_024)
     }
 
-    private func expectViolation(frame: [UInt8], code: UInt16, maximumMessageSize: Int = 16 << 20) async throws {
+    @Test func fragmentedMessageOverTheLimitClosesWith1009AfterEarlierMessages() async throws {
+        var encoder = WebSocketEncoder(role: .server, fragmentSize: 600)
+        var frames: [UInt8] = []
+        encoder.binary([UInt8](repeating: 1, count: 2_000), into: &frames)
+        try await self.expectViolation(
+            frame: frames, code: 1009, reason: "message too big", maximumMessageSize: 1_024)
+    }
+
+    private func expectViolation(
+        frame: [UInt8], code: UInt16, reason: String, maximumMessageSize: Int = 16 << 20
+    ) async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url(), maximumMessageSize: maximumMessageSize)
         let server = await peer.accept()
@@ -167,7 +178,7 @@ extension SocketTransportTests {
         encoder.text("first", into: &bytes)
         encoder.binary([1, 2], into: &bytes)
         try await server.write(bytes + frame)
-        #expect(try await server.nextMessage() == .close(code: code, reason: ""))
+        #expect(try await server.nextMessage() == .close(code: code, reason: reason))
         #expect(await server.waitForEnd() == .endOfStream)
         #expect(await client.rest() == [.text("first"), .binary(Data([1, 2])), .ended(.protocolViolation(code: code))])
         await peer.stop()
