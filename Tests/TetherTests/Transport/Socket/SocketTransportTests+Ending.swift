@@ -203,11 +203,16 @@ extension SocketTransportTests {
     @Test func serverThatNeverAnswersTheHandshakeTimesOut() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url(), connectTimeout: 40)
-        let server = await peer.accept()
-        _ = try await server.readRequest()
         #expect(await client.rest() == [.ended(.connectFailed(.timedOut))])
-        #expect(await server.waitForEnd() == .failed(.reset))
         await peer.stop()
+        // Normally TCP was accepted and the request read before the deadline, and the client then reset the
+        // connection. On a starved machine the deadline can pass while TCP still connects: the attempt is
+        // cancelled and its socket closed (FIN), or nothing was accepted at all. Never an open socket.
+        if let server = await peer.nextAccepted() {
+            let end = await server.waitForEnd()
+            #expect(end == .failed(.reset) || end == .endOfStream)
+        }
+        #expect(SocketInventory.openClientConnections(port: peer.port).isEmpty)
     }
 
     @Test func socketErrorsMapToConnectFailures() {
@@ -317,26 +322,26 @@ extension SocketTransportTests {
         echo.connection.close(code: 1000, reason: "")
         _ = try await echoServer.nextMessage()
         try await echoServer.sendClose(code: 1000)
-
-        var silent = ClientProbe(url: peer.url(), connectTimeout: 30)
-        let silentServer = await peer.accept()
+        #expect(await echo.rest() == [.ended(.closedLocally)])
+        _ = await echoServer.waitForEnd()
 
         var rejected = ClientProbe(url: peer.url())
         let rejectingServer = await peer.accept()
         _ = try await rejectingServer.readRequest()
         try await rejectingServer.write(ServerHandshake.reject(status: 403, reason: "Forbidden"))
-
-        #expect(await echo.rest() == [.ended(.closedLocally)])
-        #expect(await silent.rest() == [.ended(.connectFailed(.timedOut))])
         #expect(await rejected.rest() == [.ended(.handshakeRejected(status: 403, retryAfter: nil))])
-        _ = await echoServer.waitForEnd()
-        _ = await silentServer.waitForEnd()
         _ = await rejectingServer.waitForEnd()
+
+        var silent = ClientProbe(url: peer.url(), connectTimeout: 30)
+        #expect(await silent.rest() == [.ended(.connectFailed(.timedOut))])
+        await peer.stop()
+        while let server = await peer.nextAccepted() {
+            _ = await server.waitForEnd()
+        }
         // The test peer's own end callback can run just before its descriptor is closed in the same loop turn;
         // one round trip through the loop settles that. The clients report `.ended` only after closing.
         _ = try await EventLoop.shared.submit {}
         #expect(SocketInventory.openConnections(port: port).isEmpty)
-        await peer.stop()
     }
 }
 #endif

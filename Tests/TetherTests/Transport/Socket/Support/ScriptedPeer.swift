@@ -40,12 +40,14 @@ private final class PeerHandler: TCPConnectionHandler {
 struct ScriptedPeer {
     let listener: TCPListener
     private var accepted: AsyncStream<AcceptedConnection>.AsyncIterator
+    private let acceptedSink: AsyncStream<AcceptedConnection>.Continuation
 
     /// Listens on `host` (`127.0.0.1` or `::1`) on an ephemeral port.
     init(host: String = "127.0.0.1") throws {
         self.listener = try TCPListener.bind(host: host)
         let (stream, continuation) = AsyncStream.makeStream(of: AcceptedConnection.self)
         self.accepted = stream.makeAsyncIterator()
+        self.acceptedSink = continuation
         self.listener.start { tcp in
             let (events, sink) = AsyncStream.makeStream(of: PeerEvent.self)
             tcp.setHandler(PeerHandler(continuation: sink))
@@ -61,14 +63,21 @@ struct ScriptedPeer {
         return URL(string: "ws://\(host):\(self.port)\(path)")!
     }
 
-    /// Waits for the next client connection.
+    /// Waits for the next client connection. Only for a client that surely connects (no short connect timeout).
     mutating func accept() async -> PeerConnection {
-        guard let connection = await self.accepted.next() else { preconditionFailure("the accept stream never ends") }
-        return PeerConnection(connection)
+        guard let connection = await self.nextAccepted() else { preconditionFailure("accept() after stop()") }
+        return connection
     }
 
+    /// The next connection accepted, or nil after `stop()` once every accepted connection was returned.
+    mutating func nextAccepted() async -> PeerConnection? {
+        await self.accepted.next().map(PeerConnection.init)
+    }
+
+    /// Stops listening; connections already accepted stay open.
     func stop() async {
         await self.listener.close()
+        self.acceptedSink.finish()
     }
 }
 
