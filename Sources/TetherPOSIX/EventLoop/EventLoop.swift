@@ -89,16 +89,16 @@ public final class EventLoop: Sendable {
     /// - Returns: `false` if the loop is shut down and `work` was dropped without running.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        let accepted = self.inbox.withLock { inbox in
+        // The wake is written under the lock: once the loop has closed its inbox it closes the
+        // eventfd, and a write after that could land in a socket that reused the descriptor number.
+        self.inbox.withLock { inbox in
             guard !inbox.isClosed else { return false }
             inbox.tasks.append(work)
+            if !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+                self.poller.wake()
+            }
             return true
         }
-        guard accepted else { return false }
-        if !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) {
-            self.poller.wake()
-        }
-        return true
     }
 
     /// Runs `body` on the loop's thread and returns its result.
@@ -150,8 +150,11 @@ public final class EventLoop: Sendable {
     /// Must not be called on the loop's own thread. Meant for tests; `shared` is never shut down.
     public func shutdown() {
         precondition(!self.identity.isCurrent, "EventLoop.shutdown() called on its own thread")
-        self.inbox.withLock { $0.isShutdown = true }
-        self.poller.wake()
+        self.inbox.withLock { inbox in
+            inbox.isShutdown = true
+            // Not after the loop has exited: its eventfd is closed and the number may be reused.
+            if !inbox.isClosed { self.poller.wake() }
+        }
         if let handle = self.thread.withLock({ thread in
             let handle = thread
             thread = nil
@@ -278,6 +281,9 @@ public final class EventLoop: Sendable {
         self.poller.remove(fd)
         self.state.value.registrations[id] = nil
     }
+
+    /// The wake-up eventfd's number (for tests).
+    var wakeDescriptorForTests: Int32 { self.poller.wakeFD }
 
     /// The number of registered descriptors (for tests).
     var registrationCount: Int { self.state.value.registrations.count }

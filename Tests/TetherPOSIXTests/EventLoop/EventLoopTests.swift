@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import Testing
 @testable import TetherPOSIX
@@ -109,6 +110,27 @@ struct EventLoopTests {
         #expect(loop.ownedDescriptorCount == 0)
         await #expect(throws: SocketError.closed) { try await loop.submit { 1 } }
         loop.shutdown()  // idempotent
+    }
+
+    @Test func shutdownAgainAfterExitNeverWritesToAReusedDescriptor() throws {
+        let loop = try EventLoop(name: "test-rewake")
+        let wakeFD = loop.wakeDescriptorForTests
+        loop.shutdown()
+        // Take the eventfd's old number for a pipe (the kernel hands out the lowest free number,
+        // so this may take a few tries while other tests open descriptors).
+        var pipes: [[Int32]] = []
+        defer { for pipe in pipes { close(pipe[0]); close(pipe[1]) } }
+        for _ in 0..<64 {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+            pipes.append(ends)
+            if ends.contains(wakeFD) { break }
+        }
+        loop.shutdown()
+        #expect(!loop.execute {})
+        var byte: UInt8 = 0
+        for ends in pipes { #expect(read(ends[0], &byte, 1) == -1) }
     }
 
     @Test func sharedLoopIsRunning() async throws {
