@@ -80,7 +80,8 @@ public enum HandshakeOutcome: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .accepted(let subprotocol): "accepted" + (subprotocol.map { " (subprotocol \($0))" } ?? "")
-        case .rejected(let status, let retryAfter): "rejected \(status)" + (retryAfter.map { " retry-after \($0)" } ?? "")
+        case .rejected(let status, let retryAfter):
+            "rejected \(status)" + (retryAfter.map { " retry-after \($0)" } ?? "")
         case .invalid(let reason): "bad upgrade (\(reason)), answered 400"
         case .ignored: "ignored"
         }

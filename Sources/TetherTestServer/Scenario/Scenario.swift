@@ -13,6 +13,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         /// `Retry-After: seconds`; then the TCP connection is closed.
         case reject(status: Int, retryAfterSeconds: Int?)
         /// The request is read and recorded but never answered (a client's handshake timeout fires).
+        /// Of the other settings only `resetAfterMilliseconds` applies.
         case ignore
     }
 
@@ -294,7 +295,8 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if self.echo { parts.append("echo") }
         if let stream = self.stream {
-            parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B every \(stream.intervalMilliseconds) ms")
+            let every = "every \(stream.intervalMilliseconds) ms"
+            parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B \(every)")
         }
         if let interval = self.pingIntervalMilliseconds { parts.append("ping every \(interval) ms") }
         if let close = self.close { parts.append("close \(close.code) after \(close.afterMilliseconds) ms") }

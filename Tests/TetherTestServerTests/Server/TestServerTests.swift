@@ -130,7 +130,7 @@ struct TestServerTests {
         #expect(end == .failed(.reset))
         let record = try await server.waitForEnd(ofConnection: 1)
         #expect(record.end?.reason == .serverReset)
-        #expect(record.end!.at - record.openedAt! >= 29)
+        #expect(record.end!.at - record.openedAt! >= 28)
         await server.stop()
     }
 
@@ -147,6 +147,33 @@ struct TestServerTests {
         let record = try await server.waitForEnd(ofConnection: 1)
         #expect(record.end?.reason == .protocolError(code: 1002))
         #expect(record.messageCount == 0)
+        await server.stop()
+    }
+
+    @Test func invalidUTF8TextClosesWith1007AfterEarlierMessagesWereHandled() async throws {
+        let server = try TestServer(scenario: .echo)
+        var (client, _) = try await RawClient.open(server)
+
+        try await client.send { encoder, bytes in
+            encoder.text("fine", into: &bytes)
+            encoder.encode(.text, payload: [0xC3, 0x28], into: &bytes)
+        }
+        let (messages, _) = await client.readToEnd()
+        #expect(messages == [.text("fine"), .close(code: 1007, reason: "invalid payload data")])
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.end?.reason == .protocolError(code: 1007))
+        #expect(record.closeSent?.code == 1007)
+        await server.stop()
+    }
+
+    @Test func messageOverTheLimitClosesWith1009() async throws {
+        let server = try TestServer(maximumMessageSize: 1000, scenario: .echo)
+        var (client, _) = try await RawClient.open(server)
+
+        try await client.send(binary: [UInt8](repeating: 1, count: 1001))
+        let (messages, _) = await client.readToEnd()
+        #expect(messages == [.close(code: 1009, reason: "message too big")])
+        #expect(try await server.waitForEnd(ofConnection: 1).end?.reason == .protocolError(code: 1009))
         await server.stop()
     }
 
@@ -193,6 +220,27 @@ struct TestServerTests {
         await server.stop()
     }
 
+    @Test func framesSentWithTheRequestAreHandledOnceTheConnectionOpens() async throws {
+        let server = try TestServer(scenario: .echo)
+        var encoder = WebSocketEncoder(role: .client)
+        var frames: [UInt8] = []
+        encoder.text("early", into: &frames)
+        var client = try await RawClient.connect(to: server, appending: frames)
+
+        _ = try await client.handshakeResponse().get()
+        #expect(await client.nextMessage() == .text("early"))
+        await server.stop()
+    }
+
+    @Test func invalidScenarioFromTheProviderIsAnswered500() async throws {
+        let server = try TestServer { _ in .close(afterMilliseconds: 10, code: 999) }
+        var client = try await RawClient.connect(to: server)
+
+        #expect(await client.handshakeResponse() == .failure(.rejected(status: 500, retryAfterSeconds: nil)))
+        #expect(try await server.waitForEnd(ofConnection: 1).end?.reason == .handshakeRejected(status: 500))
+        await server.stop()
+    }
+
     @Test func offeredSubprotocolIsSelected() async throws {
         let server = try TestServer(scenario: Scenario.normal.selecting(subprotocol: "chat"))
         let (_, chosen) = try await RawClient.open(server, subprotocols: ["superchat", "chat"])
@@ -219,16 +267,18 @@ struct TestServerTests {
 
     @Test func sendsNMessagesAtTheInterval() async throws {
         let server = try TestServer(scenario: .send(count: 4, size: 12, kind: .text, everyMilliseconds: 25))
+        // Taken before connecting, so it precedes the server's start of the scenario.
+        let beforeOpen = ContinuousClock.now
         var (client, _) = try await RawClient.open(server)
-        let opened = ContinuousClock.now
 
         var arrivals: [Int] = []
         for index in 0..<4 {
             let expected = String("\(index)" + String(repeating: ".", count: 11))
             #expect(await client.nextMessage() == .text(expected))
-            arrivals.append(milliseconds(since: opened))
+            arrivals.append(milliseconds(since: beforeOpen))
         }
-        #expect(arrivals[3] >= 3 * 25 - 5)
+        #expect(arrivals[3] >= 3 * 25)
+        #expect(arrivals[3] < 3 * 25 + 500)
         let record = try await server.waitForConnection(1) { $0.sentMessageCount == 4 }
         #expect(record.sentMessageBytes == 48)
         await server.stop()

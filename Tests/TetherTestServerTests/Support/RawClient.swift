@@ -84,6 +84,7 @@ struct RawClient {
         headers: [(name: String, value: String)] = [],
         subprotocols: [String] = [],
         rawRequest: [UInt8]? = nil,
+        appending extraBytes: [UInt8] = [],
         answersPings: Bool = false
     ) async throws -> RawClient {
         let connection = try await TCPConnection.connect(host: server.host, port: server.port, timeout: .seconds(2))
@@ -97,7 +98,7 @@ struct RawClient {
             connection.setHandler(
                 RawClientHandler(continuation: continuation, parser: parser, answersPings: answersPings))
         }
-        try await connection.send(rawRequest ?? handshake.request)
+        try await connection.send((rawRequest ?? handshake.request) + extraBytes)
         return RawClient(connection: connection, iterator: stream.makeAsyncIterator())
     }
 
