@@ -4,6 +4,7 @@
 // Input: byte 0 selects the configuration (bit 0: role, bits 1-2: allowed RSV bits, bit 3: small limits),
 // byte 1 seeds the read sizes, the rest is the byte stream. Checks, besides "no crash, no hang":
 // - feeding the stream in pieces gives exactly the messages and the error of feeding it at once;
+// - every text message delivered is valid UTF-8, and the validator agrees with the standard library on the input;
 // - every message decoded re-encodes (other role) and decodes back to itself.
 
 struct FuzzOutcome: Equatable {
@@ -27,7 +28,14 @@ func decodeForFuzzing(_ stream: ArraySlice<UInt8>, flags: UInt8, readSizes: UInt
         let end = min(stream.endIndex, start + max(size, 1))
         decoder.append(stream[start..<end])
         do {
-            while let message = try decoder.next() { outcome.messages.append(message) }
+            while let message = try decoder.nextMessage({ borrowed in
+                if borrowed.opcode == .text {
+                    precondition(String(validating: borrowed.payload, as: UTF8.self) != nil, "invalid UTF-8 delivered")
+                }
+                return borrowed.message
+            }) {
+                outcome.messages.append(message)
+            }
         } catch {
             outcome.error = error
             return outcome
@@ -43,6 +51,9 @@ public func decoderFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
     guard input.count >= 2 else { return 0 }
     let flags = input[0]
     let stream = input[2...]
+    precondition(
+        UTF8Validator.isValid(stream) == (String(validating: stream, as: UTF8.self) != nil),
+        "UTF-8 validator disagrees with the standard library")
     let atOnce = decodeForFuzzing(stream, flags: flags, readSizes: 0)
     let inPieces = decodeForFuzzing(stream, flags: flags, readSizes: input[1] | 1)
     precondition(atOnce == inPieces, "split input decoded differently")

@@ -89,8 +89,8 @@ public final class EventLoop: Sendable {
     /// - Returns: `false` if the loop is shut down and `work` was dropped without running.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        // The wake is written under the lock: once the loop has closed its inbox it closes the
-        // eventfd, and a write after that could land in a socket that reused the descriptor number.
+        // The wake-up happens under the lock: the loop closes the eventfd only after marking the
+        // inbox closed under the same lock, so a wake can never write to a closed (reused) descriptor.
         self.inbox.withLock { inbox in
             guard !inbox.isClosed else { return false }
             inbox.tasks.append(work)
@@ -152,7 +152,6 @@ public final class EventLoop: Sendable {
         precondition(!self.identity.isCurrent, "EventLoop.shutdown() called on its own thread")
         self.inbox.withLock { inbox in
             inbox.isShutdown = true
-            // Not after the loop has exited: its eventfd is closed and the number may be reused.
             if !inbox.isClosed { self.poller.wake() }
         }
         if let handle = self.thread.withLock({ thread in
@@ -245,11 +244,24 @@ public final class EventLoop: Sendable {
     /// Records that `descriptor` now belongs to a socket of this loop.
     func adopt(_ descriptor: Int32) {
         self.ownedDescriptors.add(1, ordering: .relaxed)
+        #if DEBUG
+        adoptedDescriptors.withLock { adopted in
+            assert(adopted.insert(descriptor).inserted, "TetherPOSIX adopted descriptor \(descriptor) twice")
+        }
+        #endif
     }
 
     /// Closes an adopted descriptor. Each adopted descriptor is released exactly once.
     func release(_ descriptor: Int32) {
+        #if DEBUG
+        // Closing under the lock keeps the check exact: the number cannot be reused in between.
+        adoptedDescriptors.withLock { adopted in
+            assert(adopted.remove(descriptor) != nil, "TetherPOSIX released descriptor \(descriptor) it does not own")
+            Socket.close(descriptor)
+        }
+        #else
         Socket.close(descriptor)
+        #endif
         self.ownedDescriptors.subtract(1, ordering: .relaxed)
     }
 
@@ -262,18 +274,16 @@ public final class EventLoop: Sendable {
     var readBuffer: UnsafeMutableRawBufferPointer { self.state.value.readBuffer }
 
     /// Adds `fd` to epoll for `interest`; `owner.ready` is called with its readiness from now on.
+    /// The loop keeps `owner` alive until `deregister`.
     func register(_ fd: Int32, interest: Interest, owner: any LoopSelectable) throws(SocketError) -> UInt64 {
-        let state = self.state.value
-        guard !state.isShuttingDown else { throw .closed }
-        state.lastRegistrationID += 1
-        let id = state.lastRegistrationID
-        try self.poller.add(fd, id: id, interest: interest)
-        state.registrations[id] = owner
+        let id = try self.register(owner)
+        do {
+            try self.poller.add(fd, id: id, interest: interest)
+        } catch {
+            self.state.value.registrations[id] = nil
+            throw error
+        }
         return id
-    }
-
-    func updateInterest(_ fd: Int32, id: UInt64, interest: Interest) throws(SocketError) {
-        try self.poller.modify(fd, id: id, interest: interest)
     }
 
     /// Removes `fd` from epoll; no more `ready` calls reach its owner, even for events of this turn.
@@ -282,12 +292,44 @@ public final class EventLoop: Sendable {
         self.state.value.registrations[id] = nil
     }
 
-    /// The wake-up eventfd's number (for tests).
-    var wakeDescriptorForTests: Int32 { self.poller.wakeFD }
+    /// Keeps `owner` alive (and tells it when the loop shuts down) without watching a descriptor
+    /// yet; `watch` adds one under the returned id.
+    func register(_ owner: any LoopSelectable) throws(SocketError) -> UInt64 {
+        let state = self.state.value
+        guard !state.isShuttingDown else { throw .closed }
+        state.lastRegistrationID += 1
+        state.registrations[state.lastRegistrationID] = owner
+        return state.lastRegistrationID
+    }
+
+    /// Changes what epoll watches `fd` for, from `previous` to `interest`: adds it, modifies it, or
+    /// (for an empty `interest`) removes it from epoll while its owner stays registered.
+    func watch(_ fd: Int32, id: UInt64, interest: Interest, previous: Interest) throws(SocketError) {
+        switch (previous.isEmpty, interest.isEmpty) {
+        case (true, true): return
+        case (true, false): try self.poller.add(fd, id: id, interest: interest)
+        case (false, true): self.poller.remove(fd)
+        case (false, false): if interest != previous { try self.poller.modify(fd, id: id, interest: interest) }
+        }
+    }
+
+    /// Forgets an owner registered with `register(_:)`; its descriptor must no longer be watched.
+    func deregister(id: UInt64) {
+        self.state.value.registrations[id] = nil
+    }
+
+    /// The eventfd that wakes the loop (for tests).
+    var wakeDescriptor: Int32 { self.poller.wakeFD }
 
     /// The number of registered descriptors (for tests).
     var registrationCount: Int { self.state.value.registrations.count }
 }
+
+#if DEBUG
+/// Debug builds check that every socket descriptor is closed once and only by its owner: closing
+/// a number twice could close an unrelated descriptor that reused it.
+private let adoptedDescriptors = Mutex<Set<Int32>>([])
+#endif
 
 /// State touched only on the loop's thread.
 private final class LoopState {

@@ -50,12 +50,14 @@ public final class LoopBound<Value>: @unchecked Sendable {
     private var _value: Value
     private let identity: LoopThreadIdentity
 
+    #if os(Linux)
     /// Wraps `value`, which from now on belongs to `loop`'s thread.
     /// - Parameter value: transferred (`sending`): the caller keeps no other reference to it.
     public init(_ value: sending Value, loop: EventLoop) {
         self._value = value
         self.identity = loop.identity
     }
+    #endif
 
     init(_ value: sending Value, identity: LoopThreadIdentity) {
         self._value = value

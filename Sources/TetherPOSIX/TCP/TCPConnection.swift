@@ -58,8 +58,8 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     }
 
     deinit {
-        // Only reached while not registered with the loop (no handler reading, nothing pending),
-        // so closing the descriptor is all that is left to do.
+        // Only reached while the loop does not hold the connection: no handler was installed (or it
+        // already got its end) and nothing is pending, so closing the descriptor is all that is left.
         let core = self.core
         let loop = self.loop
         if loop.inEventLoop {
@@ -141,6 +141,18 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.onLoop { core, owner in core.shutdownOutput(owner: owner) }
     }
 
+    /// Stops reading: the kernel buffers what arrives and, once its buffer is full, TCP flow control
+    /// slows the peer down. Use it when the consumer of the bytes falls behind. An end of stream or
+    /// error is noticed only after `resumeReading()` (a reset is still seen by a pending write).
+    public func pauseReading() {
+        self.onLoop { core, owner in core.setReadingPaused(true, owner: owner) }
+    }
+
+    /// Resumes reading after `pauseReading()`.
+    public func resumeReading() {
+        self.onLoop { core, owner in core.setReadingPaused(false, owner: owner) }
+    }
+
     private func onLoop(_ body: @escaping @Sendable (ConnectionCore, TCPConnection) -> Void) {
         if self.loop.inEventLoop {
             body(self.core.value, self)
@@ -179,15 +191,17 @@ private final class ConnectionCore {
     private let descriptor: Int32
     private var descriptorClosed = false
     private var handler: (any TCPConnectionHandler)?
-    /// The epoll registration while registered; `nil` while there is nothing to watch.
+    /// The loop registration (which keeps the owner alive); see `updateInterest`.
     private var registrationID: UInt64?
-    private var registeredInterest: Interest = []
+    /// What epoll watches the descriptor for; empty when it is not in epoll.
+    private var watchedInterest: Interest = []
     private var pending: [PendingWrite] = []
     private var pendingHead = 0
     private(set) var pendingByteCount = 0
     /// `close()` was called, or the peer's end of stream was seen: close after the flush.
     private var closeAfterFlush = false
     private var writeSide = WriteSide.open
+    private var readingPaused = false
     /// The end, once known. Set exactly once.
     private var end: TCPConnection.End?
     private var endDelivered = false
@@ -203,7 +217,9 @@ private final class ConnectionCore {
         self.descriptor = descriptor
     }
 
-    private var isReading: Bool { self.handler != nil && self.end == nil && !self.closeAfterFlush }
+    private var isReading: Bool {
+        self.handler != nil && self.end == nil && !self.closeAfterFlush && !self.readingPaused
+    }
     private var hasPendingWrites: Bool { self.pendingHead < self.pending.count }
     private var acceptsWrites: Bool { self.end == nil && !self.closeAfterFlush && self.writeSide == .open }
 
@@ -243,6 +259,12 @@ private final class ConnectionCore {
         } else {
             self.deliverEnd(owner: owner)
         }
+    }
+
+    func setReadingPaused(_ paused: Bool, owner: TCPConnection) {
+        guard self.readingPaused != paused else { return }
+        self.readingPaused = paused
+        self.updateInterest(owner: owner)
     }
 
     // MARK: Readiness
@@ -477,7 +499,9 @@ private final class ConnectionCore {
         guard !self.descriptorClosed else { return }
         self.descriptorClosed = true
         if let id = self.registrationID {
-            owner.loop.deregister(self.descriptor, id: id)
+            try? owner.loop.watch(self.descriptor, id: id, interest: [], previous: self.watchedInterest)
+            self.watchedInterest = []
+            owner.loop.deregister(id: id)
             self.registrationID = nil
         }
         owner.loop.release(self.descriptor)
@@ -485,28 +509,28 @@ private final class ConnectionCore {
 
     // MARK: Registration
 
-    /// Watches for reading while a handler reads, and for writing only while bytes are pending.
-    /// With nothing to watch the descriptor leaves epoll, so an idle, unread connection costs the
-    /// loop nothing.
+    /// Watches for reading while a handler reads, and for writing only while bytes are pending;
+    /// with nothing to watch the descriptor leaves epoll. The loop keeps the connection alive while
+    /// a handler is installed (until its end) or bytes are pending, so an installed handler always
+    /// gets its end, and a loop shutdown reaches the connection even while reading is paused.
     private func updateInterest(owner: TCPConnection) {
         guard !self.descriptorClosed else { return }
         var interest: Interest = []
         if self.isReading { interest.insert(.readable) }
         if self.hasPendingWrites { interest.insert(.writable) }
+        let retain = self.handler != nil || !interest.isEmpty
         do {
-            switch (self.registrationID, interest.isEmpty) {
-            case (nil, true):
-                return
-            case (nil, false):
-                self.registrationID = try owner.loop.register(self.descriptor, interest: interest, owner: owner)
-            case (let id?, true):
-                owner.loop.deregister(self.descriptor, id: id)
-                self.registrationID = nil
-            case (let id?, false):
-                guard interest != self.registeredInterest else { return }
-                try owner.loop.updateInterest(self.descriptor, id: id, interest: interest)
+            if retain, self.registrationID == nil {
+                self.registrationID = try owner.loop.register(owner)
             }
-            self.registeredInterest = interest
+            if let id = self.registrationID, interest != self.watchedInterest {
+                try owner.loop.watch(self.descriptor, id: id, interest: interest, previous: self.watchedInterest)
+                self.watchedInterest = interest
+            }
+            if !retain, let id = self.registrationID {
+                owner.loop.deregister(id: id)
+                self.registrationID = nil
+            }
         } catch {
             self.fail(error, owner: owner, deferred: true)
         }

@@ -1,3 +1,4 @@
+#if os(Linux)
 /// Receives what happens on a `TCPConnection`. Every method is called on the connection's event
 /// loop thread, so an implementation can keep its state there without locks; it is never called
 /// re-entrantly from inside the owner's own `write`, `close`, `reset` or `shutdownOutput` call.
@@ -11,3 +12,4 @@ public protocol TCPConnectionHandler: AnyObject {
     /// The connection releases its handler after this call.
     func ended(_ end: TCPConnection.End, on connection: TCPConnection)
 }
+#endif

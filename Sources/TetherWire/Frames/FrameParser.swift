@@ -12,8 +12,11 @@ public struct FrameParser: Sendable {
         fileprivate var payloadStart: Int
     }
 
+    /// The role of this endpoint; see `init(role:maximumFrameSize:reservedBitsAllowed:)`.
     public let role: Role
+    /// The largest frame payload accepted.
     public let maximumFrameSize: Int
+    /// The RSV bits that are not rejected.
     public let reservedBitsAllowed: UInt8
 
     private var storage: [UInt8] = []

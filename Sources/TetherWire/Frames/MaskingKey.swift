@@ -3,12 +3,14 @@
 /// `value` holds the key bytes in wire order, the first byte in the most significant position
 /// (so `MaskingKey(value: 0x37FA213D)` is the key `37 fa 21 3d` of RFC 6455 §5.7).
 public struct MaskingKey: Hashable, Sendable {
+    /// The key bytes, first byte most significant.
     public var value: UInt32
 
     public init(value: UInt32) {
         self.value = value
     }
 
+    /// The key from its four bytes in wire order.
     public init(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, _ b3: UInt8) {
         self.value = UInt32(b0) << 24 | UInt32(b1) << 16 | UInt32(b2) << 8 | UInt32(b3)
     }

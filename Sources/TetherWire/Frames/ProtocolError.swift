@@ -43,6 +43,7 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
     /// The close code to send: 1002, 1007 or 1009.
     public var closeCode: UInt16
 
+    /// The error for `kind`, with its close code.
     public init(_ kind: Kind) {
         self.kind = kind
         switch kind {
@@ -57,5 +58,27 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         }
     }
 
-    public var description: String { "WebSocket protocol error \(self.closeCode): \(self.kind)" }
+    /// A short reason to send in the close frame with `closeCode` (ASCII, well under the 123-byte limit).
+    public var reason: String {
+        switch self.kind {
+        case .reservedBitsSet: "reserved bits set"
+        case .unknownOpcode: "unknown opcode"
+        case .controlFrameTooLong: "control frame too long"
+        case .fragmentedControlFrame: "fragmented control frame"
+        case .lengthTopBitSet: "invalid payload length"
+        case .nonMinimalLength: "non-minimal payload length"
+        case .maskedFrameFromServer: "masked frame from server"
+        case .unmaskedFrameFromClient: "unmasked frame from client"
+        case .frameTooBig: "frame too big"
+        case .messageTooBig: "message too big"
+        case .unexpectedContinuation: "unexpected continuation frame"
+        case .dataFrameInsideMessage: "data frame inside fragmented message"
+        case .invalidUTF8: "invalid UTF-8 in text message"
+        case .closePayloadTooShort: "close payload of one byte"
+        case .invalidCloseCode: "invalid close code"
+        case .invalidCloseReason: "invalid UTF-8 in close reason"
+        }
+    }
+
+    public var description: String { "WebSocket protocol error \(self.closeCode): \(self.reason)" }
 }

@@ -47,10 +47,12 @@ public struct HandshakeRequestParser: Sendable {
         self.buffer = HTTPHeadBuffer(limit: maximumHeaderSize)
     }
 
+    /// Appends bytes received from the client.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
         self.buffer.append(bytes)
     }
 
+    /// Appends bytes received from the client.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         self.buffer.append(bytes)
     }

@@ -19,6 +19,7 @@ public struct HandshakeResponse: Equatable, Sendable {
 /// Append bytes as they arrive and call `parse()` until it returns a response or throws. Bytes after the header
 /// block are kept in `HandshakeResponse.remaining`. A failed handshake throws on every later call.
 public struct HandshakeResponseParser: Sendable {
+    /// The request this parser validates the response against.
     public let handshake: ClientHandshake
     private var buffer: HTTPHeadBuffer
     private var failure: HandshakeError?
@@ -32,10 +33,12 @@ public struct HandshakeResponseParser: Sendable {
         self.buffer = HTTPHeadBuffer(limit: maximumHeaderSize)
     }
 
+    /// Appends bytes received from the server.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
         self.buffer.append(bytes)
     }
 
+    /// Appends bytes received from the server.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         self.buffer.append(bytes)
     }

@@ -16,8 +16,12 @@ public struct MessageAssembler: Sendable {
         case assembled(Opcode)
     }
 
+    /// The largest message payload accepted.
     public let maximumMessageSize: Int
 
+    /// The RSV bits of the first frame of the last fragmented message (what an extension such as
+    /// permessage-deflate marks per message).
+    public private(set) var messageReservedBits: UInt8 = 0
     /// The opcode (text or binary) of the fragmented message in progress.
     private var openOpcode: Opcode?
     private var fragments: [UInt8] = []
@@ -74,6 +78,7 @@ public struct MessageAssembler: Sendable {
                 return .frame(header.opcode)
             }
             self.openOpcode = header.opcode
+            self.messageReservedBits = header.reservedBits
             self.utf8 = UTF8Validator()
             return try self.store(payload, fin: false)
         case .continuation:

@@ -5,7 +5,9 @@
 /// violation are all delivered first; once a `ProtocolError` is thrown, every later call throws it again.
 /// After a close frame is returned, further bytes are discarded (the peer may send nothing after it).
 public struct WebSocketDecoder: Sendable {
+    /// The frame parser (read-only access, for its limits and buffered byte count).
     public private(set) var parser: FrameParser
+    /// The message assembler (read-only access).
     public private(set) var assembler: MessageAssembler
     private var failure: ProtocolError?
     /// A close frame was returned.
@@ -15,7 +17,8 @@ public struct WebSocketDecoder: Sendable {
     ///   - role: this endpoint's role (a client expects unmasked frames, a server masked ones).
     ///   - maximumFrameSize: the largest frame payload accepted (default 16 MiB); beyond is a 1009.
     ///   - maximumMessageSize: the largest message accepted (default 16 MiB); beyond is a 1009.
-    ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none.
+    ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none. The bits are
+    ///     passed through in `BorrowedMessage.reservedBits`; text is still validated as received.
     public init(
         role: Role,
         maximumFrameSize: Int = 16 << 20,
@@ -27,6 +30,7 @@ public struct WebSocketDecoder: Sendable {
         self.assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
     }
 
+    /// The role this decoder reads for.
     public var role: Role { self.parser.role }
 
     /// Appends received bytes.
@@ -73,10 +77,15 @@ public struct WebSocketDecoder: Sendable {
                     continue
                 case .frame(let opcode):
                     if opcode == .close { self.isClosed = true }
-                    self.parser.withPayload(of: frame) { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    self.parser.withPayload(of: frame) {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
+                    }
                     return true
                 case .assembled(let opcode):
-                    self.assembler.withAssembledPayload { body(BorrowedMessage(opcode: opcode, payload: $0)) }
+                    let reservedBits = self.assembler.messageReservedBits
+                    self.assembler.withAssembledPayload {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: reservedBits))
+                    }
                     return true
                 }
             }

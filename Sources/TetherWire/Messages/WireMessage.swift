@@ -16,10 +16,14 @@ public struct BorrowedMessage {
     public var opcode: Opcode
     /// The unmasked payload. For text, valid UTF-8; for close, the raw close payload (code and reason).
     public var payload: UnsafeRawBufferPointer
+    /// The RSV bits of the message's first frame: always 0 unless the decoder allows reserved bits for an
+    /// extension. TetherWire implements no extension; it only passes these bits through.
+    public var reservedBits: UInt8
 
-    public init(opcode: Opcode, payload: UnsafeRawBufferPointer) {
+    public init(opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0) {
         self.opcode = opcode
         self.payload = payload
+        self.reservedBits = reservedBits
     }
 
     /// For a close frame, the status code, or nil when the payload is empty.

@@ -1,11 +1,13 @@
-import Foundation
 import Glibc
 import Testing
 @testable import TetherPOSIX
 
+/// iproute2's `ip`, if installed.
+private let ipCandidates: [String] = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
+private let ipPath = ipCandidates.first { access($0, X_OK) == 0 }
+
 /// These tests create real network namespaces, which needs root and iproute2's `ip`.
-private let namespacesAvailable = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip")
-    || getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/sbin/ip")
+private let namespacesAvailable = getuid() == 0 && ipPath != nil
 
 /// A namespace made with `ip netns add`, with `lo` up, deleted by `delete()`.
 private struct TemporaryNamespace {
@@ -34,16 +36,19 @@ private struct TemporaryNamespace {
         var description: String { "ip \(self.arguments.joined(separator: " ")) exited with \(self.status)" }
     }
 
+    /// Runs `ip` with `posix_spawn` and waits for it. (Not Foundation's `Process`: in this
+    /// toolchain, running it while other tests use sockets made descriptors of unrelated sockets
+    /// receive other data — it appears to close descriptors it does not own.)
     static func ip(_ arguments: [String]) throws {
-        let process = Process()
-        let path = FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw CommandFailed(arguments: arguments, status: process.terminationStatus)
-        }
+        let argv = (["ip"] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, ipPath!, nil, nil, argv, environ)
+        guard spawned == 0 else { throw CommandFailed(arguments: arguments, status: spawned) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        // WIFEXITED && WEXITSTATUS == 0 is simply status == 0.
+        guard status == 0 else { throw CommandFailed(arguments: arguments, status: status) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import Testing
 @testable import TetherPOSIX
 
 /// What a `StreamingHandler` saw, in order.
@@ -12,13 +13,20 @@ enum ConnectionEvent: Equatable, Sendable {
 final class StreamingHandler: TCPConnectionHandler {
     let continuation: AsyncStream<ConnectionEvent>.Continuation
     let endCount: LoopBound<Int>
+    let byteCount: LoopBound<Int>
 
-    init(continuation: AsyncStream<ConnectionEvent>.Continuation, endCount: LoopBound<Int>) {
+    init(
+        continuation: AsyncStream<ConnectionEvent>.Continuation,
+        endCount: LoopBound<Int>,
+        byteCount: LoopBound<Int>
+    ) {
         self.continuation = continuation
         self.endCount = endCount
+        self.byteCount = byteCount
     }
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+        self.byteCount.value += bytes.count
         self.continuation.yield(.bytes(Array(bytes)))
     }
 
@@ -33,6 +41,7 @@ final class StreamingHandler: TCPConnectionHandler {
 struct ConnectionProbe {
     let connection: TCPConnection
     let endCount: LoopBound<Int>
+    let byteCount: LoopBound<Int>
     private var iterator: AsyncStream<ConnectionEvent>.AsyncIterator
     private var buffered: [UInt8] = []
     private(set) var end: TCPConnection.End?
@@ -41,11 +50,15 @@ struct ConnectionProbe {
     init(_ connection: TCPConnection) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: ConnectionEvent.self)
         let endCount = LoopBound(0, loop: connection.loop)
+        let byteCount = LoopBound(0, loop: connection.loop)
         try await connection.loop.submit {
-            connection.setHandler(StreamingHandler(continuation: continuation, endCount: endCount))
+            connection.setHandler(
+                StreamingHandler(continuation: continuation, endCount: endCount, byteCount: byteCount)
+            )
         }
         self.connection = connection
         self.endCount = endCount
+        self.byteCount = byteCount
         self.iterator = stream.makeAsyncIterator()
     }
 
@@ -78,6 +91,12 @@ struct ConnectionProbe {
     func endsDelivered() async throws -> Int {
         let endCount = self.endCount
         return try await self.connection.loop.submit { endCount.value }
+    }
+
+    /// How many bytes the handler has received so far, read on the loop after all queued work.
+    func bytesDelivered() async throws -> Int {
+        let byteCount = self.byteCount
+        return try await self.connection.loop.submit { byteCount.value }
     }
 }
 
@@ -125,12 +144,40 @@ func startEchoServer(
     return listener
 }
 
-/// A port on 127.0.0.1 with no listener: bound by the kernel, then released.
-func unusedLoopbackPort(loop: EventLoop) async throws -> Int {
-    let listener = try TCPListener.bind(loop: loop)
-    let port = listener.port
-    await listener.close()
-    return port
+/// A port on 127.0.0.1 that nobody listens on while this value lives: a socket is bound to it but
+/// never listens, so connects are refused, and no other socket (another test's listener running in
+/// parallel) can take the port. A released port could be reused by a parallel test at once.
+final class ReservedPort: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard descriptor >= 0, bound == 0, named == 0 else {
+            if descriptor >= 0 { close(descriptor) }
+            throw SocketError.system(operation: "reserve port", errno: errno)
+        }
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    var address: SocketAddress { loopback(port: self.port) }
+
+    deinit {
+        close(self.descriptor)
+    }
 }
 
 /// Connects to `addresses` on `loop` with a generous timeout (loopback answers at once).
@@ -145,6 +192,17 @@ func connect(
 /// 127.0.0.1 with `port`.
 func loopback(port: Int) -> SocketAddress {
     SocketAddress(ip: "127.0.0.1", port: port)!
+}
+
+/// Expects `actual == expected` for large byte arrays, reporting the length and the first
+/// difference instead of printing megabytes.
+func expectSameBytes(_ actual: [UInt8], _ expected: [UInt8], sourceLocation: SourceLocation = #_sourceLocation) {
+    guard actual != expected else { return }
+    let firstDifference = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+    Issue.record(
+        "got \(actual.count) bytes, expected \(expected.count); first difference at \(firstDifference ?? -1)",
+        sourceLocation: sourceLocation
+    )
 }
 
 /// Deterministic, non-repeating-looking test bytes.

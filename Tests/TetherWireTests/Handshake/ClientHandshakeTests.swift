@@ -76,3 +76,19 @@ import TetherWire
         #expect(key != ClientHandshake.randomKey(using: &first))
     }
 }
+
+extension ClientHandshakeTests {
+    @Test func tokenPunctuationIsAllowedInSubprotocolsAndHeaderNamesButSeparatorsAreNot() throws {
+        let allowed = "!#$%&'*+-.^_`|~az09"
+        let handshake = try ClientHandshake(
+            host: "h", port: nil, secure: false, target: "/", subprotocols: [allowed],
+            headers: [(name: allowed, value: "v")], key: Self.sampleKey)
+        #expect(self.requestText(handshake).contains("Sec-WebSocket-Protocol: \(allowed)\r\n"))
+        for separator in ["(", ")", ",", "/", ":", ";", "<", "=", ">", "?", "@", "[", "\\", "]", "{", "}", "\""] {
+            #expect(throws: WireUsageError.invalidHandshakeField("subprotocols")) {
+                try ClientHandshake(host: "h", port: nil, secure: false, target: "/", subprotocols: ["a\(separator)b"],
+                                    key: Self.sampleKey)
+            }
+        }
+    }
+}

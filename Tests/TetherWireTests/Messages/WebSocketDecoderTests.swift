@@ -136,3 +136,76 @@ extension WebSocketDecoderTests {
         }
     }
 }
+
+extension WebSocketDecoderTests {
+    @Test func allowedReservedBitsOfTheFirstFrameArePassedThroughPerMessage() throws {
+        var decoder = WebSocketDecoder(role: .client, reservedBitsAllowed: 0b100)
+        decoder.append(hex("c2 01 07") + hex("42 01 01") + hex("80 01 02") + hex("82 01 03"))
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [4, 7])
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [4, 1, 2])
+        #expect(try decoder.nextMessage { ($0.reservedBits, Array($0.payload)) }.map { [$0.0] + $0.1 } == [0, 3])
+    }
+}
+
+extension WebSocketDecoderTests {
+    @Test func oversizedMessageIsRejectedFromItsHeaderWithoutWaitingForThePayload() {
+        var decoder = WebSocketDecoder(role: .server, maximumMessageSize: 1 << 20)
+        decoder.append([0x82, 0xFF, 0, 0, 0, 0, 0, 0x20, 0, 0, 1, 2, 3, 4])  // 2 MiB announced, no payload sent
+        let failure = #expect(throws: ProtocolError.self) { try decoder.next() }
+        #expect(failure == ProtocolError(.messageTooBig(limit: 1 << 20)))
+        #expect(failure?.closeCode == 1009)
+    }
+
+    /// Decodes `stream` fed in pieces of the given sizes (cycled), returning the messages and the error.
+    func decode(_ stream: [UInt8], role: Role, pieces: [Int]) -> ([WireMessage], ProtocolError?) {
+        var decoder = WebSocketDecoder(role: role, maximumFrameSize: 300, maximumMessageSize: 500)
+        var messages: [WireMessage] = []
+        var start = 0
+        var piece = 0
+        while start < stream.count {
+            let end = min(stream.count, start + pieces[piece % pieces.count])
+            piece += 1
+            decoder.append(stream[start..<end])
+            do {
+                while let message = try decoder.next() { messages.append(message) }
+            } catch {
+                return (messages, error)
+            }
+            start = end
+        }
+        return (messages, nil)
+    }
+
+    @Test func randomStreamsGiveTheSameMessagesAndErrorWhateverTheReadSizes() {
+        // Mostly well-formed frames with random corruption, so that both messages and every kind of error occur.
+        var random = SeededRandom(seed: 99)
+        var errors = 0
+        for round in 0..<400 {
+            let role: Role = round % 2 == 0 ? .client : .server
+            var encoder = WebSocketEncoder(
+                role: role == .client ? .server : .client, fragmentSize: Int.random(in: 1...200, using: &random),
+                random: SeededRandom(seed: UInt64(round)))
+            var stream: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let length = Int.random(in: 0...400, using: &random)
+                if Bool.random(using: &random) {
+                    encoder.text(String(repeating: "é", count: length / 2), into: &stream)
+                } else {
+                    encoder.binary([UInt8](repeating: 1, count: length), into: &stream)
+                }
+            }
+            for _ in 0..<Int.random(in: 0...2, using: &random) where !stream.isEmpty {
+                stream[Int.random(in: 0..<stream.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            let atOnce = self.decode(stream, role: role, pieces: [stream.count])
+            let pieces = (0..<5).map { _ in Int.random(in: 1...40, using: &random) }
+            let inPieces = self.decode(stream, role: role, pieces: pieces)
+            #expect(atOnce.0 == inPieces.0 && atOnce.1 == inPieces.1, "round \(round)")
+            if let error = atOnce.1 {
+                errors += 1
+                #expect([1002, 1007, 1009].contains(error.closeCode))
+            }
+        }
+        #expect(errors > 50)
+    }
+}
