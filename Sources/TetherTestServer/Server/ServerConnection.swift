@@ -340,13 +340,7 @@ final class ConnectionDriver {
 
     private func failProtocol(_ error: ProtocolError) {
         guard self.phase == .open || self.phase == .closing else { return }
-        let reason =
-            switch error.closeCode {
-            case 1007: "invalid payload data"
-            case 1009: "message too big"
-            default: "protocol error"
-            }
-        if self.phase == .open { self.sendClose(code: error.closeCode, reason: reason) }
+        if self.phase == .open { self.sendClose(code: error.closeCode, reason: error.reason) }
         self.endReason = .protocolError(code: error.closeCode)
         self.finishAfterWrite()
     }
