@@ -57,7 +57,8 @@ public final class TestServer: Sendable {
         }
         let listener: TCPListener
         do throws(SocketError) {
-            listener = try TCPListener.bind(host: host, port: port, loop: serverLoop)
+            // A deep backlog: benchmarks open a thousand connections at once.
+            listener = try TCPListener.bind(host: host, port: port, backlog: 1024, loop: serverLoop)
         } catch {
             if loop == nil { serverLoop.shutdown() }
             throw .listen(error)

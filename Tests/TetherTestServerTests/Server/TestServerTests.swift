@@ -121,6 +121,35 @@ struct TestServerTests {
         await server.stop()
     }
 
+    @Test func emptyClientCloseIsAnsweredWithAnEmptyClose() async throws {
+        let server = try TestServer(scenario: .normal)
+        var (client, _) = try await RawClient.open(server)
+
+        try await client.close(code: nil)
+        #expect(await client.readToEnd().messages == [.close(code: nil, reason: "")])
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.closeReceived?.code == nil && record.closeSent?.code == nil)
+        await server.stop()
+    }
+
+    @Test func afterItsCloseTheServerRecordsButNeitherEchoesNorPongs() async throws {
+        let server = try TestServer(scenario: Scenario.echo.closing(afterMilliseconds: 0, code: 1001))
+        var (client, _) = try await RawClient.open(server)
+
+        #expect(await client.nextMessage() == .close(code: 1001, reason: ""))
+        try await client.send { encoder, bytes in
+            encoder.text("late", into: &bytes)
+            try encoder.ping([5], into: &bytes)
+            try encoder.close(code: 1001, reason: "", into: &bytes)
+        }
+        #expect(await client.readToEnd().messages.isEmpty)
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.messages.map(\.size) == [4] && record.sentMessageCount == 0)
+        #expect(record.pingsReceived.count == 1 && record.pongsSent.isEmpty)
+        #expect(record.end?.reason == .closeHandshakeCompleted(initiatedByServer: true))
+        await server.stop()
+    }
+
     @Test func resetAfterDelayResetsTheTCPConnection() async throws {
         let server = try TestServer(scenario: .reset(afterMilliseconds: 30))
         var (client, _) = try await RawClient.open(server)
