@@ -90,7 +90,9 @@ public enum HandshakeOutcome: Sendable, Equatable, CustomStringConvertible {
 
 /// One data message received.
 public struct MessageRecord: Sendable, Equatable {
+    /// When it was complete (ms since the server started).
     public var at: Int
+    /// Text or binary.
     public var kind: Scenario.MessageKind
     /// Payload size in bytes.
     public var size: Int
@@ -100,21 +102,27 @@ public struct MessageRecord: Sendable, Equatable {
 
 /// One ping or pong.
 public struct ControlFrameRecord: Sendable, Equatable {
+    /// When it was received or handed to the socket (ms since the server started).
     public var at: Int
+    /// The payload (at most 125 bytes).
     public var payload: [UInt8]
 }
 
 /// One close frame.
 public struct CloseRecord: Sendable, Equatable {
+    /// When it was received or handed to the socket (ms since the server started).
     public var at: Int
     /// The code, or nil for an empty close frame.
     public var code: UInt16?
+    /// The UTF-8 reason (empty when none).
     public var reason: String
 }
 
 /// How and when a connection ended.
 public struct EndRecord: Sendable, Equatable {
+    /// When the socket was closed (ms since the server started).
     public var at: Int
+    /// Why.
     public var reason: ConnectionEnd
 }
 

@@ -7,20 +7,31 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case connected
         /// The upgrade request was read; `path` has no query.
         case request(path: String, headerCount: Int)
+        /// 101 sent, with the selected subprotocol.
         case opened(subprotocol: String?)
+        /// The scenario rejected the handshake.
         case rejected(status: Int, retryAfterSeconds: Int?)
         /// Not a valid upgrade; answered 400.
         case badUpgrade(reason: String)
+        /// The request was recorded and will never be answered.
         case handshakeIgnored
+        /// A data message received (size only).
         case message(Scenario.MessageKind, bytes: Int)
+        /// A client ping.
         case pingReceived(bytes: Int)
+        /// A pong answering a client ping.
         case pongSent(bytes: Int)
+        /// A server ping (`Scenario.pingIntervalMilliseconds`).
         case pingSent(bytes: Int)
+        /// A client pong.
         case pongReceived(bytes: Int)
+        /// The client's close frame; nil for an empty one.
         case closeReceived(code: UInt16?)
+        /// The server's close frame; nil for an empty one.
         case closeSent(code: UInt16?)
         /// The scenario's message stream is fully handed to the socket.
         case streamFinished(count: Int)
+        /// The socket is closed; the last event of a connection.
         case ended(ConnectionEnd)
     }
 

@@ -1,7 +1,9 @@
 /// One header field of a client's upgrade request. Its `description` shows the name only: values
 /// may hold credentials, so they are available to tests but never printed.
 public struct HeaderField: Sendable, Equatable, CustomStringConvertible {
+    /// The name as received.
     public var name: String
+    /// The value, trimmed. Never print it.
     public var value: String
 
     public init(name: String, value: String) {

@@ -63,9 +63,13 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     /// client can check the order. With interval 0 the messages go out as fast as the socket
     /// takes them, in batches of at most 64 KiB, so that pings and pongs keep flowing in between.
     public struct Stream: Sendable, Equatable {
+        /// How many messages.
         public var count: Int
+        /// Payload bytes per message.
         public var size: Int
+        /// Text (default) or binary.
         public var kind: MessageKind
+        /// Milliseconds between messages; 0 (default) sends as fast as the socket takes them.
         public var intervalMilliseconds: Int
 
         public init(count: Int, size: Int, kind: MessageKind = .text, intervalMilliseconds: Int = 0) {
