@@ -1,10 +1,12 @@
-/// Chooses the default transport for this platform.
+/// Chooses the default transport for this platform: `URLSessionTransport` on Apple platforms, Tether's own
+/// `SocketTransport` on Linux (Foundation's WebSocket task there depends on libcurl's WebSocket support and
+/// misbehaves even with it; see DESIGN.md §7).
 enum PlatformTransport {
     static func makeDefault() -> any WebSocketTransport {
-        #if canImport(Darwin)
-        URLSessionTransport()
+        #if os(Linux)
+        SocketTransport()
         #else
-        URLSessionTransport()  // replaced by SocketTransport once it lands
+        URLSessionTransport()
         #endif
     }
 }

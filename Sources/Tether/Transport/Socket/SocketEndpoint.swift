@@ -1,0 +1,56 @@
+#if os(Linux)
+import Foundation
+import TetherWire
+
+/// Where a `SocketConnection` connects and what it sends there, derived from a `TransportRequest`.
+struct SocketEndpoint: Sendable {
+    /// The host to resolve: a name or an IP literal without brackets.
+    let host: String
+    let port: Int
+    /// The upgrade request, with a fresh random key.
+    let handshake: ClientHandshake
+
+    /// Checks the request and builds its handshake. Nothing here touches the network.
+    static func make(for request: TransportRequest) -> Result<SocketEndpoint, SocketUnsupported> {
+        let url = request.url
+        switch url.scheme?.lowercased() {
+        case "ws"?:
+            break
+        case "wss"?:
+            return .failure(.tlsNotSupported)
+        case let scheme:
+            return .failure(.scheme(scheme ?? ""))
+        }
+        guard var host = url.host(percentEncoded: false), !host.isEmpty else { return .failure(.missingHost) }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let port = url.port ?? 80
+        var target = url.path(percentEncoded: true)
+        if target.isEmpty { target = "/" }
+        if let query = url.query(percentEncoded: true) { target += "?" + query }
+        var random = SystemRandomNumberGenerator()
+        do {
+            let handshake = try ClientHandshake(
+                host: host,
+                port: port,
+                secure: false,
+                target: target,
+                subprotocols: request.subprotocols,
+                headers: request.headers,
+                key: ClientHandshake.randomKey(using: &random)
+            )
+            return .success(SocketEndpoint(host: host, port: port, handshake: handshake))
+        } catch {
+            return .failure(.invalidRequest(Self.describe(error)))
+        }
+    }
+
+    /// A description that names the field but never echoes a value (header values may hold credentials).
+    private static func describe(_ error: WireUsageError) -> String {
+        switch error {
+        case .invalidHandshakeField(let field): "invalid \(field)"
+        case .reservedHeader(let name): "the handshake sets header \(name) itself"
+        case .invalidKeyLength, .controlPayloadTooLong, .invalidCloseCode, .closeReasonWithoutCode: "\(error)"
+        }
+    }
+}
+#endif

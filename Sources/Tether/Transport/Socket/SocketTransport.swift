@@ -1,0 +1,71 @@
+#if os(Linux)
+import Foundation
+import TetherPOSIX
+import TetherWire
+
+/// Tether's own RFC 6455 client over POSIX sockets: the default transport on Linux.
+///
+/// - `ws://` over TCP, IPv4 and IPv6 (`ws://[::1]:8080/`). Names are resolved with `getaddrinfo` on the
+///   resolver's own threads, never on the caller's executor or the cooperative pool.
+/// - Sockets are non-blocking with `TCP_NODELAY` and driven by one shared epoll event loop: no thread per
+///   connection, no polling. Framing, masking, UTF-8 validation and the handshake come from TetherWire.
+/// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake.
+/// - **`wss://` is not supported yet**: TLS is not available on this platform yet, so such a connection ends at
+///   once with `.connectFailed(.unsupported)` (see `unsupportedReason(for:)` for the text to show). Any scheme
+///   other than `ws` ends the same way, as does a request the handshake cannot carry (for example an extra
+///   header that the handshake sets itself, such as `Host`).
+/// - `send` accepts messages up to `TransportRequest.maximumMessageSize` bytes, the same limit that applies to
+///   received messages (default 16 MiB), and throws `.messageTooLarge` beyond it: a message is encoded and
+///   queued whole, so the limit also bounds the memory one `send` can hold. Messages are never fragmented.
+/// - `close(code:reason:)` sends `code` (one that may not appear on the wire, such as 1005, becomes 1000) and
+///   the reason cut to 123 UTF-8 bytes at a character boundary.
+/// - A TCP connection that breaks during the opening handshake (the server hangs up or resets) ends with
+///   `.receiveFailed`, like one that breaks while open.
+public struct SocketTransport: WebSocketTransport {
+    let loop: EventLoop
+
+    /// A transport whose connections run on the process-wide shared event loop.
+    public init() {
+        self.loop = .shared
+    }
+
+    /// A transport whose connections run on `loop` (tests use a private loop to account for descriptors).
+    init(loop: EventLoop) {
+        self.loop = loop
+    }
+
+    public func connect(_ request: TransportRequest) -> any TransportConnection {
+        SocketConnection(request: request, loop: self.loop)
+    }
+
+    /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.
+    /// A request it cannot serve ends with `.connectFailed(.unsupported)` without touching the network.
+    public static func unsupportedReason(for request: TransportRequest) -> String? {
+        switch SocketEndpoint.make(for: request) {
+        case .success: nil
+        case .failure(let reason): reason.description
+        }
+    }
+}
+
+/// Why a request cannot be served by `SocketTransport`.
+enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
+    /// A `wss://` URL: TLS is a later addition.
+    case tlsNotSupported
+    /// A scheme other than `ws` or `wss`.
+    case scheme(String)
+    /// The URL has no host.
+    case missingHost
+    /// The opening handshake cannot carry the request as given (bad header, subprotocol, host or port).
+    case invalidRequest(String)
+
+    var description: String {
+        switch self {
+        case .tlsNotSupported: "TLS not supported on this platform yet: wss:// URLs cannot be used with SocketTransport"
+        case .scheme(let scheme): "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// only"
+        case .missingHost: "the URL has no host"
+        case .invalidRequest(let detail): "the opening handshake cannot carry this request: \(detail)"
+        }
+    }
+}
+#endif

@@ -1,0 +1,357 @@
+#if os(Linux)
+import Glibc
+import Synchronization
+#if canImport(CTetherLinux)
+import CTetherLinux
+#endif
+
+/// Something registered with an event loop for readiness events. Only used on the loop's thread.
+protocol LoopSelectable: AnyObject {
+    /// The kernel reported `readiness` for the registered descriptor.
+    func ready(_ readiness: Readiness)
+    /// The loop is shutting down: close the descriptor and finish waiting work with `.closed`.
+    func loopShuttingDown()
+}
+
+/// One thread that waits for socket readiness with `epoll_wait` and runs the owners' callbacks,
+/// timers and submitted work — in that order on each turn. No thread per connection, no polling:
+/// the thread sleeps in the kernel until a descriptor is ready, the earliest timer is due, or
+/// another thread wakes it through an eventfd.
+///
+/// Everything that happens on sockets of this loop (reads, write completions, end notifications,
+/// accepts, timers) runs on this one thread, so a protocol layer can keep its state confined to it
+/// (see `LoopBound`) without locks.
+public final class EventLoop: Sendable {
+    /// A process-wide loop, started on first use and never shut down.
+    public static let shared: EventLoop = {
+        do {
+            return try EventLoop(name: "tether-loop")
+        } catch {
+            fatalError("TetherPOSIX: cannot start the shared event loop: \(error)")
+        }
+    }()
+
+    /// Size of the read buffer shared by all connections of a loop. Reads are borrowed from it,
+    /// so a connection costs no buffer memory while idle.
+    static let readBufferSize = 64 * 1024
+    private static let eventCapacity = 256
+
+    /// The thread's name (at most 15 bytes are shown by the kernel).
+    public let name: String
+    let identity = LoopThreadIdentity()
+    private let poller: Poller
+    private let inbox = Mutex(Inbox())
+    private let wakePending = Atomic<Bool>(false)
+    private let timerSequence = Atomic<UInt64>(0)
+    /// Descriptors this loop owns: its epoll and eventfd plus every socket made for it and not yet
+    /// closed. Tests check that it returns to zero after `shutdown()`.
+    private let ownedDescriptors = Atomic<Int>(0)
+    private let thread = Mutex<pthread_t?>(nil)
+    private let state: LoopBound<LoopState>
+
+    private struct Inbox {
+        var tasks: [@Sendable () -> Void] = []
+        /// `shutdown()` was called: the loop stops after this turn.
+        var isShutdown = false
+        /// The loop thread has finished; new work is refused.
+        var isClosed = false
+    }
+
+    /// Creates a loop and starts its thread.
+    /// - Parameter name: the thread's name, visible in debuggers and `top -H`.
+    /// - Throws: when the kernel refuses an epoll instance, an eventfd or a thread.
+    public init(name: String = "tether-loop") throws(SocketError) {
+        self.name = name
+        self.poller = try Poller()
+        self.ownedDescriptors.store(2, ordering: .relaxed)
+        self.state = LoopBound(LoopState(), identity: self.identity)
+        let box = Unmanaged.passRetained(ThreadStart { [self] in self.run() })
+        var handle = pthread_t()
+        let result = pthread_create(&handle, nil, { context in
+            let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+            start.body()
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            self.poller.close()
+            throw SocketError(operation: "pthread_create", errno: result)
+        }
+        GNUExtensions.setThreadName.map { _ = $0(handle, String(name.utf8.prefix(15)) ?? "tether-loop") }
+        self.thread.withLock { $0 = handle }
+    }
+
+    /// `true` when called on this loop's thread.
+    public var inEventLoop: Bool { self.identity.isCurrent }
+
+    /// Runs `work` on the loop's thread, after what is already queued. Callable from any thread,
+    /// including the loop's own (then `work` runs on the next turn, never re-entrantly).
+    /// - Returns: `false` if the loop is shut down and `work` was dropped without running.
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        // The wake-up happens under the lock: the loop closes the eventfd only after marking the
+        // inbox closed under the same lock, so a wake can never write to a closed (reused) descriptor.
+        self.inbox.withLock { inbox in
+            guard !inbox.isClosed else { return false }
+            inbox.tasks.append(work)
+            if !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+                self.poller.wake()
+            }
+            return true
+        }
+    }
+
+    /// Runs `body` on the loop's thread and returns its result.
+    /// - Throws: `SocketError.closed` if the loop is shut down.
+    public func submit<Result: Sendable>(
+        _ body: @escaping @Sendable () -> Result
+    ) async throws(SocketError) -> Result {
+        let outcome: Swift.Result<Result, SocketError> = await withCheckedContinuation { continuation in
+            let accepted = self.execute { continuation.resume(returning: .success(body())) }
+            if !accepted { continuation.resume(returning: .failure(.closed)) }
+        }
+        return try outcome.get()
+    }
+
+    /// Runs `work` on the loop's thread once `delay` has passed (never earlier; as soon as the loop
+    /// is free after that). Timers with the same deadline fire in the order they were scheduled.
+    /// Callable from any thread. Work scheduled on a loop that is shut down never runs.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+        self.schedule(at: ContinuousClock.now + delay, work)
+    }
+
+    /// Like `schedule(after:_:)` with the delay in milliseconds (the unit of Tether's state machines).
+    @discardableResult
+    public func schedule(afterMilliseconds delay: Int, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+        self.schedule(at: ContinuousClock.now + .milliseconds(delay), work)
+    }
+
+    /// Runs `work` on the loop's thread once `deadline` is reached.
+    @discardableResult
+    public func schedule(
+        at deadline: ContinuousClock.Instant,
+        _ work: @escaping @Sendable () -> Void
+    ) -> TimerHandle {
+        let sequence = self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
+        let timer = ScheduledTimer(deadline: deadline, sequence: sequence, work: work)
+        if self.identity.isCurrent {
+            self.state.value.timers.push(timer)
+        } else {
+            self.execute { [state] in state.value.timers.push(timer) }
+        }
+        return TimerHandle(timer: timer)
+    }
+
+    /// Stops the loop and waits for its thread to exit. Registered sockets are closed: connections
+    /// end with `.failed(.closed)`, pending connects fail with `.closed`, listeners stop. Work
+    /// queued until the loop thread exits still runs (a task that keeps re-queueing itself delays
+    /// shutdown); after that `execute` returns `false`. Idempotent.
+    /// Must not be called on the loop's own thread; a second, concurrent caller may return before the
+    /// thread has exited. Meant for tests; `shared` is never shut down.
+    public func shutdown() {
+        precondition(!self.identity.isCurrent, "EventLoop.shutdown() called on its own thread")
+        self.inbox.withLock { inbox in
+            inbox.isShutdown = true
+            if !inbox.isClosed { self.poller.wake() }
+        }
+        if let handle = self.thread.withLock({ thread in
+            let handle = thread
+            thread = nil
+            return handle
+        }) {
+            pthread_join(handle, nil)
+        }
+    }
+
+    // MARK: - Loop thread
+
+    private func run() {
+        self.identity.adoptCurrentThread()
+        let state = self.state.value
+        while true {
+            let count = self.poller.wait(into: state.events, timeout: self.pollTimeout(state))
+            for index in 0..<count {
+                let event = state.events[index]
+                let id = event.data.u64
+                if id == Poller.wakeID {
+                    self.poller.consumeWake()
+                    self.wakePending.store(false, ordering: .releasing)
+                } else if let owner = state.registrations[id] {
+                    owner.ready(Poller.readiness(of: event))
+                }
+            }
+            self.runDueTimers(state)
+            if self.runTasks(state) { break }
+        }
+        state.isShuttingDown = true
+        for owner in Array(state.registrations.values) { owner.loopShuttingDown() }
+        state.registrations.removeAll()
+        // Work queued until now still runs. Once the queue is empty it closes for good, and at that
+        // moment this thread stops being the loop thread: nothing below touches loop-bound state.
+        while true {
+            let closed = self.inbox.withLock { inbox in
+                if inbox.tasks.isEmpty {
+                    inbox.isClosed = true
+                    self.identity.threadExited()
+                    return true
+                }
+                swap(&inbox.tasks, &state.spareTasks)
+                return false
+            }
+            if closed { break }
+            for task in state.spareTasks { task() }
+            state.spareTasks.removeAll()
+        }
+        state.timers.removeAll()
+        self.poller.close()
+        self.ownedDescriptors.subtract(2, ordering: .relaxed)
+        state.releaseBuffers()
+    }
+
+    /// Milliseconds until the earliest timer (rounded up, so timers never fire early), 0 when work
+    /// is queued, or -1 (sleep until woken) when there is nothing to wait for.
+    private func pollTimeout(_ state: LoopState) -> Int32 {
+        if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
+        guard let first = state.timers.peekPending() else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: first.deadline)
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    private func runDueTimers(_ state: LoopState) {
+        let now = ContinuousClock.now
+        while let first = state.timers.peekPending(), first.deadline <= now {
+            state.timers.popFirst()
+            first.take()?()
+        }
+    }
+
+    /// Runs the queued work. Returns `true` when the loop should stop.
+    private func runTasks(_ state: LoopState) -> Bool {
+        let stop = self.inbox.withLock { inbox in
+            swap(&inbox.tasks, &state.spareTasks)
+            return inbox.isShutdown
+        }
+        for task in state.spareTasks { task() }
+        state.spareTasks.removeAll(keepingCapacity: true)
+        return stop
+    }
+
+    // MARK: - Descriptor accounting (any thread)
+
+    /// Records that `descriptor` now belongs to a socket of this loop.
+    func adopt(_ descriptor: Int32) {
+        self.ownedDescriptors.add(1, ordering: .relaxed)
+        #if DEBUG
+        adoptedDescriptors.withLock { adopted in
+            assert(adopted.insert(descriptor).inserted, "TetherPOSIX adopted descriptor \(descriptor) twice")
+        }
+        #endif
+    }
+
+    /// Closes an adopted descriptor. Each adopted descriptor is released exactly once.
+    func release(_ descriptor: Int32) {
+        #if DEBUG
+        // Closing under the lock keeps the check exact: the number cannot be reused in between.
+        adoptedDescriptors.withLock { adopted in
+            assert(adopted.remove(descriptor) != nil, "TetherPOSIX released descriptor \(descriptor) it does not own")
+            Socket.close(descriptor)
+        }
+        #else
+        Socket.close(descriptor)
+        #endif
+        self.ownedDescriptors.subtract(1, ordering: .relaxed)
+    }
+
+    /// The number of descriptors this loop owns now (see `ownedDescriptors`).
+    var ownedDescriptorCount: Int { self.ownedDescriptors.load(ordering: .relaxed) }
+
+    // MARK: - Registration (loop thread only)
+
+    /// The loop's shared read buffer. Loop thread only; valid until the loop exits.
+    var readBuffer: UnsafeMutableRawBufferPointer { self.state.value.readBuffer }
+
+    /// Adds `fd` to epoll for `interest`; `owner.ready` is called with its readiness from now on.
+    /// The loop keeps `owner` alive until `deregister`.
+    func register(_ fd: Int32, interest: Interest, owner: any LoopSelectable) throws(SocketError) -> UInt64 {
+        let id = try self.register(owner)
+        do {
+            try self.poller.add(fd, id: id, interest: interest)
+        } catch {
+            self.state.value.registrations[id] = nil
+            throw error
+        }
+        return id
+    }
+
+    /// Removes `fd` from epoll; no more `ready` calls reach its owner, even for events of this turn.
+    func deregister(_ fd: Int32, id: UInt64) {
+        self.poller.remove(fd)
+        self.state.value.registrations[id] = nil
+    }
+
+    /// Keeps `owner` alive (and tells it when the loop shuts down) without watching a descriptor
+    /// yet; `watch` adds one under the returned id.
+    func register(_ owner: any LoopSelectable) throws(SocketError) -> UInt64 {
+        let state = self.state.value
+        guard !state.isShuttingDown else { throw .closed }
+        state.lastRegistrationID += 1
+        state.registrations[state.lastRegistrationID] = owner
+        return state.lastRegistrationID
+    }
+
+    /// Changes what epoll watches `fd` for, from `previous` to `interest`: adds it, modifies it, or
+    /// (for an empty `interest`) removes it from epoll while its owner stays registered.
+    func watch(_ fd: Int32, id: UInt64, interest: Interest, previous: Interest) throws(SocketError) {
+        switch (previous.isEmpty, interest.isEmpty) {
+        case (true, true): return
+        case (true, false): try self.poller.add(fd, id: id, interest: interest)
+        case (false, true): self.poller.remove(fd)
+        case (false, false): if interest != previous { try self.poller.modify(fd, id: id, interest: interest) }
+        }
+    }
+
+    /// Forgets an owner registered with `register(_:)`; its descriptor must no longer be watched.
+    func deregister(id: UInt64) {
+        self.state.value.registrations[id] = nil
+    }
+
+    /// The eventfd that wakes the loop (for tests).
+    var wakeDescriptor: Int32 { self.poller.wakeFD }
+
+}
+
+#if DEBUG
+/// Debug builds check that every socket descriptor is closed once and only by its owner: closing
+/// a number twice could close an unrelated descriptor that reused it.
+private let adoptedDescriptors = Mutex<Set<Int32>>([])
+#endif
+
+/// State touched only on the loop's thread.
+private final class LoopState {
+    var registrations: [UInt64: any LoopSelectable] = [:]
+    var lastRegistrationID = Poller.wakeID
+    var timers = TimerHeap()
+    var spareTasks: [@Sendable () -> Void] = []
+    var isShuttingDown = false
+    let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 256)
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: EventLoop.readBufferSize,
+        alignment: 16
+    )
+
+    func releaseBuffers() {
+        self.events.deallocate()
+        self.readBuffer.deallocate()
+    }
+}
+
+/// The body of the loop thread, passed through `pthread_create`'s context pointer.
+private final class ThreadStart {
+    let body: () -> Void
+    init(body: @escaping () -> Void) { self.body = body }
+}
+#endif

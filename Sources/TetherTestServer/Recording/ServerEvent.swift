@@ -1,0 +1,73 @@
+/// One thing that happened on a connection, as a line for a console (`tether serve`). Descriptions
+/// never include header values, a query string or a message body.
+public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
+    /// What happened.
+    public enum Kind: Sendable, Equatable {
+        /// TCP connection accepted.
+        case connected
+        /// The upgrade request was read; `path` has no query.
+        case request(path: String, headerCount: Int)
+        /// 101 sent, with the selected subprotocol.
+        case opened(subprotocol: String?)
+        /// The scenario rejected the handshake.
+        case rejected(status: Int, retryAfterSeconds: Int?)
+        /// Not a valid upgrade; answered 400.
+        case badUpgrade(reason: String)
+        /// The request was recorded and will never be answered.
+        case handshakeIgnored
+        /// A data message received (size only).
+        case message(Scenario.MessageKind, bytes: Int)
+        /// A client ping.
+        case pingReceived(bytes: Int)
+        /// A pong answering a client ping.
+        case pongSent(bytes: Int)
+        /// A server ping (`Scenario.pingIntervalMilliseconds`).
+        case pingSent(bytes: Int)
+        /// A client pong.
+        case pongReceived(bytes: Int)
+        /// The client's close frame; nil for an empty one.
+        case closeReceived(code: UInt16?)
+        /// The server's close frame; nil for an empty one.
+        case closeSent(code: UInt16?)
+        /// The scenario's message stream is fully handed to the socket.
+        case streamFinished(count: Int)
+        /// The socket is closed; the last event of a connection.
+        case ended(ConnectionEnd)
+    }
+
+    /// The connection's number (from 1).
+    public var connection: Int
+    /// Milliseconds since the server started.
+    public var at: Int
+    public var kind: Kind
+
+    public init(connection: Int, at: Int, kind: Kind) {
+        self.connection = connection
+        self.at = at
+        self.kind = kind
+    }
+
+    /// For example `conn 3 ping 8 bytes` or `conn 3 close sent 1001`.
+    public var description: String {
+        let detail: String =
+            switch self.kind {
+            case .connected: "connected"
+            case .request(let path, let headerCount): "request \(path) (\(headerCount) headers)"
+            case .opened(let subprotocol): "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "")
+            case .rejected(let status, let retryAfter):
+                "rejected \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? "")
+            case .badUpgrade(let reason): "bad upgrade (\(reason)), answered 400"
+            case .handshakeIgnored: "handshake ignored"
+            case .message(let kind, let bytes): "\(kind) \(bytes) bytes"
+            case .pingReceived(let bytes): "ping \(bytes) bytes"
+            case .pongSent(let bytes): "pong sent \(bytes) bytes"
+            case .pingSent(let bytes): "ping sent \(bytes) bytes"
+            case .pongReceived(let bytes): "pong \(bytes) bytes"
+            case .closeReceived(let code): "close received \(code.map(String.init) ?? "(no code)")"
+            case .closeSent(let code): "close sent \(code.map(String.init) ?? "(no code)")"
+            case .streamFinished(let count): "sent \(count) messages"
+            case .ended(let end): "ended: \(end)"
+            }
+        return "conn \(self.connection) \(detail)"
+    }
+}

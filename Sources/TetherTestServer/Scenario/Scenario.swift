@@ -1,0 +1,310 @@
+/// What the test server does on one connection. A plain value: start from a static factory and
+/// combine with the modifiers, for example `Scenario.echo.delayingPongs(byMilliseconds: 200)` or
+/// `Scenario.send(count: 10_000, size: 32).closing(afterMilliseconds: 500, code: 1001)`.
+///
+/// Every "after N ms" counts from the moment the scenario is applied, which is when the client's
+/// upgrade request has been read (for an accepted handshake: when the connection opened).
+public struct Scenario: Sendable, Equatable, CustomStringConvertible {
+    /// How the opening handshake is answered.
+    public enum Handshake: Sendable, Equatable {
+        /// `101 Switching Protocols`.
+        case accept
+        /// An HTTP error `status` (200...999, not 101) with `Connection: close`, optionally with
+        /// `Retry-After: seconds`; then the TCP connection is closed.
+        case reject(status: Int, retryAfterSeconds: Int?)
+        /// The request is read and recorded but never answered (a client's handshake timeout fires).
+        /// Of the other settings only `resetAfterMilliseconds` applies.
+        case ignore
+    }
+
+    /// How client pings are answered.
+    public enum Pong: Sendable, Equatable {
+        /// A pong with the ping's payload, at once.
+        case immediate
+        /// A pong with the ping's payload, `milliseconds` after the ping arrived.
+        case delayed(milliseconds: Int)
+        /// Pings are recorded and never answered.
+        case never
+    }
+
+    /// The kind of a data message.
+    public enum MessageKind: Sendable, Equatable, CustomStringConvertible {
+        case text
+        case binary
+
+        public var description: String {
+            switch self {
+            case .text: "text"
+            case .binary: "binary"
+            }
+        }
+    }
+
+    /// A close frame the server sends on its own.
+    public struct Close: Sendable, Equatable {
+        /// When to send it.
+        public var afterMilliseconds: Int
+        /// The close code; must be valid on the wire (1000–1003, 1007–1014, 3000–4999).
+        public var code: UInt16
+        /// UTF-8, at most 123 bytes.
+        public var reason: String
+
+        public init(afterMilliseconds: Int, code: UInt16, reason: String = "") {
+            self.afterMilliseconds = afterMilliseconds
+            self.code = code
+            self.reason = reason
+        }
+    }
+
+    /// Messages the server sends on its own.
+    ///
+    /// Message `i` (counting from 0) is sent at `i * intervalMilliseconds`; its payload is the
+    /// decimal digits of `i` followed by `.` up to `size` bytes (cut to `size` if shorter), so a
+    /// client can check the order. With interval 0 the messages go out as fast as the socket
+    /// takes them, in batches of at most 64 KiB, so that pings and pongs keep flowing in between.
+    public struct Stream: Sendable, Equatable {
+        /// How many messages.
+        public var count: Int
+        /// Payload bytes per message.
+        public var size: Int
+        /// Text (default) or binary.
+        public var kind: MessageKind
+        /// Milliseconds between messages; 0 (default) sends as fast as the socket takes them.
+        public var intervalMilliseconds: Int
+
+        public init(count: Int, size: Int, kind: MessageKind = .text, intervalMilliseconds: Int = 0) {
+            self.count = count
+            self.size = size
+            self.kind = kind
+            self.intervalMilliseconds = intervalMilliseconds
+        }
+    }
+
+    /// How the handshake is answered. Default `.accept`.
+    public var handshake: Handshake = .accept
+    /// The subprotocol to select when the client offers it; nil (default) selects none. A client
+    /// that does not offer it gets no `Sec-WebSocket-Protocol` header.
+    public var subprotocol: String?
+    /// How pings are answered. Default `.immediate`.
+    public var pong: Pong = .immediate
+    /// Send every received text or binary message back, with the same kind. Default off.
+    public var echo = false
+    /// Messages to send on open. Default none.
+    public var stream: Stream?
+    /// Send a ping every this many ms (payload: an 8-byte big-endian counter from 1). Default none.
+    public var pingIntervalMilliseconds: Int?
+    /// A close frame to send on its own. Default none.
+    public var close: Close?
+    /// Reset the TCP connection (RST) after this many ms. Default none.
+    public var resetAfterMilliseconds: Int?
+    /// After sending its close frame, how long the server waits for the client's before it resets
+    /// the TCP connection. Default 1,000 ms.
+    public var closeTimeoutMilliseconds = 1000
+    /// Record the payload of every data message received (`MessageRecord.payload`). Default off:
+    /// only kinds, sizes and times are recorded.
+    public var recordsPayloads = false
+
+    /// The normal server: accepts, answers pings at once, does nothing else.
+    public init() {}
+
+    // MARK: Factories
+
+    /// Accepts and answers pings at once.
+    public static let normal = Scenario()
+
+    /// Answers pings `milliseconds` late.
+    public static func pongDelay(milliseconds: Int) -> Scenario {
+        Scenario().delayingPongs(byMilliseconds: milliseconds)
+    }
+
+    /// Never answers pings.
+    public static let noPong = Scenario().ignoringPings()
+
+    /// Sends a close frame after `milliseconds`.
+    public static func close(afterMilliseconds: Int, code: UInt16, reason: String = "") -> Scenario {
+        Scenario().closing(afterMilliseconds: afterMilliseconds, code: code, reason: reason)
+    }
+
+    /// Resets the TCP connection after `milliseconds`.
+    public static func reset(afterMilliseconds: Int) -> Scenario {
+        Scenario().resetting(afterMilliseconds: afterMilliseconds)
+    }
+
+    /// Rejects the handshake with `status` and optionally `Retry-After`.
+    public static func reject(status: Int, retryAfterSeconds: Int? = nil) -> Scenario {
+        var scenario = Scenario()
+        scenario.handshake = .reject(status: status, retryAfterSeconds: retryAfterSeconds)
+        return scenario
+    }
+
+    /// Accepts the TCP connection, reads the request and never answers it.
+    public static let silentHandshake: Scenario = {
+        var scenario = Scenario()
+        scenario.handshake = .ignore
+        return scenario
+    }()
+
+    /// Sends `count` messages of `size` bytes, one every `everyMilliseconds` (0: as fast as possible).
+    public static func send(
+        count: Int,
+        size: Int,
+        kind: MessageKind = .text,
+        everyMilliseconds: Int = 0
+    ) -> Scenario {
+        Scenario().sending(count: count, size: size, kind: kind, everyMilliseconds: everyMilliseconds)
+    }
+
+    /// Sends a ping every `everyMilliseconds`.
+    public static func serverPings(everyMilliseconds: Int) -> Scenario {
+        Scenario().pinging(everyMilliseconds: everyMilliseconds)
+    }
+
+    /// Echoes every data message.
+    public static let echo = Scenario().echoing()
+
+    // MARK: Modifiers
+
+    /// This scenario, answering pings `milliseconds` late.
+    public func delayingPongs(byMilliseconds milliseconds: Int) -> Scenario {
+        var copy = self
+        copy.pong = .delayed(milliseconds: milliseconds)
+        return copy
+    }
+
+    /// This scenario, never answering pings.
+    public func ignoringPings() -> Scenario {
+        var copy = self
+        copy.pong = .never
+        return copy
+    }
+
+    /// This scenario, sending a close frame after `afterMilliseconds`.
+    public func closing(afterMilliseconds: Int, code: UInt16, reason: String = "") -> Scenario {
+        var copy = self
+        copy.close = Close(afterMilliseconds: afterMilliseconds, code: code, reason: reason)
+        return copy
+    }
+
+    /// This scenario, resetting the TCP connection after `milliseconds`.
+    public func resetting(afterMilliseconds milliseconds: Int) -> Scenario {
+        var copy = self
+        copy.resetAfterMilliseconds = milliseconds
+        return copy
+    }
+
+    /// This scenario, also sending a stream of messages (see `Stream`).
+    public func sending(count: Int, size: Int, kind: MessageKind = .text, everyMilliseconds: Int = 0) -> Scenario {
+        var copy = self
+        copy.stream = Stream(count: count, size: size, kind: kind, intervalMilliseconds: everyMilliseconds)
+        return copy
+    }
+
+    /// This scenario, also sending a ping every `everyMilliseconds`.
+    public func pinging(everyMilliseconds: Int) -> Scenario {
+        var copy = self
+        copy.pingIntervalMilliseconds = everyMilliseconds
+        return copy
+    }
+
+    /// This scenario, also echoing data messages.
+    public func echoing() -> Scenario {
+        var copy = self
+        copy.echo = true
+        return copy
+    }
+
+    /// This scenario, selecting `subprotocol` when the client offers it.
+    public func selecting(subprotocol: String) -> Scenario {
+        var copy = self
+        copy.subprotocol = subprotocol
+        return copy
+    }
+
+    /// This scenario, recording the payloads of received data messages.
+    public func recordingPayloads() -> Scenario {
+        var copy = self
+        copy.recordsPayloads = true
+        return copy
+    }
+
+    // MARK: Validation
+
+    /// Checks every value; the server calls it before applying a scenario.
+    /// - Throws: `TestServerError.invalidScenario` naming the first bad field.
+    public func validate() throws(TestServerError) {
+        func check(_ condition: Bool, _ field: String) throws(TestServerError) {
+            if !condition { throw TestServerError.invalidScenario(field) }
+        }
+        if case .reject(let status, let retryAfter) = self.handshake {
+            try check((200...999).contains(status), "reject status must be 200...999")
+            try check((retryAfter ?? 0) >= 0, "Retry-After must not be negative")
+        }
+        if case .delayed(let milliseconds) = self.pong {
+            try check(milliseconds >= 0, "pong delay must not be negative")
+        }
+        if let subprotocol = self.subprotocol {
+            try check(Self.isToken(subprotocol), "subprotocol must be an HTTP token")
+        }
+        if let stream = self.stream {
+            try check(stream.count >= 0 && stream.size >= 0, "stream count and size must not be negative")
+            try check(stream.intervalMilliseconds >= 0, "stream interval must not be negative")
+        }
+        if let interval = self.pingIntervalMilliseconds {
+            try check(interval > 0, "ping interval must be positive")
+        }
+        if let close = self.close {
+            try check(close.afterMilliseconds >= 0, "close delay must not be negative")
+            try check(Self.isValidCloseCode(close.code), "close code \(close.code) may not be sent")
+            try check(close.reason.utf8.count <= 123, "close reason must fit in 123 bytes")
+        }
+        if let reset = self.resetAfterMilliseconds {
+            try check(reset >= 0, "reset delay must not be negative")
+        }
+        try check(self.closeTimeoutMilliseconds >= 0, "close timeout must not be negative")
+    }
+
+    static func isValidCloseCode(_ code: UInt16) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
+        }
+    }
+
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+
+    /// A one-line summary, for example `accept, pong delayed 200 ms, echo`.
+    public var description: String {
+        var parts: [String] = []
+        switch self.handshake {
+        case .accept: parts.append("accept")
+        case .reject(let status, let retryAfter):
+            parts.append("reject \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? ""))
+        case .ignore: parts.append("never answer the handshake")
+        }
+        if let subprotocol = self.subprotocol { parts.append("subprotocol \(subprotocol)") }
+        switch self.pong {
+        case .immediate: break
+        case .delayed(let milliseconds): parts.append("pong delayed \(milliseconds) ms")
+        case .never: parts.append("no pong")
+        }
+        if self.echo { parts.append("echo") }
+        if let stream = self.stream {
+            let every = "every \(stream.intervalMilliseconds) ms"
+            parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B \(every)")
+        }
+        if let interval = self.pingIntervalMilliseconds { parts.append("ping every \(interval) ms") }
+        if let close = self.close { parts.append("close \(close.code) after \(close.afterMilliseconds) ms") }
+        if let reset = self.resetAfterMilliseconds { parts.append("reset after \(reset) ms") }
+        return parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,248 @@
+#if os(Linux)
+import TetherPOSIX
+
+/// A controllable WebSocket server (RFC 6455, server side) for tests: listens on loopback, applies
+/// a `Scenario` to each connection, and records what it saw and did.
+///
+/// ```swift
+/// let server = try TestServer(scenario: .pongDelay(milliseconds: 200))
+/// // connect a client to server.url(path: "/chat") ...
+/// let records = try await server.waitUntil { $0.first?.pongsSent.count == 1 }
+/// await server.stop()
+/// ```
+///
+/// All protocol work runs on one event loop thread (its own unless one is given): no thread per
+/// connection, and an idle connection holds no buffers. Call `stop()` when done.
+public final class TestServer: Sendable {
+    /// The numeric address listened on (`127.0.0.1` or `::1`).
+    public let host: String
+    /// The bound port.
+    public let port: Int
+    /// The loop that runs the server.
+    let loop: EventLoop
+    private let ownsLoop: Bool
+    private let listener: TCPListener
+    private let core: ServerCore
+
+    /// Starts listening and serving at once.
+    /// - Parameters:
+    ///   - host: a numeric loopback address: `127.0.0.1` (default) or `::1`.
+    ///   - port: 0 (default) for an ephemeral port chosen by the kernel; read it from `port`.
+    ///   - maximumMessageSize: the largest frame and message accepted from a client (default 16 MiB);
+    ///     larger ones close the connection with 1009.
+    ///   - recordedMessageLimit: at most this many `MessageRecord`s per connection (default 100,000),
+    ///     so that a long benchmark does not grow memory; counts stay exact.
+    ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
+    ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
+    ///     server's loop thread; keep it quick.
+    /// - Throws: `TestServerError.listen` when the socket cannot be bound.
+    public init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        maximumMessageSize: Int = 16 << 20,
+        recordedMessageLimit: Int = 100_000,
+        loop: EventLoop? = nil,
+        scenario: @escaping @Sendable (ConnectionContext) -> Scenario
+    ) throws(TestServerError) {
+        precondition(maximumMessageSize >= 125, "maximumMessageSize must allow control frames (125 bytes)")
+        let serverLoop: EventLoop
+        if let loop {
+            serverLoop = loop
+        } else {
+            do throws(SocketError) {
+                serverLoop = try EventLoop(name: "tether-testsrv")
+            } catch {
+                throw .listen(error)
+            }
+        }
+        let listener: TCPListener
+        do throws(SocketError) {
+            // A deep backlog: benchmarks open a thousand connections at once.
+            listener = try TCPListener.bind(host: host, port: port, backlog: 1024, loop: serverLoop)
+        } catch {
+            if loop == nil { serverLoop.shutdown() }
+            throw .listen(error)
+        }
+        self.host = listener.address.host
+        self.port = listener.port
+        self.loop = serverLoop
+        self.ownsLoop = loop == nil
+        self.listener = listener
+        let recorder = Recorder(start: .now, loop: serverLoop, recordedMessageLimit: recordedMessageLimit)
+        let core = ServerCore(
+            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize, scenario: scenario)
+        self.core = core
+        listener.start { connection in core.accepted(connection) }
+    }
+
+    /// Starts a server that applies one scenario to every connection (see the main initializer).
+    /// - Throws: `TestServerError.invalidScenario` for an out-of-range value, or `.listen`.
+    public convenience init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        maximumMessageSize: Int = 16 << 20,
+        recordedMessageLimit: Int = 100_000,
+        loop: EventLoop? = nil,
+        scenario: Scenario = .normal
+    ) throws(TestServerError) {
+        try scenario.validate()
+        try self.init(
+            host: host, port: port, maximumMessageSize: maximumMessageSize,
+            recordedMessageLimit: recordedMessageLimit, loop: loop, scenario: { _ in scenario })
+    }
+
+    deinit {
+        // A server dropped without `stop()` must not leave its thread and sockets behind.
+        if self.ownsLoop, !self.loop.inEventLoop { self.loop.shutdown() }
+    }
+
+    /// `ws://HOST:PORT/path` (an IPv6 host in brackets).
+    /// - Parameter path: the request target, starting with `/` (default `/`).
+    public func url(path: String = "/") -> String {
+        let host = self.host.contains(":") ? "[\(self.host)]" : self.host
+        let target = path.hasPrefix("/") ? path : "/" + path
+        return "ws://\(host):\(self.port)\(target)"
+    }
+
+    // MARK: Records
+
+    /// A snapshot of every connection's record, in order of acceptance.
+    public var connections: [ConnectionRecord] { self.core.recorder.records }
+
+    /// A snapshot of connection `index` (from 1), or nil if it has not been accepted yet.
+    public func connection(_ index: Int) -> ConnectionRecord? {
+        let records = self.connections
+        return records.indices.contains(index - 1) ? records[index - 1] : nil
+    }
+
+    /// Events from now on, one per thing that happened on a connection (see `ServerEvent`), in
+    /// order. Each call returns a new stream; it finishes when the server stops.
+    public func events() -> AsyncStream<ServerEvent> {
+        self.core.recorder.events()
+    }
+
+    /// Waits until `condition` holds for the records, without polling: it is checked now and after
+    /// every recorded change. Returns the records that satisfied it.
+    /// - Parameters:
+    ///   - timeout: a guard against a wait that would never end (default 5 s), not a delay.
+    ///   - condition: called under the recorder's lock on the server's thread; keep it quick and
+    ///     do not call the server from it.
+    /// - Throws: `.timedOut`, `.cancelled`, or `.stopped` when the server stops first.
+    @discardableResult
+    public func waitUntil(
+        timeout: Duration = .seconds(5),
+        _ condition: @escaping @Sendable ([ConnectionRecord]) -> Bool
+    ) async throws(TestServerError) -> [ConnectionRecord] {
+        try await self.core.recorder.wait(timeout: timeout, until: condition).get()
+    }
+
+    /// Waits until connection `index` (from 1) exists and `condition` holds for its record.
+    @discardableResult
+    public func waitForConnection(
+        _ index: Int,
+        timeout: Duration = .seconds(5),
+        where condition: @escaping @Sendable (ConnectionRecord) -> Bool = { _ in true }
+    ) async throws(TestServerError) -> ConnectionRecord {
+        let records = try await self.waitUntil(timeout: timeout) { records in
+            records.indices.contains(index - 1) && condition(records[index - 1])
+        }
+        return records[index - 1]
+    }
+
+    /// Waits until connection `index` (from 1) has ended.
+    @discardableResult
+    public func waitForEnd(
+        ofConnection index: Int,
+        timeout: Duration = .seconds(5)
+    ) async throws(TestServerError) -> ConnectionRecord {
+        try await self.waitForConnection(index, timeout: timeout) { $0.hasEnded }
+    }
+
+    // MARK: Stop
+
+    /// Stops listening, resets every live connection (clients see a TCP reset, as when a server
+    /// process dies; use `Scenario.close` for a clean close), cancels every timer, and returns once
+    /// every socket is closed and, when the server owns its loop, the loop's thread has exited.
+    /// Pending waits fail with `.stopped`; event streams finish. Idempotent.
+    public func stop() async {
+        let core = self.core
+        let listener = self.listener
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let accepted = self.loop.execute {
+                listener.close()
+                core.stop { continuation.resume() }
+            }
+            if !accepted { continuation.resume() }
+        }
+        if self.ownsLoop { self.loop.shutdown() }
+        core.recorder.stop()
+    }
+}
+
+/// What the listener and the connections share.
+final class ServerCore: Sendable {
+    let loop: EventLoop
+    let recorder: Recorder
+    let maximumMessageSize: Int
+    let scenario: @Sendable (ConnectionContext) -> Scenario
+    private let registry: LoopBound<Registry>
+
+    private final class Registry {
+        var live: [Int: ServerConnection] = [:]
+        var isStopping = false
+        var stopped: [@Sendable () -> Void] = []
+    }
+
+    init(
+        loop: EventLoop,
+        recorder: Recorder,
+        maximumMessageSize: Int,
+        scenario: @escaping @Sendable (ConnectionContext) -> Scenario
+    ) {
+        self.loop = loop
+        self.recorder = recorder
+        self.maximumMessageSize = maximumMessageSize
+        self.scenario = scenario
+        self.registry = LoopBound(Registry(), loop: loop)
+    }
+
+    /// Loop thread.
+    func accepted(_ connection: TCPConnection) {
+        let registry = self.registry.value
+        guard !registry.isStopping else {
+            connection.reset()
+            return
+        }
+        let index = self.recorder.addConnection()
+        let shell = ServerConnection(index: index, connection: connection, core: self)
+        registry.live[index] = shell
+        connection.setHandler(shell)
+    }
+
+    /// Loop thread: the connection's socket is closed and its end recorded.
+    func connectionEnded(_ index: Int) {
+        let registry = self.registry.value
+        registry.live[index] = nil
+        if registry.isStopping, registry.live.isEmpty { self.finishStop() }
+    }
+
+    /// Loop thread: resets every live connection; `completion` runs once all have ended.
+    func stop(completion: @escaping @Sendable () -> Void) {
+        let registry = self.registry.value
+        registry.isStopping = true
+        registry.stopped.append(completion)
+        if registry.live.isEmpty {
+            self.finishStop()
+            return
+        }
+        for shell in registry.live.values { shell.driver.value.stop() }
+    }
+
+    private func finishStop() {
+        let registry = self.registry.value
+        let completions = registry.stopped
+        registry.stopped.removeAll()
+        for completion in completions { completion() }
+    }
+}
+#endif

@@ -1,0 +1,125 @@
+/// The server's answer to a successful upgrade.
+public struct HandshakeResponse: Equatable, Sendable {
+    /// The subprotocol the server selected (one of those offered), or nil.
+    public var subprotocol: String?
+    /// The `Sec-WebSocket-Extensions` elements the server accepted, with their parameters.
+    public var extensions: [String]
+    /// Bytes received after the header block: the first WebSocket frames. Feed them to the decoder.
+    public var remaining: [UInt8]
+
+    public init(subprotocol: String?, extensions: [String], remaining: [UInt8]) {
+        self.subprotocol = subprotocol
+        self.extensions = extensions
+        self.remaining = remaining
+    }
+}
+
+/// Incrementally reads and validates the server's handshake response (client side, RFC 6455 §4.1).
+///
+/// Append bytes as they arrive and call `parse()` until it returns a response or throws. Bytes after the header
+/// block are kept in `HandshakeResponse.remaining`. A failed handshake throws on every later call.
+public struct HandshakeResponseParser: Sendable {
+    /// The request this parser validates the response against.
+    public let handshake: ClientHandshake
+    private var buffer: HTTPHeadBuffer
+    private var failure: HandshakeError?
+
+    /// - Parameters:
+    ///   - handshake: the request that was sent (for the accept value and what was offered).
+    ///   - maximumHeaderSize: the largest header block accepted (default 16 KiB), guarding memory against a
+    ///     server that never ends its headers.
+    public init(handshake: ClientHandshake, maximumHeaderSize: Int = 16 << 10) {
+        self.handshake = handshake
+        self.buffer = HTTPHeadBuffer(limit: maximumHeaderSize)
+    }
+
+    /// Appends bytes received from the server.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        self.buffer.append(bytes)
+    }
+
+    /// Appends bytes received from the server.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        self.buffer.append(bytes)
+    }
+
+    /// Returns the validated response, nil when more bytes are needed, or throws why the handshake failed.
+    public mutating func parse() throws(HandshakeError) -> HandshakeResponse? {
+        if let failure = self.failure { throw failure }
+        do throws(HandshakeError) {
+            guard let end = try self.buffer.findHeadEnd() else { return nil }
+            let head = try HTTPHead(self.buffer.bytes[..<end])
+            return try self.validate(head)
+        } catch {
+            self.failure = error
+            throw error
+        }
+    }
+
+    private func validate(_ head: HTTPHead) throws(HandshakeError) -> HandshakeResponse {
+        let status = try Self.parseStatusLine(head.startLine)
+        guard status.code == 101 else {
+            throw HandshakeError.rejected(status: status.code, retryAfterSeconds: Self.retryAfter(head))
+        }
+        guard status.minorVersion >= 1 else { throw HandshakeError.invalidUpgrade("HTTP version below 1.1") }
+        guard HTTPSyntax.listContains(head.listElements("Upgrade"), "websocket") else {
+            throw HandshakeError.invalidUpgrade("Upgrade header missing or not websocket")
+        }
+        guard HTTPSyntax.listContains(head.listElements("Connection"), "upgrade") else {
+            throw HandshakeError.invalidUpgrade("Connection header missing or without upgrade")
+        }
+        let accepts = head.values("Sec-WebSocket-Accept")
+        guard accepts.count == 1 else {
+            throw HandshakeError.invalidUpgrade(
+                accepts.isEmpty ? "Sec-WebSocket-Accept missing" : "Sec-WebSocket-Accept repeated")
+        }
+        guard accepts[0] == self.handshake.expectedAccept else {
+            throw HandshakeError.invalidUpgrade("Sec-WebSocket-Accept does not match the key")
+        }
+        let protocols = head.listElements("Sec-WebSocket-Protocol")
+        guard protocols.count <= 1 else { throw HandshakeError.invalidUpgrade("more than one subprotocol selected") }
+        if let selected = protocols.first, !self.handshake.subprotocols.contains(selected) {
+            throw HandshakeError.invalidUpgrade("subprotocol not offered")
+        }
+        let extensions = head.listElements("Sec-WebSocket-Extensions")
+        for element in extensions {
+            let name = HTTPSyntax.extensionName(element)
+            guard HTTPSyntax.listContains(self.handshake.offeredExtensions, name) else {
+                throw HandshakeError.invalidUpgrade("extension not offered")
+            }
+        }
+        return HandshakeResponse(
+            subprotocol: protocols.first, extensions: extensions, remaining: self.buffer.remaining)
+    }
+
+    /// Parses `HTTP/1.x SP 3DIGIT [SP reason]`.
+    static func parseStatusLine(_ line: [UInt8]) throws(HandshakeError) -> (code: Int, minorVersion: Int) {
+        let prefix = Array("HTTP/1.".utf8)
+        guard line.count >= 12, line.starts(with: prefix),
+            let minor = line[7...].first, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(minor),
+            line[8] == 0x20
+        else {
+            throw HandshakeError.malformed("invalid status line")
+        }
+        let digits = line[9..<12]
+        guard digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+            line.count == 12 || line[12] == 0x20
+        else {
+            throw HandshakeError.malformed("invalid status code")
+        }
+        let code = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard code >= 100 else { throw HandshakeError.malformed("invalid status code") }
+        return (code, Int(minor - UInt8(ascii: "0")))
+    }
+
+    /// `Retry-After` in delta-seconds form (RFC 9110 §10.2.3), or nil (absent, repeated, HTTP-date, or too large).
+    static func retryAfter(_ head: HTTPHead) -> Int? {
+        let values = head.values("Retry-After")
+        guard values.count == 1, let value = values.first, !value.isEmpty, value.utf8.count <= 9,
+            value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else {
+            return nil
+        }
+        return Int(value)
+    }
+}

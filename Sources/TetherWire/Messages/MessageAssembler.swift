@@ -1,0 +1,135 @@
+/// Assembles frames into messages (RFC 6455 §5.4, §5.5, §5.6): continuation frames, control frames
+/// interleaved in a fragmented message, incremental UTF-8 validation of text, close payload validation.
+///
+/// Feed it frames in order with `consume(_:payload:)`; `validate(_:)` checks a header before its payload
+/// arrives, so that a message that is too big is rejected without buffering it.
+public struct MessageAssembler: Sendable {
+    /// What `consume(_:payload:)` produced.
+    public enum Assembly: Equatable, Sendable {
+        /// A fragment was stored; the message is still open.
+        case incomplete
+        /// The frame's own payload is a complete message with this opcode (an unfragmented message or a
+        /// control frame).
+        case frame(Opcode)
+        /// The fragments assembled so far form a complete message with this opcode; read it with
+        /// `withAssembledPayload(_:)` before the next `consume`.
+        case assembled(Opcode)
+    }
+
+    /// The largest message payload accepted.
+    public let maximumMessageSize: Int
+
+    /// The RSV bits of the first frame of the last fragmented message (what an extension such as
+    /// permessage-deflate marks per message).
+    public private(set) var messageReservedBits: UInt8 = 0
+    /// The opcode (text or binary) of the fragmented message in progress.
+    private var openOpcode: Opcode?
+    private var fragments: [UInt8] = []
+    /// `fragments` holds a finished message that is dropped on the next `consume`.
+    private var assembledReady = false
+    private var utf8 = UTF8Validator()
+
+    /// - Parameter maximumMessageSize: the largest message payload accepted (default 16 MiB); larger is a 1009.
+    public init(maximumMessageSize: Int = 16 << 20) {
+        precondition(maximumMessageSize >= 0, "negative maximumMessageSize")
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    /// True while a fragmented message is open (continuation frames are expected).
+    public var isMessageOpen: Bool { self.openOpcode != nil }
+
+    /// Checks the ordering and size rules for a frame from its header alone.
+    public func validate(_ header: FrameHeader) throws(ProtocolError) {
+        switch header.opcode {
+        case .continuation:
+            guard self.openOpcode != nil else { throw ProtocolError(.unexpectedContinuation) }
+            let stored = self.assembledReady ? 0 : self.fragments.count
+            if header.payloadLength > self.maximumMessageSize - stored {
+                throw ProtocolError(.messageTooBig(limit: self.maximumMessageSize))
+            }
+        case .text, .binary:
+            guard self.openOpcode == nil else { throw ProtocolError(.dataFrameInsideMessage) }
+            if header.payloadLength > self.maximumMessageSize {
+                throw ProtocolError(.messageTooBig(limit: self.maximumMessageSize))
+            }
+        default:
+            // Control frames are checked by the frame parser (length, FIN) and by `consume` (close payload).
+            break
+        }
+    }
+
+    /// Feeds one frame with its unmasked payload.
+    public mutating func consume(
+        _ header: FrameHeader,
+        payload: UnsafeRawBufferPointer
+    ) throws(ProtocolError) -> Assembly {
+        if self.assembledReady {
+            // Keep the buffer for the next message unless one very large message grew it.
+            self.fragments.removeAll(keepingCapacity: self.fragments.capacity <= 4 << 20)
+            self.assembledReady = false
+        }
+        try self.validate(header)
+        switch header.opcode {
+        case .text, .binary:
+            if header.fin {
+                if header.opcode == .text, !UTF8Validator.isValid(payload) {
+                    throw ProtocolError(.invalidUTF8)
+                }
+                return .frame(header.opcode)
+            }
+            self.openOpcode = header.opcode
+            self.messageReservedBits = header.reservedBits
+            self.utf8 = UTF8Validator()
+            return try self.store(payload, fin: false)
+        case .continuation:
+            return try self.store(payload, fin: header.fin)
+        case .close:
+            try Self.validateClosePayload(payload)
+            return .frame(.close)
+        default:
+            return .frame(header.opcode)
+        }
+    }
+
+    /// Lends the message completed by the last `consume` that returned `.assembled`.
+    public func withAssembledPayload<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        precondition(self.assembledReady, "no assembled message to read")
+        // `Array.withUnsafeBytes` is untyped `rethrows`; carry the typed error out in a `Swift.Result`.
+        let outcome = self.fragments.withUnsafeBytes { bytes -> Swift.Result<Result, Failure> in
+            do throws(Failure) {
+                return .success(try body(bytes))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Checks a close frame's payload: empty, or a code valid on the wire followed by a UTF-8 reason.
+    public static func validateClosePayload(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) {
+        guard !payload.isEmpty else { return }
+        guard payload.count >= 2 else { throw ProtocolError(.closePayloadTooShort) }
+        let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        guard CloseCode.isValidOnWire(code) else { throw ProtocolError(.invalidCloseCode(code)) }
+        guard UTF8Validator.isValid(UnsafeRawBufferPointer(rebasing: payload[2...])) else {
+            throw ProtocolError(.invalidCloseReason)
+        }
+    }
+
+    private mutating func store(_ payload: UnsafeRawBufferPointer, fin: Bool) throws(ProtocolError) -> Assembly {
+        guard let opcode = self.openOpcode else { preconditionFailure("store without an open message") }
+        if opcode == .text {
+            // Reject in the fragment where the invalid byte appears, not when the message ends.
+            guard self.utf8.validate(payload), !fin || self.utf8.isAtBoundary else {
+                throw ProtocolError(.invalidUTF8)
+            }
+        }
+        payload.withMemoryRebound(to: UInt8.self) { self.fragments.append(contentsOf: $0) }
+        guard fin else { return .incomplete }
+        self.openOpcode = nil
+        self.assembledReady = true
+        return .assembled(opcode)
+    }
+}

@@ -1,0 +1,106 @@
+/// Bytes in, messages out: a `FrameParser` and a `MessageAssembler` in one, for one role.
+///
+/// Append bytes in any split; `next()` returns owned messages, `nextMessage(_:)` lends them without
+/// copying (no allocation per message for frames that fit the buffer). Messages received before a
+/// violation are all delivered first; once a `ProtocolError` is thrown, every later call throws it again.
+/// After a close frame is returned, further bytes are discarded (the peer may send nothing after it).
+public struct WebSocketDecoder: Sendable {
+    /// The frame parser (read-only access, for its limits and buffered byte count).
+    public private(set) var parser: FrameParser
+    /// The message assembler (read-only access).
+    public private(set) var assembler: MessageAssembler
+    private var failure: ProtocolError?
+    /// A close frame was returned.
+    public private(set) var isClosed = false
+
+    /// - Parameters:
+    ///   - role: this endpoint's role (a client expects unmasked frames, a server masked ones).
+    ///   - maximumFrameSize: the largest frame payload accepted (default 16 MiB); beyond is a 1009.
+    ///   - maximumMessageSize: the largest message accepted (default 16 MiB); beyond is a 1009.
+    ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none. The bits are
+    ///     passed through in `BorrowedMessage.reservedBits`; text is still validated as received.
+    public init(
+        role: Role,
+        maximumFrameSize: Int = 16 << 20,
+        maximumMessageSize: Int = 16 << 20,
+        reservedBitsAllowed: UInt8 = 0
+    ) {
+        self.parser = FrameParser(
+            role: role, maximumFrameSize: maximumFrameSize, reservedBitsAllowed: reservedBitsAllowed)
+        self.assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
+    }
+
+    /// The role this decoder reads for.
+    public var role: Role { self.parser.role }
+
+    /// Appends received bytes.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard !self.isClosed, self.failure == nil else { return }
+        self.parser.append(bytes)
+    }
+
+    /// Appends received bytes.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        guard !self.isClosed, self.failure == nil else { return }
+        self.parser.append(bytes)
+    }
+
+    /// Returns the next complete message, owned, or nil when more bytes are needed.
+    public mutating func next() throws(ProtocolError) -> WireMessage? {
+        try self.nextMessage { $0.message }
+    }
+
+    /// Lends the next complete message to `body` without copying it and returns `body`'s result, or returns
+    /// nil when more bytes are needed. The payload is valid only inside `body`.
+    @inlinable
+    public mutating func nextMessage<Result>(_ body: (BorrowedMessage) -> Result) throws(ProtocolError) -> Result? {
+        // Inlinable so that the caller's module specialises it; the work happens in the non-generic
+        // `lendNextMessage`, which avoids generic metadata lookups per message.
+        var result: Result?
+        _ = try self.lendNextMessage { result = body($0) }
+        return result
+    }
+
+    /// Calls `body` with the next complete message and returns true, or returns false when more bytes are needed.
+    @usableFromInline
+    mutating func lendNextMessage(_ body: (BorrowedMessage) -> Void) throws(ProtocolError) -> Bool {
+        if let failure = self.failure { throw failure }
+        guard !self.isClosed else { return false }
+        do throws(ProtocolError) {
+            while true {
+                guard let header = try self.parser.peekHeader() else { return false }
+                try self.assembler.validate(header)
+                guard let frame = try self.parser.nextFrame() else { return false }
+                let assembly = try self.consume(frame)
+                switch assembly {
+                case .incomplete:
+                    continue
+                case .frame(let opcode):
+                    if opcode == .close { self.isClosed = true }
+                    self.parser.withPayload(of: frame) {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
+                    }
+                    return true
+                case .assembled(let opcode):
+                    let reservedBits = self.assembler.messageReservedBits
+                    self.assembler.withAssembledPayload {
+                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: reservedBits))
+                    }
+                    return true
+                }
+            }
+        } catch {
+            self.failure = error
+            throw error
+        }
+    }
+
+    private mutating func consume(
+        _ frame: FrameParser.ParsedFrame
+    ) throws(ProtocolError) -> MessageAssembler.Assembly {
+        // The parser lends the payload while the assembler is mutated: two different stored properties.
+        try self.parser.withPayload(of: frame) { (payload) throws(ProtocolError) -> MessageAssembler.Assembly in
+            try self.assembler.consume(frame.header, payload: payload)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Glibc
+import Synchronization
+import Testing
+@testable import TetherPOSIX
+
+@Suite(.timeLimit(.minutes(1)))
+struct EventLoopTests {
+    @Test func executeRunsWorkOnTheLoopThreadInSubmissionOrder() async throws {
+        let loop = try EventLoop(name: "test-execute")
+        defer { loop.shutdown() }
+        #expect(!loop.inEventLoop)
+        let (stream, continuation) = AsyncStream.makeStream(of: (Int, Bool).self)
+        for index in 0..<100 {
+            loop.execute { continuation.yield((index, loop.inEventLoop)) }
+        }
+        var seen: [Int] = []
+        for await (index, onLoop) in stream {
+            #expect(onLoop)
+            seen.append(index)
+            if seen.count == 100 { break }
+        }
+        #expect(seen == Array(0..<100))
+    }
+
+    @Test func submitReturnsTheResultComputedOnTheLoop() async throws {
+        let loop = try EventLoop(name: "test-submit")
+        defer { loop.shutdown() }
+        let result = try await loop.submit { loop.inEventLoop ? 42 : -1 }
+        #expect(result == 42)
+    }
+
+    @Test func timersFireInDeadlineOrderThenSchedulingOrder() async throws {
+        let loop = try EventLoop(name: "test-timers")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let base = ContinuousClock.now + .milliseconds(20)
+        loop.schedule(at: base + .milliseconds(20)) { continuation.yield("c") }
+        loop.schedule(at: base) { continuation.yield("a1") }
+        loop.schedule(at: base + .milliseconds(10)) { continuation.yield("b") }
+        loop.schedule(at: base) { continuation.yield("a2") }
+        var order: [String] = []
+        for await name in stream {
+            order.append(name)
+            if order.count == 4 { break }
+        }
+        #expect(order == ["a1", "a2", "b", "c"])
+    }
+
+    @Test func timerNeverFiresBeforeItsDeadline() async throws {
+        let loop = try EventLoop(name: "test-early")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: Bool.self)
+        for delay in [1, 2, 5, 15] {
+            let deadline = ContinuousClock.now + .milliseconds(delay)
+            loop.schedule(at: deadline) { continuation.yield(ContinuousClock.now >= deadline && loop.inEventLoop) }
+        }
+        var results: [Bool] = []
+        for await onTime in stream {
+            results.append(onTime)
+            if results.count == 4 { break }
+        }
+        #expect(results == [true, true, true, true])
+    }
+
+    @Test func cancelledTimerNeverRunsAndCancelReportsWhetherItStoppedTheWork() async throws {
+        let loop = try EventLoop(name: "test-cancel")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let cancelled = loop.schedule(afterMilliseconds: 5) { continuation.yield("cancelled timer ran") }
+        let fired = loop.schedule(afterMilliseconds: 1) { continuation.yield("fired") }
+        #expect(cancelled.cancel())
+        #expect(!cancelled.cancel())
+        loop.schedule(afterMilliseconds: 20) { continuation.yield("sentinel") }
+        var seen: [String] = []
+        for await name in stream {
+            seen.append(name)
+            if name == "sentinel" { break }
+        }
+        #expect(seen == ["fired", "sentinel"])
+        #expect(!fired.cancel())
+    }
+
+    @Test func timerCanBeCancelledFromTheLoopBeforeItIsDue() async throws {
+        let loop = try EventLoop(name: "test-cancel-loop")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        loop.execute {
+            let timer = loop.schedule(afterMilliseconds: 1) { continuation.yield("cancelled timer ran") }
+            loop.schedule(afterMilliseconds: 0) { continuation.yield(timer.cancel() ? "cancelled" : "too late") }
+            loop.schedule(afterMilliseconds: 10) { continuation.yield("sentinel") }
+        }
+        var seen: [String] = []
+        for await name in stream {
+            seen.append(name)
+            if name == "sentinel" { break }
+        }
+        #expect(seen == ["cancelled", "sentinel"])
+    }
+
+    @Test func shutdownRunsQueuedWorkRefusesLaterWorkAndReleasesItsDescriptors() async throws {
+        let loop = try EventLoop(name: "test-shutdown")
+        #expect(loop.ownedDescriptorCount == 2)
+        let ran = Atomic<Int>(0)
+        for _ in 0..<10 { loop.execute { ran.add(1, ordering: .relaxed) } }
+        let neverRuns = loop.schedule(after: .seconds(60)) { ran.add(100, ordering: .relaxed) }
+        loop.shutdown()
+        #expect(ran.load(ordering: .relaxed) == 10)
+        #expect(!loop.execute { ran.add(1000, ordering: .relaxed) })
+        #expect(!neverRuns.cancel())  // released at shutdown
+        #expect(loop.ownedDescriptorCount == 0)
+        await #expect(throws: SocketError.closed) { try await loop.submit { 1 } }
+        loop.shutdown()  // idempotent
+    }
+
+    @Test func sharedLoopIsRunning() async throws {
+        #expect(try await EventLoop.shared.submit { EventLoop.shared.inEventLoop })
+    }
+}
+
+extension EventLoopTests {
+    @Test func aShutDownLoopNeverWritesToItsOldWakeDescriptor() throws {
+        let loop = try EventLoop(name: "test-stalewake")
+        let staleWake = loop.wakeDescriptor
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        loop.shutdown()
+        // Give the freed number to the pipe's write end, then poke the dead loop every way we can.
+        let standIn = fcntl(ends[1], F_DUPFD_CLOEXEC, staleWake)
+        defer { if standIn >= 0 { close(standIn) } }
+        // A test running in parallel may take the number first; then there is nothing to observe.
+        guard standIn == staleWake else { return }
+        loop.shutdown()
+        #expect(!loop.execute {})
+        loop.schedule(afterMilliseconds: 0) {}
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == -1 && errno == EAGAIN)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import TetherPOSIX
-
-@Suite struct TetherPOSIXPlaceholder { @Test func builds() {} }

@@ -1,4 +1,0 @@
-import Testing
-@testable import TetherTestServer
-
-@Suite struct TetherTestServerPlaceholder { @Test func builds() {} }

@@ -1,0 +1,347 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherCore
+import TetherPOSIX
+import TetherWire
+@testable import Tether
+
+/// How connections end: closing handshakes, failures to connect, rejected and invalid handshakes, protocol
+/// violations, and the descriptors left behind (none).
+extension SocketTransportTests {
+    // MARK: Closing handshake
+
+    @Test func peerCloseWithCodeIsEchoedThenTCPIsClosed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        try await server.sendText("before close")
+        try await server.sendClose(code: 4001, reason: "bye")
+        #expect(try await server.nextMessage() == .close(code: 4001, reason: ""))
+        #expect(await server.waitForEnd() == .endOfStream)
+        #expect(await client.rest() == [.text("before close"), .ended(.peerClosed(code: 4001))])
+        await peer.stop()
+    }
+
+    @Test func peerCloseWithoutPayloadIsAnsweredWithAnEmptyCloseAndReportsNoCode() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        try await server.sendClose(code: nil)
+        #expect(try await server.nextMessage() == .close(code: nil, reason: ""))
+        #expect(await client.rest() == [.ended(.peerClosed(code: nil))])
+        #expect(await server.waitForEnd() == .endOfStream)
+        await peer.stop()
+    }
+
+    @Test func localCloseWaitsForThePeersCloseAndDeliversMessagesSentMeanwhile() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.close(code: 1000, reason: "done")
+        #expect(try await server.nextMessage() == .close(code: 1000, reason: "done"))
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("after close")) }
+        try await server.sendText("in flight")
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.text("in flight"), .ended(.closedLocally)])
+        #expect(await server.waitForEnd() == .endOfStream)
+        await peer.stop()
+    }
+
+    @Test func localCloseUnansweredDropsTCPAfterTheCloseTimeout() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), closeTimeout: 30)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 3)
+        client.connection.close(code: 1001, reason: String(repeating: "é", count: 100))  // reason cut to 123 bytes
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 3]))
+        #expect(try await server.nextMessage() == .close(code: 1001, reason: String(repeating: "é", count: 61)))
+        #expect(await client.rest() == [.pingFailed(3), .ended(.closedLocally)])
+        #expect(await server.waitForEnd() == .failed(.reset))
+        await peer.stop()
+    }
+
+    @Test func localCloseAnsweredByEndOfStreamEndsClosedLocally() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.close(code: 1000, reason: "")
+        #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
+        server.tcp.close()
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        await peer.stop()
+    }
+
+    @Test func closeBeforeOpenAbortsTheAttempt() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        client.connection.close(code: 1000, reason: "")
+        client.connection.close(code: 1000, reason: "")  // repeated: no effect
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        #expect(await server.waitForEnd() == .failed(.reset))
+        await peer.stop()
+    }
+
+    @Test func closeRightAfterConnectAbortsAndLeavesNoClientSocket() async throws {
+        let peer = try ScriptedPeer()
+        for _ in 0..<20 {
+            // Depending on timing the close lands while resolving, while TCP connects, or during the handshake.
+            var client = ClientProbe(url: peer.url())
+            client.connection.close(code: 1000, reason: "")
+            #expect(await client.rest() == [.ended(.closedLocally)])
+        }
+        #expect(SocketInventory.openClientConnections(port: peer.port).isEmpty)
+        await peer.stop()
+    }
+
+    @Test func resetWithoutCloseFrameEndsReceiveFailed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        try await server.sendBinary([7, 7, 7])
+        server.reset()
+        #expect(await client.rest() == [.binary(Data([7, 7, 7])), .ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func endOfStreamWithoutCloseFrameEndsReceiveFailed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        server.tcp.close()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    // MARK: Protocol violations
+
+    @Test func maskedServerFrameClosesWith1002AfterEarlierMessages() async throws {
+        // RFC 6455 §5.7: a masked "Hello" — which a server must never send.
+        let masked: [UInt8] = [0x81, 0x85, 0x37, 0xFA, 0x21, 0x3D, 0x7F, 0x9F, 0x4D, 0x51, 0x58]
+        try await self.expectViolation(frame: masked, code: 1002, reason: "masked frame from server")
+    }
+
+    @Test func invalidUTF8TextClosesWith1007AfterEarlierMessages() async throws {
+        try await self.expectViolation(
+            frame: [0x81, 0x02, 0xC3, 0x28], code: 1007, reason: "invalid UTF-8 in text message")
+    }
+
+    @Test func frameOverTheLimitClosesWith1009AfterEarlierMessages() async throws {
+        var encoder = WebSocketEncoder(role: .server)
+        var frame: [UInt8] = []
+        encoder.binary([UInt8](repeating: 1, count: 2_000), into: &frame)
+        try await self.expectViolation(frame: frame, code: 1009, reason: "frame too big", maximumMessageSize: 1_024)
+    }
+
+    @Test func fragmentedMessageOverTheLimitClosesWith1009AfterEarlierMessages() async throws {
+        var encoder = WebSocketEncoder(role: .server, fragmentSize: 600)
+        var frames: [UInt8] = []
+        encoder.binary([UInt8](repeating: 1, count: 2_000), into: &frames)
+        try await self.expectViolation(
+            frame: frames, code: 1009, reason: "message too big", maximumMessageSize: 1_024)
+    }
+
+    private func expectViolation(
+        frame: [UInt8], code: UInt16, reason: String, maximumMessageSize: Int = 16 << 20
+    ) async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), maximumMessageSize: maximumMessageSize)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        var encoder = WebSocketEncoder(role: .server)
+        var bytes: [UInt8] = []
+        encoder.text("first", into: &bytes)
+        encoder.binary([1, 2], into: &bytes)
+        try await server.write(bytes + frame)
+        #expect(try await server.nextMessage() == .close(code: code, reason: reason))
+        #expect(await server.waitForEnd() == .endOfStream)
+        #expect(await client.rest() == [.text("first"), .binary(Data([1, 2])), .ended(.protocolViolation(code: code))])
+        await peer.stop()
+    }
+
+    // MARK: Connect failures
+
+    @Test func portWithoutListenerIsRefused() async throws {
+        let listener = try TCPListener.bind()
+        let port = listener.port
+        await listener.close()
+        var client = ClientProbe(url: URL(string: "ws://127.0.0.1:\(port)/")!)
+        #expect(await client.rest() == [.ended(.connectFailed(.refused))])
+    }
+
+    @Test func nameThatCannotResolveEndsWithNameResolution() async throws {
+        // A 64-byte label is invalid in DNS: glibc fails it without sending a query, so this needs no network.
+        var client = ClientProbe(url: URL(string: "ws://\(String(repeating: "a", count: 64)).example/")!)
+        #expect(await client.rest() == [.ended(.connectFailed(.nameResolution))])
+    }
+
+    @Test func serverThatNeverAnswersTheHandshakeTimesOut() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), connectTimeout: 40)
+        #expect(await client.rest() == [.ended(.connectFailed(.timedOut))])
+        await peer.stop()
+        // Normally TCP was accepted and the request read before the deadline, and the client then reset the
+        // connection. On a starved machine the deadline can pass while TCP still connects: the attempt is
+        // cancelled and its socket closed (FIN), or nothing was accepted at all. Never an open socket.
+        if let server = await peer.nextAccepted() {
+            let end = await server.waitForEnd()
+            #expect(end == .failed(.reset) || end == .endOfStream)
+        }
+        #expect(SocketInventory.openClientConnections(port: peer.port).isEmpty)
+    }
+
+    @Test func socketErrorsMapToConnectFailures() {
+        #expect(SocketConnectionCore.connectFailure(for: .refused) == .refused)
+        #expect(SocketConnectionCore.connectFailure(for: .unreachable) == .unreachable)
+        #expect(SocketConnectionCore.connectFailure(for: .timedOut) == .timedOut)
+        #expect(SocketConnectionCore.connectFailure(for: .nameResolution(code: EAI_AGAIN)) == .nameResolution)
+        #expect(SocketConnectionCore.connectFailure(for: .system(operation: "connect", errno: EACCES))
+            == .system(EACCES))
+        #expect(SocketConnectionCore.connectFailure(for: .reset) == .system(ECONNRESET))
+    }
+
+    // MARK: Handshake failures
+
+    @Test func rejectedHandshakeReportsStatusAndRetryAfterInMilliseconds() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(ServerHandshake.reject(status: 401, reason: "Unauthorized", retryAfterSeconds: 7))
+        #expect(await client.rest() == [.ended(.handshakeRejected(status: 401, retryAfter: 7_000))])
+        await peer.stop()
+    }
+
+    @Test func serviceUnavailableWithoutRetryAfterReportsNoDelay() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(ServerHandshake.reject(status: 503, reason: "Service Unavailable"))
+        #expect(await client.rest() == [.ended(.handshakeRejected(status: 503, retryAfter: nil))])
+        await peer.stop()
+    }
+
+    @Test func switchingProtocolsWithABadAcceptKeyIsInvalidAndNeverOpens() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        var response = Array((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+        ).utf8)
+        var encoder = WebSocketEncoder(role: .server)
+        encoder.text("must not arrive", into: &response)
+        try await server.write(response)
+        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        await peer.stop()
+    }
+
+    @Test func subprotocolThatWasNotOfferedIsInvalid() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), subprotocols: ["chat.v1"])
+        let server = await peer.accept()
+        try await server.open(subprotocol: "chat.v9")
+        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        await peer.stop()
+    }
+
+    @Test func serverHangingUpDuringTheHandshakeEndsReceiveFailed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        server.tcp.close()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    // MARK: Unsupported requests
+
+    @Test func secureURLIsUnsupportedWithAClearReason() async throws {
+        let request = TransportRequest(url: URL(string: "wss://127.0.0.1:9/")!)
+        var client = ClientProbe(SocketTransport().connect(request))
+        #expect(await client.rest() == [.ended(.connectFailed(.unsupported))])
+        let reason = try #require(SocketTransport.unsupportedReason(for: request))
+        #expect(reason.contains("TLS not supported on this platform yet"))
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("x")) }
+    }
+
+    @Test func otherSchemesAndReservedHeadersAreUnsupportedWithoutTouchingTheNetwork() async throws {
+        for request in [
+            TransportRequest(url: URL(string: "http://127.0.0.1:9/")!),
+            TransportRequest(url: URL(string: "ws://127.0.0.1:9/")!, headers: [(name: "Host", value: "evil")]),
+            TransportRequest(url: URL(string: "ws://127.0.0.1:9/")!, subprotocols: ["not a token"]),
+        ] {
+            var client = ClientProbe(SocketTransport().connect(request))
+            #expect(await client.rest() == [.ended(.connectFailed(.unsupported))])
+            #expect(SocketTransport.unsupportedReason(for: request) != nil)
+        }
+        #expect(SocketTransport.unsupportedReason(for: TransportRequest(url: URL(string: "ws://h/")!)) == nil)
+    }
+
+    // MARK: Resources
+
+    @Test func connectionsLeaveNoSocketBehind() async throws {
+        var peer = try ScriptedPeer()
+        let port = peer.port
+
+        var echo = ClientProbe(url: peer.url())
+        let echoServer = await peer.accept()
+        try await echoServer.open()
+        #expect(await echo.next() == .opened(nil))
+        #expect(SocketInventory.openConnections(port: port).count == 2)  // the inventory does see open sockets
+        try await echo.connection.send(.text("x"))
+        #expect(try await echoServer.nextMessage() == .text("x"))
+        echo.connection.close(code: 1000, reason: "")
+        _ = try await echoServer.nextMessage()
+        try await echoServer.sendClose(code: 1000)
+        #expect(await echo.rest() == [.ended(.closedLocally)])
+        _ = await echoServer.waitForEnd()
+
+        var rejected = ClientProbe(url: peer.url())
+        let rejectingServer = await peer.accept()
+        _ = try await rejectingServer.readRequest()
+        try await rejectingServer.write(ServerHandshake.reject(status: 403, reason: "Forbidden"))
+        #expect(await rejected.rest() == [.ended(.handshakeRejected(status: 403, retryAfter: nil))])
+        _ = await rejectingServer.waitForEnd()
+
+        var silent = ClientProbe(url: peer.url(), connectTimeout: 30)
+        #expect(await silent.rest() == [.ended(.connectFailed(.timedOut))])
+        await peer.stop()
+        while let server = await peer.nextAccepted() {
+            _ = await server.waitForEnd()
+        }
+        // The test peer's own end callback can run just before its descriptor is closed in the same loop turn;
+        // one round trip through the loop settles that. The clients report `.ended` only after closing.
+        _ = try await EventLoop.shared.submit {}
+        #expect(SocketInventory.openConnections(port: port).isEmpty)
+    }
+}
+#endif

@@ -1,0 +1,279 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherCore
+import TetherPOSIX
+import TetherWire
+@testable import Tether
+
+/// `SocketTransport` against scripted raw peers over loopback. Every wait is on an explicit signal (the client's
+/// event stream, the peer's byte stream); the time limit only turns a missing event into a failure.
+@Suite(.timeLimit(.minutes(1))) struct SocketTransportTests {
+    // MARK: Opening and data
+
+    @Test func openingHandshakeCarriesTargetHostHeadersAndSubprotocols() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(
+            url: peer.url("/chat/room%201?token=abc&x=1"),
+            headers: [(name: "Authorization", value: "Bearer secret")],
+            subprotocols: ["chat.v2", "chat.v1"]
+        )
+        let server = await peer.accept()
+
+        let request = try await server.open(subprotocol: "chat.v1")
+        #expect(request.target == "/chat/room%201?token=abc&x=1")
+        #expect(request.header("Host") == "127.0.0.1:\(peer.port)")
+        #expect(request.header("Authorization") == "Bearer secret")
+        #expect(request.subprotocols == ["chat.v2", "chat.v1"])
+        #expect(await client.next() == .opened("chat.v1"))
+
+        client.connection.close(code: 1000, reason: "")
+        _ = try await server.nextMessage()
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        await peer.stop()
+    }
+
+    @Test func textAndBinaryMessagesEchoInOrderIncludingOneMebibyteAndFragments() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await client.connection.send(.text("héllo 👋"))
+        try await client.connection.send(.binary(Data([0, 1, 2])))
+        try await client.connection.send(.binary(Data(large)))
+        try await client.connection.send(.text(""))
+        #expect(try await server.nextMessage() == .text("héllo 👋"))
+        #expect(try await server.nextMessage() == .binary([0, 1, 2]))
+        #expect(try await server.nextMessage() == .binary(large))
+        #expect(try await server.nextMessage() == .text(""))
+
+        // The server answers in fragments, one cut inside a multi-byte character.
+        try await server.sendText("héllo 👋", fragmentSize: 2)
+        try await server.sendBinary(large, fragmentSize: 100_000)
+        try await server.sendBinary([])
+        #expect(await client.next() == .text("héllo 👋"))
+        #expect(await client.next() == .binary(Data(large)))
+        #expect(await client.next() == .binary(Data()))
+
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await peer.stop()
+    }
+
+    @Test func framesSentRightAfterTheResponseHeaderAreDelivered() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        let request = try await server.readRequest()
+        var encoder = WebSocketEncoder(role: .server)
+        var bytes = ServerHandshake.accept(request)
+        encoder.text("early", into: &bytes)
+        try await server.write(bytes)
+
+        #expect(await client.next() == .opened(nil))
+        #expect(await client.next() == .text("early"))
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func hostNamesResolveThroughTheResolver() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: URL(string: "ws://localhost:\(peer.port)/")!)
+        let server = await peer.accept()
+        let request = try await server.open()
+        #expect(request.header("Host") == "localhost:\(peer.port)")
+        #expect(await client.next() == .opened(nil))
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func ipv6LoopbackURLConnects() async throws {
+        var peer = try ScriptedPeer(host: "::1")
+        var client = ClientProbe(url: peer.url("/v6"))
+        let server = await peer.accept()
+        let request = try await server.open()
+        #expect(request.header("Host") == "[::1]:\(peer.port)")
+        #expect(server.tcp.remoteAddress?.family == .ipv6)
+        #expect(await client.next() == .opened(nil))
+        try await client.connection.send(.text("over v6"))
+        #expect(try await server.nextMessage() == .text("over v6"))
+        try await server.sendClose(code: nil)
+        #expect(await client.rest() == [.ended(.peerClosed(code: nil))])
+        await peer.stop()
+    }
+
+    // MARK: Pings
+
+    @Test func pingCarriesItsIdAndOnlyTheMatchingFirstPongCounts() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 0x0102_0304_0506_0708)
+        #expect(try await server.nextMessage() == .ping([1, 2, 3, 4, 5, 6, 7, 8]))
+        try await server.sendPong([9, 9])  // unsolicited, not an id
+        try await server.sendPong([0, 0, 0, 0, 0, 0, 0, 99])  // an id never sent
+        try await server.sendPong([1, 2, 3, 4, 5, 6, 7, 8])
+        try await server.sendPong([1, 2, 3, 4, 5, 6, 7, 8])  // duplicate
+        try await server.sendText("barrier")
+        #expect(await client.next() == .pong(0x0102_0304_0506_0708))
+        #expect(await client.next() == .text("barrier"))
+
+        try await server.sendClose(code: 1001)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1001))])
+        await peer.stop()
+    }
+
+    @Test func serverPingIsAnsweredWithPongCarryingTheSamePayload() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        try await server.sendPing([0xCA, 0xFE])
+        #expect(try await server.nextMessage() == .pong([0xCA, 0xFE]))
+        try await server.sendPing([])
+        #expect(try await server.nextMessage() == .pong([]))
+
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func thousandsOfMessagesInterleavedWithPingsArriveInOrder() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        var encoder = WebSocketEncoder(role: .server)
+        var burst: [UInt8] = []
+        for index in 0..<5_000 {
+            encoder.text("message \(index)", into: &burst)
+            if index % 50 == 0 { try encoder.ping([UInt8(index / 50)], into: &burst) }
+        }
+        try await server.write(burst)
+        for index in 0..<5_000 {
+            let event = await client.next()
+            guard event == .text("message \(index)") else {
+                Issue.record("message \(index): got \(String(describing: event))")
+                break
+            }
+        }
+        for index in 0..<100 {
+            #expect(try await server.nextMessage() == .pong([UInt8(index)]))
+        }
+        for index in 0..<200 {
+            try await client.connection.send(.text("reply \(index)"))
+        }
+        for index in 0..<200 {
+            #expect(try await server.nextMessage() == .text("reply \(index)"))
+        }
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await peer.stop()
+    }
+
+    @Test func pingsOutstandingWhenTheConnectionBreaksFailBeforeTheEnd() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 1)
+        client.connection.sendPing(id: 2)
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 1]))
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 2]))
+        try await server.sendPong([0, 0, 0, 0, 0, 0, 0, 2])
+        try await server.sendText("last words")
+        server.reset()
+        #expect(await client.rest() == [.pong(2), .text("last words"), .pingFailed(1), .ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func pingBeforeOpenFailsOnce() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        client.connection.sendPing(id: 5)
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.pingFailed(5), .ended(.closedLocally)])
+        #expect(await server.waitForEnd() == .failed(.reset))
+        await peer.stop()
+    }
+
+    // MARK: Sending
+
+    @Test func sendBeforeOpenAndAfterTheEndThrowsNotOpen() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("too early")) }
+
+        try await server.acceptRequest()
+        #expect(await client.next() == .opened(nil))
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("too late")) }
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.binary(Data([1]))) }
+        await peer.stop()
+    }
+
+    @Test func messagesOverTheLimitAreRefusedBeforeAnythingIsSent() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), maximumMessageSize: 1024)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        await #expect(throws: WebSocketSendError.messageTooLarge(size: 1025, limit: 1024)) {
+            try await client.connection.send(.binary(Data(count: 1025)))
+        }
+        await #expect(throws: WebSocketSendError.messageTooLarge(size: 2000, limit: 1024)) {
+            try await client.connection.send(.text(String(repeating: "é", count: 1000)))
+        }
+        try await client.connection.send(.binary(Data(count: 1024)))
+        #expect(try await server.nextMessage() == .binary([UInt8](repeating: 0, count: 1024)))
+
+        server.reset()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func sendThatCannotCompleteThrowsWhenTheConnectionBreaks() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        // The peer stops reading, so TCP flow control holds most of 16 MiB back: the send cannot complete.
+        server.tcp.pauseReading()
+        let connection = client.connection
+        async let sent: Void = connection.send(.binary(Data(count: 16 << 20)))
+        server.reset()
+        // Whether the reset lands before or during the write decides the error; it never returns normally.
+        do {
+            try await sent
+            Issue.record("a send that could not be written returned normally")
+        } catch let error as WebSocketSendError {
+            #expect(error == .connectionFailed || error == .notOpen)
+        }
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+}
+#endif

@@ -1,0 +1,225 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherPOSIX
+import TetherWire
+
+/// What the server side of one scripted connection saw, in order.
+enum PeerEvent: Sendable {
+    case bytes([UInt8])
+    case ended(TCPConnection.End)
+}
+
+/// A connection accepted by a `ScriptedPeer`, with its handler already reading.
+struct AcceptedConnection: Sendable {
+    let tcp: TCPConnection
+    let events: AsyncStream<PeerEvent>
+}
+
+/// Forwards a server connection's callbacks into an `AsyncStream` (copying the borrowed bytes).
+private final class PeerHandler: TCPConnectionHandler {
+    let continuation: AsyncStream<PeerEvent>.Continuation
+
+    init(continuation: AsyncStream<PeerEvent>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+        self.continuation.yield(.bytes(Array(bytes)))
+    }
+
+    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+        self.continuation.yield(.ended(end))
+        self.continuation.finish()
+    }
+}
+
+/// A raw WebSocket server on loopback whose every step a test scripts: it can answer the handshake properly,
+/// wrongly or never, and send well-formed or malformed frames. Built from `TCPListener` and TetherWire's server
+/// pieces (`HandshakeRequestParser`, `ServerHandshake`, a server `WebSocketEncoder` and `WebSocketDecoder`).
+struct ScriptedPeer {
+    let listener: TCPListener
+    private var accepted: AsyncStream<AcceptedConnection>.AsyncIterator
+    private let acceptedSink: AsyncStream<AcceptedConnection>.Continuation
+
+    /// Listens on `host` (`127.0.0.1` or `::1`) on an ephemeral port.
+    init(host: String = "127.0.0.1") throws {
+        self.listener = try TCPListener.bind(host: host)
+        let (stream, continuation) = AsyncStream.makeStream(of: AcceptedConnection.self)
+        self.accepted = stream.makeAsyncIterator()
+        self.acceptedSink = continuation
+        self.listener.start { tcp in
+            let (events, sink) = AsyncStream.makeStream(of: PeerEvent.self)
+            tcp.setHandler(PeerHandler(continuation: sink))
+            continuation.yield(AcceptedConnection(tcp: tcp, events: events))
+        }
+    }
+
+    var port: Int { self.listener.port }
+
+    /// `ws://` URL of this peer with `path` (which may carry a query).
+    func url(_ path: String = "/") -> URL {
+        let host = self.listener.address.family == .ipv6 ? "[::1]" : "127.0.0.1"
+        return URL(string: "ws://\(host):\(self.port)\(path)")!
+    }
+
+    /// Waits for the next client connection. Only for a client that surely connects (no short connect timeout).
+    mutating func accept() async -> PeerConnection {
+        guard let connection = await self.nextAccepted() else { preconditionFailure("accept() after stop()") }
+        return connection
+    }
+
+    /// The next connection accepted, or nil after `stop()` once every accepted connection was returned.
+    mutating func nextAccepted() async -> PeerConnection? {
+        await self.accepted.next().map(PeerConnection.init)
+    }
+
+    /// Stops listening; connections already accepted stay open.
+    func stop() async {
+        await self.listener.close()
+        self.acceptedSink.finish()
+    }
+}
+
+/// The server side of one connection, driven step by step from a test.
+final class PeerConnection {
+    let tcp: TCPConnection
+    private var events: AsyncStream<PeerEvent>.AsyncIterator
+    private var buffered: [UInt8] = []
+    private var requestParser = HandshakeRequestParser()
+    private var decoder = WebSocketDecoder(role: .server)
+    private var encoder = WebSocketEncoder(role: .server)
+    /// The client's upgrade request, once read.
+    private(set) var request: HandshakeRequest?
+    /// How the TCP connection ended, once seen.
+    private(set) var end: TCPConnection.End?
+
+    init(_ accepted: AcceptedConnection) {
+        self.tcp = accepted.tcp
+        self.events = accepted.events.makeAsyncIterator()
+    }
+
+    // MARK: Handshake
+
+    /// Reads the client's upgrade request; bytes after it go to the frame decoder.
+    func readRequest() async throws -> HandshakeRequest {
+        while true {
+            self.requestParser.append(self.buffered)
+            self.buffered.removeAll()
+            if let request = try self.requestParser.parse() {
+                self.request = request
+                self.decoder.append(request.remaining)
+                return request
+            }
+            guard await self.readMore() else { throw PeerError.endedBeforeRequest }
+        }
+    }
+
+    /// Accepts the request read by `readRequest`, selecting `subprotocol`.
+    func acceptRequest(subprotocol: String? = nil) async throws {
+        let request = try #require(self.request, "read the request first")
+        try await self.write(ServerHandshake.accept(request, subprotocol: subprotocol))
+    }
+
+    /// Reads the request and accepts it (selecting `subprotocol`).
+    @discardableResult
+    func open(subprotocol: String? = nil) async throws -> HandshakeRequest {
+        let request = try await self.readRequest()
+        try await self.acceptRequest(subprotocol: subprotocol)
+        return request
+    }
+
+    // MARK: Writing
+
+    func write(_ bytes: [UInt8]) async throws {
+        try await self.tcp.send(bytes)
+    }
+
+    /// Sends a text message, in frames of at most `fragmentSize` bytes.
+    func sendText(_ text: String, fragmentSize: Int = .max) async throws {
+        var encoder = WebSocketEncoder(role: .server, fragmentSize: fragmentSize)
+        var bytes: [UInt8] = []
+        encoder.text(text, into: &bytes)
+        try await self.write(bytes)
+    }
+
+    /// Sends a binary message, in frames of at most `fragmentSize` bytes.
+    func sendBinary(_ payload: [UInt8], fragmentSize: Int = .max) async throws {
+        var encoder = WebSocketEncoder(role: .server, fragmentSize: fragmentSize)
+        var bytes: [UInt8] = []
+        encoder.binary(payload, into: &bytes)
+        try await self.write(bytes)
+    }
+
+    func sendPing(_ payload: [UInt8]) async throws {
+        try await self.write(self.frame { (encoder, bytes) throws(WireUsageError) in
+            try encoder.ping(payload, into: &bytes)
+        })
+    }
+
+    func sendPong(_ payload: [UInt8]) async throws {
+        try await self.write(self.frame { (encoder, bytes) throws(WireUsageError) in
+            try encoder.pong(payload, into: &bytes)
+        })
+    }
+
+    func sendClose(code: UInt16?, reason: String = "") async throws {
+        try await self.write(self.frame { (encoder, bytes) throws(WireUsageError) in
+            try encoder.close(code: code, reason: reason, into: &bytes)
+        })
+    }
+
+    private func frame(
+        _ body: (inout WebSocketEncoder<SystemRandomNumberGenerator>, inout [UInt8]) throws(WireUsageError) -> Void
+    ) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        try body(&self.encoder, &bytes)
+        return bytes
+    }
+
+    /// Drops the connection with an RST.
+    func reset() {
+        self.tcp.reset()
+    }
+
+    // MARK: Reading
+
+    /// The next message or control frame from the client, or nil once the connection ended without one.
+    func nextMessage() async throws -> WireMessage? {
+        precondition(self.request != nil, "read the request first")
+        while true {
+            if let message = try self.decoder.next() { return message }
+            guard await self.readMore() else { return nil }
+            self.decoder.append(self.buffered)
+            self.buffered.removeAll()
+        }
+    }
+
+    /// Reads (and discards) until the TCP connection ends, and returns how it ended.
+    func waitForEnd() async -> TCPConnection.End {
+        while await self.readMore() {
+            self.buffered.removeAll()
+        }
+        return self.end!
+    }
+
+    /// Waits for more bytes into `buffered`; false once the connection has ended.
+    private func readMore() async -> Bool {
+        guard self.end == nil else { return false }
+        switch await self.events.next() {
+        case .bytes(let bytes)?:
+            self.buffered.append(contentsOf: bytes)
+            return true
+        case .ended(let end)?:
+            self.end = end
+            return false
+        case nil:
+            return false
+        }
+    }
+}
+
+enum PeerError: Error {
+    case endedBeforeRequest
+}
+#endif

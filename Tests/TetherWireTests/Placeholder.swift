@@ -1,4 +1,0 @@
-import Testing
-@testable import TetherWire
-
-@Suite struct TetherWirePlaceholder { @Test func builds() {} }
