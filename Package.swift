@@ -9,14 +9,19 @@ import PackageDescription
 //   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)
 //   Tether            the public client actor, transports, path monitors, lifecycle
 //   TetherTestServer  a controllable WebSocket server for tests
+//   TetherCLI         the `tether` command's logic (check, connect, serve), tested in-process
+//   tether            the command-line entry point
 //   tether-bench      benchmarks (`swift run -c release tether-bench core|wire|echo|idle`)
 let package = Package(
     name: "Tether",
+    // Synchronization.Mutex/Atomic set the Apple floor.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherWire", targets: ["TetherWire"]),
         .library(name: "Tether", targets: ["Tether"]),
         .library(name: "TetherTestServer", targets: ["TetherTestServer"]),
+        .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-bench", targets: ["tether-bench"]),
     ],
     targets: [
@@ -36,6 +41,8 @@ let package = Package(
             ]
         ),
         .target(name: "TetherTestServer", dependencies: ["TetherWire", "TetherPOSIX"]),
+        .target(name: "TetherCLI", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherPOSIX"]),
+        .executableTarget(name: "tether", dependencies: ["TetherCLI"]),
         .executableTarget(
             name: "tether-bench",
             dependencies: ["TetherCore", "TetherWire", "TetherPOSIX", "Tether", "TetherTestServer"]
@@ -45,6 +52,7 @@ let package = Package(
         .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
         .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire"]),
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
+        .testTarget(name: "TetherCLITests", dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

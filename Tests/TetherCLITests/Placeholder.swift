@@ -1,0 +1,4 @@
+import Testing
+@testable import TetherCLI
+
+@Suite struct TetherCLIPlaceholder { @Test func builds() {} }
