@@ -30,6 +30,7 @@ public enum ConnectCommand {
         let client = WebSocketClient(configuration: configuration)
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .unbounded)
         let status = StatusLine(io: io, url: options.url.redactedForLogs)
+        let gate = OpenGate()
 
         let events = Task {
             var received = 0
@@ -45,6 +46,7 @@ public enum ConnectCommand {
                     if !options.eventsJSONL, !options.quiet { status.print(Self.body(of: message)) }
                     if let count = options.count, received >= count { outcome.yield(.countReached) }
                 case .stateChanged(let state, _):
+                    gate.update(isOpen: state.phase == .open)
                     status.update(state)
                     if state.phase == .failed { outcome.yield(.failed(state.failure)) }
                 case .roundTrip:
@@ -54,10 +56,18 @@ public enum ConnectCommand {
         }
         let input = Task {
             for await line in io.inputLines() {
-                do {
-                    try await client.send(text: line)
-                } catch {
-                    status.error("not sent (\(Self.describe(error))): \(line.utf8.count) bytes\n")
+                // A line typed before the connection opened (or while it reconnects) waits for the open.
+                while true {
+                    guard await gate.waitUntilOpen() else { return }
+                    do {
+                        try await client.send(text: line)
+                        break
+                    } catch WebSocketSendError.notOpen {
+                        continue  // closed in between: wait for the next open
+                    } catch {
+                        status.error("not sent (\(Self.describe(error))): \(line.utf8.count) bytes\n")
+                        break
+                    }
                 }
             }
             outcome.yield(.inputEnded)
@@ -79,6 +89,7 @@ public enum ConnectCommand {
             break
         }
         input.cancel()
+        gate.close()
         timer.cancel()
         await client.stop()
         await events.value
@@ -113,6 +124,50 @@ public enum ConnectCommand {
         case .messageTooLarge(let size, let limit)?: "\(size) bytes > limit \(limit)"
         case .connectionFailed?: "connection failed"
         case nil: "\(error)"
+        }
+    }
+}
+
+/// Lets the stdin reader wait until the connection is open, without polling.
+final class OpenGate: Sendable {
+    private struct State {
+        var isOpen = false
+        var closed = false
+        var waiters: [CheckedContinuation<Bool, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func update(isOpen: Bool) {
+        let waiters = self.state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.isOpen = isOpen
+            guard isOpen else { return [] }
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
+    }
+
+    /// Ends every wait with `false`: the command is exiting.
+    func close() {
+        let waiters = self.state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.closed = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
+    }
+
+    /// True once the connection is open; false when the command exits first.
+    func waitUntilOpen() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let now = self.state.withLock { state -> Bool? in
+                if state.closed { return false }
+                if state.isOpen { return true }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let now { continuation.resume(returning: now) }
         }
     }
 }

@@ -6,7 +6,7 @@ import TetherCore
 enum TimelineSVG {
     static let width = 1180
     static let left = 92
-    static let right = 40
+    static let right = 70
     static var plotWidth: Int { self.width - self.left - self.right }
 
     /// Lane positions (y of the lane's centre or top).
@@ -92,10 +92,14 @@ enum TimelineSVG {
             svg += "y2=\"\(Lane.closeLabels + 2)\" stroke=\"#c53030\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>\n"
             var label = record.reason?.name ?? "closed"
             if let code = record.code { label += " \(code)" }
-            let width = Double(label.count) * 6.4 + 8
+            label += " → \(record.to.name)"
+            let width = Double(label.count) * 6.8 + 8
             let row = labelEnds.row(["close0", "close1"], position + 3, width: width)
-            svg += self.text(label, x: position + 3, y: Lane.closeLabels + 8 + row * 16, size: 11, colour: "#c53030",
-                             bold: true)
+            // A label that would leave the picture is set to the left of its line.
+            let leftward = position + 3 + width > Double(self.width)
+            svg += self.text(label, x: leftward ? position - 3 : position + 3,
+                             y: Double(Lane.closeLabels + 8 + row * 16), size: 11, colour: "#c53030", bold: true,
+                             anchor: leftward ? "end" : "start")
         }
         // Retries: an arrow across the delay.
         for record in records where record.kind == .retryScheduled {
@@ -124,7 +128,7 @@ enum TimelineSVG {
             let y = Double(Lane.path)
             svg += "<path d=\"M\(f(position)) \(f(y - 6)) L\(f(position + 6)) \(f(y)) L\(f(position)) \(f(y + 6)) "
             svg += "L\(f(position - 6)) \(f(y)) Z\" fill=\"#805ad5\"/>\n"
-            let label = record.path?.name ?? "path"
+            let label = (record.path?.name ?? "path") + " (\(record.from.name) → \(record.to.name))"
             if labelEnds.fits("path", position + 9, width: Double(label.count) * 6.2 + 6) {
                 svg += self.text(label, x: position + 9, y: y + 4, size: 11, colour: "#553c9a")
             }
@@ -140,18 +144,20 @@ enum TimelineSVG {
         var phase = SessionPhase.stopped
         var since = 0
         for record in records where record.to != phase {
-            if record.time > since || segments.isEmpty { segments.append((since, record.time, phase)) }
+            if record.time > since || phase != .stopped { segments.append((since, record.time, phase)) }
             phase = record.to
             since = record.time
         }
         let lastTime = records.last?.time ?? 0
         segments.append((since, max(lastTime, since), phase))
         var svg = ""
+        var previousEnd = Double(self.left)
         for (index, segment) in segments.enumerated() {
-            let start = x(segment.start)
-            // The last phase is drawn to the end of the recording (a short stub if it was the final event).
-            let end = index == segments.count - 1 ? max(x(segment.end), start + 6) : x(segment.end)
-            guard end > start else { continue }
+            let start = max(x(segment.start), previousEnd)
+            // The last phase holds to the end of the plot: it is the state the recording ended in.
+            // Phases that lasted under a millisecond still show as a 4 px sliver.
+            let end = index == segments.count - 1 ? Double(self.left + self.plotWidth) : max(x(segment.end), start + 4)
+            previousEnd = end
             svg += "<rect x=\"\(f(start))\" y=\"\(Lane.band)\" width=\"\(f(end - start))\" height=\"30\" "
             svg += "fill=\"\(self.phaseColour(segment.phase))\"><title>\(segment.phase.name) "
             svg += "\(segment.start)–\(segment.end) ms</title></rect>\n"
