@@ -60,11 +60,13 @@ public enum CommandLineParser {
             case .flag("--protocol"):
                 let name = try cursor.value(for: "--protocol")
                 guard Self.isToken(name) else {
-                    throw .invalidValue(flag: "--protocol", value: name, expected: "a token (letters, digits, -._~...)")
+                    throw .invalidValue(
+                        flag: "--protocol", value: name, expected: "a token (letters, digits, -._~...)")
                 }
                 protocols.append(name)
             case .flag("--interval"):
-                scratch.interval = try cursor.integer(for: "--interval", in: .milliseconds, expected: "milliseconds > 0")
+                scratch.interval = try cursor.integer(
+                    for: "--interval", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--timeout"):
                 scratch.timeout = try cursor.integer(for: "--timeout", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--backoff-base"):
@@ -161,7 +163,8 @@ public enum CommandLineParser {
             case .flag("--send"):
                 options.send = try cursor.integer(for: "--send", in: 1...Int.max, expected: "a count > 0")
             case .flag("--every"):
-                options.every = try cursor.integer(for: "--every", in: .delayMilliseconds, expected: "milliseconds >= 0")
+                options.every = try cursor.integer(
+                    for: "--every", in: .delayMilliseconds, expected: "milliseconds >= 0")
                 everyGiven = true
             case .flag("--size"):
                 options.size = try cursor.integer(for: "--size", in: 0...(16 << 20), expected: "bytes 0...16777216")
@@ -181,11 +184,15 @@ public enum CommandLineParser {
             }
         }
         if options.noPong, options.pongDelay != nil { throw .conflicting("--no-pong", "--pong-delay") }
-        if options.closeCode != nil, options.closeAfter == nil { throw .requires(flag: "--close-code", other: "--close-after") }
+        if options.closeCode != nil, options.closeAfter == nil {
+            throw .requires(flag: "--close-code", other: "--close-after")
+        }
         if !options.closeReason.isEmpty, options.closeAfter == nil {
             throw .requires(flag: "--close-reason", other: "--close-after")
         }
-        if options.retryAfter != nil, options.reject == nil { throw .requires(flag: "--retry-after", other: "--reject") }
+        if options.retryAfter != nil, options.reject == nil {
+            throw .requires(flag: "--retry-after", other: "--reject")
+        }
         if everyGiven, options.send == nil { throw .requires(flag: "--every", other: "--send") }
         if sizeGiven, options.send == nil { throw .requires(flag: "--size", other: "--send") }
         return .serve(options)

@@ -9,7 +9,7 @@ public enum CheckCatalog {
     public static let entries: [Entry] = [
         Entry(name: "normal-pong", title: "Normal pong: stays open, RTT recorded"),
         Entry(name: "pong-delay-inside", title: "Pong delayed inside the timeout: stays open"),
-        Entry(name: "pong-delay-past", title: "Pong delayed past the timeout: one pong_timeout close, then a reconnect"),
+        Entry(name: "pong-delay-past", title: "Pong delayed past the timeout: one pong_timeout close, reconnect"),
         Entry(name: "server-close-1000", title: "Server closes with 1000: retry with backoff"),
         Entry(name: "server-close-1008", title: "Server closes with 1008 (policy): failed, no retry"),
         Entry(name: "server-close-1013", title: "Server closes with 1013 (try later): a longer retry delay"),

@@ -7,7 +7,9 @@ public enum CheckCommand {
     /// - Parameters:
     ///   - timing: the heartbeat, backoff and tolerance values the scenarios use (default: tens of ms).
     /// - Returns: the exit status: 0 all passed, 1 a scenario failed or the report could not be written.
-    public static func run(_ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()) async -> Int32 {
+    public static func run(
+        _ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()
+    ) async -> Int32 {
         #if os(Linux)
         let entries = CheckCatalog.entries.filter { options.only == nil || $0.name == options.only }
         // With --json, stdout carries only the summary; progress goes to stderr.
@@ -31,7 +33,8 @@ public enum CheckCommand {
             try Data(report.json.serialized(pretty: true).utf8).write(to: jsonURL)
             try Data(HTMLReport.render(report).utf8).write(to: htmlURL)
         } catch {
-            io.writeError("tether check: cannot write the report to \(directory.path): \(error.localizedDescription)\n")
+            let reason = error.localizedDescription
+            io.writeError("tether check: cannot write the report to \(directory.path): \(reason)\n")
             return 1
         }
         if options.json {

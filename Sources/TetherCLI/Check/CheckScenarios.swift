@@ -67,7 +67,8 @@ enum CheckScenarios {
         let rtts = records.of(.pong).compactMap(\.rtt)
         run.expect(rtts.count >= 2 && rtts.allSatisfy { $0 >= delay && $0 < run.timing.timeout },
                    "RTT at least the delay and under the timeout",
-                   "RTTs \(rtts.map(String.init).joined(separator: ", ")) ms; delay \(delay), timeout \(run.timing.timeout)")
+                   "RTTs \(rtts.map(String.init).joined(separator: ", ")) ms; "
+                       + "delay \(delay), timeout \(run.timing.timeout)")
         run.expect(records.of(.closed).isEmpty, "no close", "\(records.of(.closed).count) closes")
         let state = await client.state
         run.expect(state.phase == .open && state.generation == 1, "still open on generation 1",
@@ -92,10 +93,12 @@ enum CheckScenarios {
                    "exactly one close, reason pong_timeout, code 1001",
                    closes.map { "\($0.reason?.name ?? "?") \($0.code ?? 0)" }.joined(separator: "; "))
         let afterPing = close.flatMap { close in ping.map { close.time - $0.time } }
-        run.expect(afterPing, in: timing.timeout...(timing.timeout + timing.tolerance), "close one timeout after the ping")
+        run.expect(afterPing, in: timing.timeout...(timing.timeout + timing.tolerance),
+                   "close one timeout after the ping")
         let afterOpen = close.flatMap { close in opened.map { close.time - $0.time } }
         let expected = timing.interval + timing.timeout
-        run.expect(afterOpen, in: expected...(expected + timing.tolerance), "close at interval + timeout after the open")
+        run.expect(afterOpen, in: expected...(expected + timing.tolerance),
+                   "close at interval + timeout after the open")
         let retry = records.first(.retryScheduled, generation: 1)
         run.expect(retry?.delay, in: timing.backoffBase...(timing.backoffBase * 3 / 2), "backoff delay of attempt 1")
         let connecting = records.first(.connecting, generation: 2)
@@ -152,7 +155,8 @@ enum CheckScenarios {
                 $0.records.first(.connecting, generation: 2) != nil
             }.records
             let retry = later.first(.retryScheduled)
-            run.expect(retry?.delay, in: timing.backoffBase...(timing.backoffBase * 3 / 2), "backoff delay of attempt 1")
+            run.expect(retry?.delay, in: timing.backoffBase...(timing.backoffBase * 3 / 2),
+                       "backoff delay of attempt 1")
             let connecting = later.first(.connecting, generation: 2)
             let waited = connecting.flatMap { connecting in close.map { connecting.time - $0.time } }
             let delay = retry?.delay ?? 0
@@ -306,9 +310,11 @@ enum CheckScenarios {
         run.expect(newRecords.allSatisfy { $0.generation == 2 && $0.kind != .closed },
                    "no record for generation 1, no close of generation 2",
                    newRecords.map { "\($0.kind.rawValue)@\($0.generation)" }.joined(separator: " "))
-        run.expect(after.messages == messagesBefore, "the late message was not delivered", "\(after.messages) messages")
+        run.expect(after.messages == messagesBefore, "the late message was not delivered",
+                   "\(after.messages) messages")
         let secondClose = server.connection(2)?.closeReceived
-        run.expect(secondClose == nil, "the server saw no close on connection 2", secondClose.map { "\($0.code ?? 0)" } ?? "none")
+        run.expect(secondClose == nil, "the server saw no close on connection 2",
+                   secondClose.map { "\($0.code ?? 0)" } ?? "none")
         run.note("gen", "\(before.generation)→\(state.generation)")
         run.note("phase", state.phase.name)
         run.note("injected", "opened,pong,message,ended(1011)")
@@ -388,7 +394,8 @@ enum CheckScenarios {
         let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi])
         let offline = PathSnapshot(status: .unsatisfied)
         let monitor = ScriptedPathMonitor(current: wifi)
-        let server = try run.server(describedAs: "connection 1 closes with 1001 after 150 ms; then normal") { context in
+        let description = "connection 1 closes with 1001 after 150 ms; then normal"
+        let server = try run.server(describedAs: description) { context in
             context.index == 1 ? .close(afterMilliseconds: 150, code: 1001) : .normal
         }
         let (client, recorder) = try run.client(url: server.url(path: "/path"), pathMonitoring: .custom { monitor })
@@ -399,7 +406,8 @@ enum CheckScenarios {
             $0.records.contains { $0.kind == .path && $0.path == .unavailable }
         }
         let whileOpen = await client.state
-        run.expect(whileOpen.phase == .open, "the hint alone does not close a working connection", whileOpen.phase.name)
+        run.expect(whileOpen.phase == .open, "the hint alone does not close a working connection",
+                   whileOpen.phase.name)
         let offlineRecords = try await run.wait(recorder, "the connection to end while offline") {
             $0.records.first(.closed) != nil
         }.records

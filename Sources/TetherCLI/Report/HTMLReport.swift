@@ -36,7 +36,8 @@ public enum HTMLReport {
 
     private static func section(_ result: ScenarioResult) -> String {
         var html = "<section id=\"\(escape(result.name))\">\n"
-        html += "<h2><span class=\"badge \(result.passed ? "pass" : "fail")\">\(result.passed ? "pass" : "FAIL")</span> "
+        let verdict = result.passed ? "pass" : "fail"
+        html += "<h2><span class=\"badge \(verdict)\">\(result.passed ? "pass" : "FAIL")</span> "
         html += "\(escape(result.name)) <small>\(escape(result.title))</small></h2>\n"
         html += "<p class=\"meta\">server: \(escape(result.server.isEmpty ? "none" : result.server)) · "
         html += "\(result.durationMilliseconds) ms · \(result.records.count) event records</p>\n"

@@ -89,7 +89,8 @@ enum TimelineSVG {
         for record in records where record.kind == .closed {
             let position = x(record.time)
             svg += "<line x1=\"\(f(position))\" y1=\"\(Lane.band - 4)\" x2=\"\(f(position))\" "
-            svg += "y2=\"\(Lane.closeLabels + 2)\" stroke=\"#c53030\" stroke-width=\"1.5\" stroke-dasharray=\"3 2\"/>\n"
+            svg += "y2=\"\(Lane.closeLabels + 2)\" stroke=\"#c53030\" stroke-width=\"1.5\" "
+            svg += "stroke-dasharray=\"3 2\"/>\n"
             var label = record.reason?.name ?? "closed"
             if let code = record.code { label += " \(code)" }
             label += " → \(record.to.name)"
@@ -115,7 +116,8 @@ enum TimelineSVG {
             let y = Double(Lane.retry + row * 16)
             svg += "<line x1=\"\(f(start))\" y1=\"\(f(y))\" x2=\"\(f(end))\" y2=\"\(f(y))\" stroke=\"#2b6cb0\" "
             svg += "stroke-width=\"2\"/>\n"
-            svg += "<line x1=\"\(f(start))\" y1=\"\(f(y - 5))\" x2=\"\(f(start))\" y2=\"\(f(y + 5))\" stroke=\"#2b6cb0\"/>\n"
+            svg += "<line x1=\"\(f(start))\" y1=\"\(f(y - 5))\" x2=\"\(f(start))\" y2=\"\(f(y + 5))\" "
+            svg += "stroke=\"#2b6cb0\"/>\n"
             if !clipped {
                 svg += "<path d=\"M\(f(end)) \(f(y)) L\(f(end - 6)) \(f(y - 4)) L\(f(end - 6)) \(f(y + 4)) Z\" "
                 svg += "fill=\"#2b6cb0\"/>\n"
@@ -223,7 +225,8 @@ enum TimelineSVG {
         svg += self.text("phases:", x: 4, y: 18, size: 12, colour: "#1a202c", bold: true)
         var position = 70.0
         for phase in self.allPhases {
-            svg += "<rect x=\"\(f(position))\" y=\"6\" width=\"18\" height=\"16\" fill=\"\(self.phaseColour(phase))\"/>\n"
+            svg += "<rect x=\"\(f(position))\" y=\"6\" width=\"18\" height=\"16\" "
+            svg += "fill=\"\(self.phaseColour(phase))\"/>\n"
             svg += self.text(phase.name, x: position + 23, y: 18, size: 12, colour: "#1a202c")
             position += 36 + Double(phase.name.count) * 7.2
         }

@@ -77,7 +77,9 @@ import Testing
             try CommandLineParser.parse(["connect", "http://example.com/"])
         }
         #expect(throws: ArgumentError.invalidURL("ws://")) { try CommandLineParser.parse(["connect", "ws://"]) }
-        #expect(throws: ArgumentError.invalidURL("not a url")) { try CommandLineParser.parse(["connect", "not a url"]) }
+        #expect(throws: ArgumentError.invalidURL("not a url")) {
+            try CommandLineParser.parse(["connect", "not a url"])
+        }
         #expect(throws: ArgumentError.unexpectedArgument("ws://b/")) {
             try CommandLineParser.parse(["connect", "ws://a/", "ws://b/"])
         }
@@ -191,15 +193,18 @@ import Testing
             flag: "--close-code", value: "1005", expected: "a close code 1000-1003, 1007-1014 or 3000-4999")) {
             try CommandLineParser.parse(["serve", "--close-after", "1", "--close-code", "1005"])
         }
-        #expect(throws: ArgumentError.invalidNumber(flag: "--reject", value: "101", expected: "an HTTP status 200...999")) {
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--reject", value: "101", expected: "an HTTP status 200...999")) {
             try CommandLineParser.parse(["serve", "--reject", "101"])
         }
-        #expect(throws: ArgumentError.invalidNumber(flag: "--pong-delay", value: "-5", expected: "milliseconds >= 0")) {
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--pong-delay", value: "-5", expected: "milliseconds >= 0")) {
             try CommandLineParser.parse(["serve", "--pong-delay", "-5"])
         }
+        let long = String(repeating: "x", count: 124)
         #expect(throws: ArgumentError.invalidValue(
-            flag: "--close-reason", value: String(repeating: "x", count: 124), expected: "at most 123 bytes of UTF-8")) {
-            try CommandLineParser.parse(["serve", "--close-after", "1", "--close-reason", String(repeating: "x", count: 124)])
+            flag: "--close-reason", value: long, expected: "at most 123 bytes of UTF-8")) {
+            try CommandLineParser.parse(["serve", "--close-after", "1", "--close-reason", long])
         }
     }
 

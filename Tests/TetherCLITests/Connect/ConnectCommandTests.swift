@@ -56,7 +56,9 @@ import TetherTestServer
         await server.stop()
         #expect(status == 0)
         #expect(captured.outputLines == ["hello", "world"])
-        let received = server.connection(1)?.messages.compactMap { $0.payload.map { String(decoding: $0, as: UTF8.self) } }
+        let received = server.connection(1)?.messages.compactMap { message in
+            message.payload.map { String(decoding: $0, as: UTF8.self) }
+        }
         #expect(received == ["hello", "world"])
     }
 

@@ -9,12 +9,14 @@ import TetherCore
             generation: 3, kind: .closed, time: 1250, from: .open, to: .waiting,
             reason: .pongTimeout, code: 1001)
         #expect(record.jsonLine
-            == #"{"t":1250,"gen":3,"event":"closed","from":"open","to":"waiting","reason":"pong_timeout","code":1001}"#)
+            == #"{"t":1250,"gen":3,"event":"closed","from":"open","to":"waiting","#
+                + #""reason":"pong_timeout","code":1001}"#)
     }
 
     @Test func everyOptionalFieldHasItsDocumentedKey() {
         let record = LogRecord(
-            generation: 1, kind: .retryScheduled, time: 7, from: .waiting, to: .waiting, reason: .peerClosed(code: 1013),
+            generation: 1, kind: .retryScheduled, time: 7, from: .waiting, to: .waiting,
+            reason: .peerClosed(code: 1013),
             code: 1013, rtt: 12, attempt: 2, delay: 5000, bytes: 64, path: .needsConnection)
         #expect(record.jsonLine == #"{"t":7,"gen":1,"event":"retry_scheduled","from":"waiting","to":"waiting","#
             + #""reason":"peer_closed","code":1013,"rtt_ms":12,"attempt":2,"delay_ms":5000,"bytes":64,"#

@@ -37,7 +37,8 @@ import Testing
         let stop = StopSignal()
         let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
         let serving = Task {
-            await ServeCommand.run(options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
+            await ServeCommand.run(
+                options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
         }
         var iterator = urls.makeAsyncIterator()
         let url = try #require(await iterator.next())
@@ -58,7 +59,8 @@ import Testing
             return
         }
         #expect(ServeCommand.scenario(for: options).description
-            == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, ping every 50 ms, close 4001 after 300 ms")
+            == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, ping every 50 ms, "
+                + "close 4001 after 300 ms")
     }
 
     @Test func aPortInUseFailsWithAMessage() async throws {
@@ -66,7 +68,8 @@ import Testing
         let stop = StopSignal()
         let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
         let serving = Task {
-            await ServeCommand.run(ServeOptions(), io: first.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
+            await ServeCommand.run(
+                ServeOptions(), io: first.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
         }
         var iterator = urls.makeAsyncIterator()
         let url = try #require(await iterator.next())
