@@ -74,6 +74,7 @@ public enum CheckCommand {
             evidence: run.evidence,
             error: failure,
             records: run.recorder?.snapshot.records ?? [],
+            marks: run.marks,
             durationMilliseconds: start.duration(to: clock.now).milliseconds
         )
     }

@@ -265,7 +265,7 @@ enum CheckScenarios {
         }.first
         let pings = record?.pingsSent.count ?? 0
         let answered = record?.pongsReceived.count ?? 0
-        run.expect(answered >= 1, "server pings answered while streaming", "\(answered) of \(pings)")
+        run.expect(answered >= 1, "server pings (every 2 ms) answered", "\(answered) of \(pings)")
         let clientPongs = snapshot.records.of(.pong).count
         run.expect(clientPongs >= 1, "heartbeat kept working", "\(clientPongs) pongs")
         run.note("messages", "\(snapshot.messagesInOrder)/\(count)")
@@ -290,6 +290,7 @@ enum CheckScenarios {
         let seen = recorder.snapshot.records.count
         let messagesBefore = recorder.snapshot.messages
         // Callbacks the old connection's platform task might still deliver after the new one opened.
+        run.mark("late callbacks into g1")
         let injected = [
             transport.inject(.opened(subprotocol: nil), into: 0),
             transport.inject(.pong(id: 1), into: 0),
@@ -334,6 +335,7 @@ enum CheckScenarios {
         try await run.wait(server, "the upgrade request") { $0.first?.request != nil }
         let phase = await client.state.phase
         run.expect(phase == .connecting, "connecting when stopped", phase.name)
+        run.mark("stop()")
         await client.stop()
         try await self.expectStopped(run, client: client, recorder: recorder, from: .connecting)
         let end = try await run.wait(server, "the server to see the socket closed") { $0.first?.hasEnded == true }
@@ -348,6 +350,7 @@ enum CheckScenarios {
         try await run.wait(recorder, "a scheduled retry") { $0.records.first(.retryScheduled) != nil }
         let phase = await client.state.phase
         run.expect(phase == .waiting, "waiting when stopped", phase.name)
+        run.mark("stop()")
         await client.stop()
         try await self.expectStopped(run, client: client, recorder: recorder, from: .waiting)
     }
@@ -357,6 +360,7 @@ enum CheckScenarios {
         let (client, recorder) = try run.client(url: server.url(path: "/open"))
         await client.start()
         try await run.wait(recorder, "the open") { $0.records.first(.opened) != nil }
+        run.mark("stop()")
         await client.stop()
         try await self.expectStopped(run, client: client, recorder: recorder, from: .open)
         let record = try await run.wait(server, "the closing handshake") { $0.first?.hasEnded == true }.first
@@ -401,6 +405,7 @@ enum CheckScenarios {
         let (client, recorder) = try run.client(url: server.url(path: "/path"), pathMonitoring: .custom { monitor })
         await client.start()
         try await run.wait(recorder, "the open") { $0.records.first(.opened) != nil }
+        run.mark("path: offline")
         monitor.deliver(offline)
         try await run.wait(recorder, "the path going unavailable") {
             $0.records.contains { $0.kind == .path && $0.path == .unavailable }
@@ -417,6 +422,7 @@ enum CheckScenarios {
                    "\(close?.to.name ?? "none"), \(offlineState.phase.name)")
         run.expect(offlineRecords.of(.retryScheduled).isEmpty && offlineState.attempts == 0,
                    "no attempt used while offline", "attempts \(offlineState.attempts)")
+        run.mark("path: wifi")
         monitor.deliver(wifi)
         let records = try await run.wait(recorder, "the reconnect on recovery") {
             $0.records.first(.opened, generation: 2) != nil

@@ -26,6 +26,18 @@ public struct Evidence: Equatable, Sendable {
     }
 }
 
+/// A step the scenario took, placed on the client's timeline (for example `"stop()"` or an injected callback).
+public struct StepMark: Equatable, Sendable {
+    /// Milliseconds since the client was created, like the records' `t`.
+    public var time: Int
+    public var label: String
+
+    public init(time: Int, label: String) {
+        self.time = time
+        self.label = label
+    }
+}
+
 /// The outcome of one scenario of `tether check`.
 public struct ScenarioResult: Sendable {
     public var name: String
@@ -38,6 +50,8 @@ public struct ScenarioResult: Sendable {
     public var error: String?
     /// The client's full event-record timeline (times in ms since the client was created).
     public var records: [LogRecord]
+    /// The scenario's own steps on the same time axis as `records`.
+    public var marks: [StepMark] = []
     public var durationMilliseconds: Int
 
     /// Every check held, there was at least one, and nothing went wrong on the way.

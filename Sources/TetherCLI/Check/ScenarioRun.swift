@@ -14,6 +14,9 @@ final class ScenarioRun {
     /// The client whose timeline the report shows.
     private(set) var recorder: ClientRecorder?
     private var cleanups: [@Sendable () async -> Void] = []
+    /// When the first client was created: the origin of its record times (within a fraction of a millisecond).
+    private var clientOrigin: ContinuousClock.Instant?
+    private(set) var marks: [StepMark] = []
 
     init(timing: CheckTiming) {
         self.timing = timing
@@ -31,6 +34,12 @@ final class ScenarioRun {
         let shown = value.map { "\($0) \(unit)" } ?? "missing"
         self.expect(value.map(range.contains) ?? false, name,
                     "\(shown), expected \(range.lowerBound)...\(range.upperBound) \(unit)")
+    }
+
+    /// Places one of the scenario's own steps on the timeline, at the current time.
+    func mark(_ label: String) {
+        guard let origin = self.clientOrigin else { return }
+        self.marks.append(StepMark(time: origin.duration(to: .now).milliseconds, label: label))
     }
 
     func note(_ key: String, _ value: String) {
@@ -92,6 +101,7 @@ final class ScenarioRun {
             pathMonitoring: pathMonitoring,
             transport: transport ?? SocketTransport()
         )
+        if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client = WebSocketClient(configuration: configuration)
         let recorder = ClientRecorder(client.events)
         self.recorder = self.recorder ?? recorder

@@ -32,6 +32,9 @@ public struct CheckReport: Sendable {
                     ("evidence", Self.evidenceJSON(result.evidence)),
                     ("checks", .array(result.checks.map(Self.checkJSON))),
                     ("timeline", .array(result.records.map(\.json))),
+                    ("steps", .array(result.marks.map { mark in
+                        .object([("t", .int(mark.time)), ("label", .string(mark.label))])
+                    })),
                 ])
             })),
         ])

@@ -49,7 +49,7 @@ public enum HTMLReport {
             html += result.evidence.map { "<span><b>\(escape($0.key))</b> \(escape($0.value))</span>" }.joined()
             html += "</p>\n"
         }
-        html += TimelineSVG.render(result.records)
+        html += TimelineSVG.render(result.records, marks: result.marks)
         html += "<ul class=\"checks\">\n"
         for check in result.checks {
             html += "<li class=\"\(check.passed ? "pass" : "fail")\">\(check.passed ? "✓" : "✗") "

@@ -18,9 +18,10 @@ enum TimelineSVG {
         static let messages = 142  // strip top; 18 high
         static let closeLabels = 178  // two rows, 16 apart
         static let retry = 222  // two rows, 16 apart
-        static let path = 266
-        static let axis = 292
-        static let height = 318
+        static let step = 266
+        static let path = 292
+        static let axis = 318
+        static let height = 344
     }
 
     static func phaseColour(_ phase: SessionPhase) -> String {
@@ -39,8 +40,8 @@ enum TimelineSVG {
 
     // MARK: Timeline
 
-    static func render(_ records: [LogRecord]) -> String {
-        let lastTime = records.map(\.time).max() ?? 0
+    static func render(_ records: [LogRecord], marks: [StepMark] = []) -> String {
+        let lastTime = max(records.map(\.time).max() ?? 0, marks.map(\.time).max() ?? 0)
         let span = max(100, Int(Double(lastTime) * 1.06) + 10)
         func x(_ time: Int) -> Double {
             Double(self.left) + Double(min(max(time, 0), span)) / Double(span) * Double(self.plotWidth)
@@ -52,7 +53,7 @@ enum TimelineSVG {
         let labels: [(String, Int)] = [
             ("phase", Lane.band + 19), ("generation", Lane.generation + 4), ("ping", Lane.ping + 4),
             ("pong / RTT", Lane.pong + 4), ("messages", Lane.messages + 13), ("close", Lane.closeLabels + 8),
-            ("retry delay", Lane.retry + 8), ("path", Lane.path + 4),
+            ("retry delay", Lane.retry + 8), ("check step", Lane.step + 4), ("path", Lane.path + 4),
         ]
         for (label, y) in labels {
             svg += "<text x=\"\(self.left - 8)\" y=\"\(y)\" font-size=\"11\" fill=\"#4a5568\" text-anchor=\"end\">"
@@ -123,6 +124,17 @@ enum TimelineSVG {
                 svg += "fill=\"#2b6cb0\"/>\n"
             }
             svg += self.text(label, x: start + 3, y: y - 4, size: 10, colour: "#2b6cb0")
+        }
+        // The scenario's own steps (a stop, injected callbacks, a scripted path change).
+        for mark in marks {
+            let position = x(mark.time)
+            let y = Double(Lane.step)
+            svg += "<rect x=\"\(f(position - 4))\" y=\"\(f(y - 4))\" width=\"8\" height=\"8\" fill=\"#dd6b20\"/>\n"
+            let width = Double(mark.label.count) * 6.4 + 6
+            // A label that would leave the picture is set to the left of its mark.
+            let leftward = position + 8 + width > Double(self.width)
+            svg += self.text(mark.label, x: leftward ? position - 8 : position + 8, y: y + 4, size: 11,
+                             colour: "#9c4221", anchor: leftward ? "end" : "start")
         }
         // Path changes.
         for record in records where record.kind == .path {
@@ -248,6 +260,8 @@ enum TimelineSVG {
         svg += self.text("path change", x: 698, y: 50, size: 12, colour: "#553c9a")
         svg += "<line x1=\"790\" y1=\"38\" x2=\"790\" y2=\"52\" stroke=\"#2d3748\" stroke-width=\"1.5\"/>"
         svg += self.text("connection attempt (generation)", x: 796, y: 50, size: 12, colour: "#2d3748")
+        svg += "<rect x=\"1000\" y=\"41\" width=\"8\" height=\"8\" fill=\"#dd6b20\"/>"
+        svg += self.text("check step", x: 1013, y: 50, size: 12, colour: "#9c4221")
         svg += "</svg>\n"
         return svg
     }
