@@ -11,11 +11,12 @@ public enum ConnectCommand {
         case countReached
         case durationElapsed
         case inputEnded
+        case interrupted
         case failed(CloseReason?)
     }
 
-    /// - Returns: 0 on a clean exit (count or duration reached, end of stdin), 3 when the connection stopped
-    ///   for a non-retryable reason (the client's state is `.failed`).
+    /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
+    ///   closed with 1000 first), 3 when the connection stopped for a non-retryable reason (state `.failed`).
     public static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
         let configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: options.url,
@@ -82,6 +83,11 @@ public enum ConnectCommand {
             }
         }
 
+        let interrupt = Task {
+            guard let waitForInterrupt = io.waitForInterrupt else { return }
+            if await waitForInterrupt() != 0 { outcome.yield(.interrupted) }
+        }
+
         await client.start()
         var first: Outcome = .inputEnded
         for await next in outcomes {
@@ -91,6 +97,7 @@ public enum ConnectCommand {
         input.cancel()
         gate.close()
         timer.cancel()
+        interrupt.cancel()
         await client.stop()
         await events.value
         status.finish()

@@ -17,19 +17,24 @@ public struct CommandIO: Sendable {
     public var errorIsTerminal: Bool
     /// Lines typed on standard input (without their newline); finishes at end of input. Called once.
     public var inputLines: @Sendable () -> AsyncStream<String>
+    /// Returns the number of the interrupting signal (SIGINT or SIGTERM) once the user asks the command to stop,
+    /// or 0 when the waiting task is cancelled. Nil: nothing interrupts (tests stop commands their own way).
+    public var waitForInterrupt: (@Sendable () async -> Int32)?
 
     public init(
         write: @escaping @Sendable (String) -> Void,
         writeError: @escaping @Sendable (String) -> Void,
         outputIsTerminal: Bool = false,
         errorIsTerminal: Bool = false,
-        inputLines: @escaping @Sendable () -> AsyncStream<String> = { AsyncStream { $0.finish() } }
+        inputLines: @escaping @Sendable () -> AsyncStream<String> = { AsyncStream { $0.finish() } },
+        waitForInterrupt: (@Sendable () async -> Int32)? = nil
     ) {
         self.write = write
         self.writeError = writeError
         self.outputIsTerminal = outputIsTerminal
         self.errorIsTerminal = errorIsTerminal
         self.inputLines = inputLines
+        self.waitForInterrupt = waitForInterrupt
     }
 
     /// The process's standard streams. Standard input is read by a dedicated thread, so that a blocking
@@ -51,7 +56,8 @@ public struct CommandIO: Sendable {
                 reader.name = "tether-stdin"
                 reader.start()
                 return lines
-            }
+            },
+            waitForInterrupt: { await SignalWaiter.wait(for: [SIGINT, SIGTERM]) }
         )
     }
 }

@@ -1,8 +1,5 @@
-import Dispatch
 import Foundation
-import Synchronization
 #if os(Linux)
-import Glibc
 import TetherTestServer
 #endif
 
@@ -10,7 +7,8 @@ import TetherTestServer
 /// connection event, until SIGINT or SIGTERM.
 public enum ServeCommand {
     /// - Parameters:
-    ///   - until: returns when the server should stop; nil (default) waits for SIGINT or SIGTERM.
+    ///   - until: returns when the server should stop; nil (default) waits for `io.waitForInterrupt`
+    ///     (SIGINT or SIGTERM on the standard streams).
     ///   - started: called with the server's URL once it listens (tests use it to connect).
     /// - Returns: 0 after a clean stop, 1 when the server cannot listen.
     public static func run(
@@ -39,8 +37,8 @@ public enum ServeCommand {
         started(server.url())
         if let until {
             await until()
-        } else {
-            let signal = await SignalWaiter.wait(for: [SIGINT, SIGTERM])
+        } else if let waitForInterrupt = io.waitForInterrupt {
+            let signal = await waitForInterrupt()
             io.writeError("tether serve: signal \(signal), stopping\n")
         }
         await server.stop()
@@ -78,55 +76,3 @@ public enum ServeCommand {
     #endif
 }
 
-#if os(Linux)
-/// Waits for the first of some signals with Dispatch signal sources (the signals' default action is
-/// disabled meanwhile, so that the server can stop cleanly).
-enum SignalWaiter {
-    /// Hands the first signal to the waiter, whether it arrives before or after the waiter does.
-    private final class Once: Sendable {
-        private struct State {
-            var waiter: CheckedContinuation<Int32, Never>?
-            var signal: Int32?
-        }
-
-        private let state = Mutex(State())
-
-        func fire(_ number: Int32) {
-            let waiter = self.state.withLock { state -> CheckedContinuation<Int32, Never>? in
-                guard state.signal == nil else { return nil }
-                state.signal = number
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume(returning: number)
-        }
-
-        func wait() async -> Int32 {
-            await withCheckedContinuation { continuation in
-                let early = self.state.withLock { state -> Int32? in
-                    if let signal = state.signal { return signal }
-                    state.waiter = continuation
-                    return nil
-                }
-                if let early { continuation.resume(returning: early) }
-            }
-        }
-    }
-
-    static func wait(for signals: [Int32]) async -> Int32 {
-        let queue = DispatchQueue(label: "tether.signals")
-        let once = Once()
-        var sources: [any DispatchSourceSignal] = []
-        for number in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { once.fire(number) }
-            source.resume()
-            sources.append(source)
-        }
-        let number = await once.wait()
-        for source in sources { source.cancel() }
-        return number
-    }
-}
-#endif
