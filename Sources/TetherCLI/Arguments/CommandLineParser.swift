@@ -201,11 +201,23 @@ public enum CommandLineParser {
     /// A `ws://` or `wss://` URL with a host.
     static func webSocketURL(_ text: String) throws(ArgumentError) -> URL {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
-            throw .invalidURL(text)
+            throw .invalidURL(self.redacted(text))
         }
         guard scheme == "ws" || scheme == "wss" else { throw .unsupportedScheme(scheme) }
-        guard let host = components.host, !host.isEmpty, let url = components.url else { throw .invalidURL(text) }
+        guard let host = components.host, !host.isEmpty, let url = components.url else {
+            throw .invalidURL(self.redacted(text))
+        }
         return url
+    }
+
+    /// A URL as typed, cut before its query or fragment and without user info: error messages never show a token.
+    static func redacted(_ text: String) -> String {
+        var shown = String(text.prefix { $0 != "?" && $0 != "#" })
+        if let schemeEnd = shown.range(of: "://"),
+           let at = shown[schemeEnd.upperBound...].prefix(while: { $0 != "/" }).lastIndex(of: "@") {
+            shown.removeSubrange(schemeEnd.upperBound...at)
+        }
+        return shown
     }
 
     static func header(_ text: String) throws(ArgumentError) -> HeaderOption {

@@ -130,6 +130,12 @@ import Testing
         }
     }
 
+    @Test func aBadURLErrorShowsNoQueryOrUserInfo() {
+        #expect(throws: ArgumentError.invalidURL("ws://:80/p")) {
+            try CommandLineParser.parse(["connect", "ws://user:pw@:80/p?token=s3cret"])
+        }
+    }
+
     @Test func aHeaderErrorNeverEchoesTheValue() {
         do {
             _ = try CommandLineParser.parse(["connect", "ws://a/", "--header", "Bad Name: hunter2"])
