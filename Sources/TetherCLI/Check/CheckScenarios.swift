@@ -282,6 +282,8 @@ enum CheckScenarios {
         }
         let transport = LateCallbackTransport(wrapping: SocketTransport())
         let (client, recorder) = try run.client(url: server.url(path: "/stale"), transport: transport)
+        // If a step fails, the held streams must end before the cleanup's `stop()` waits for the readers.
+        run.onCleanup { transport.release() }
         await client.start()
         try await run.wait(recorder, "a healthy second connection") {
             $0.records.first(.pong, generation: 2) != nil
