@@ -60,6 +60,23 @@ import Testing
         #expect(captured.error.contains("handshake-401 PASS"))
     }
 
+    @Test func aScenarioThatCannotFinishFailsTheRunWithExitOne() async throws {
+        let directory = self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var impatient = CheckTiming()
+        impatient.waitLimit = .milliseconds(1)  // far shorter than one heartbeat: the first wait must time out
+        let captured = CapturedIO()
+        let status = await CheckCommand.run(
+            CheckOptions(outputDirectory: directory.path, only: "pong-delay-past"), io: captured.io, timing: impatient)
+        #expect(status == 1)
+        #expect(captured.output.contains("pong-delay-past FAIL"))
+        #expect(captured.output.contains("error: timed out waiting for"))
+        #expect(captured.output.contains("0/1 scenarios passed"))
+        let json = try Data(contentsOf: directory.appendingPathComponent("tether-report.json"))
+        let report = try #require(JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(report["passed"] as? Bool == false)
+    }
+
     @Test func anUnwritableOutputDirectoryFailsVisibly() async throws {
         let file = self.temporaryDirectory()
         try Data("x".utf8).write(to: file)
