@@ -424,6 +424,15 @@ enum CheckScenarios {
                    "\(close?.to.name ?? "none"), \(offlineState.phase.name)")
         run.expect(offlineRecords.of(.retryScheduled).isEmpty && offlineState.attempts == 0,
                    "no attempt used while offline", "attempts \(offlineState.attempts)")
+        // Stay offline for several backoff delays: this is the period under test (nothing may happen in it),
+        // not a wait for something to happen.
+        let hold = run.timing.backoffBase * 4
+        try? await Task.sleep(for: .milliseconds(hold))
+        let held = await client.state
+        let attemptsOffline = recorder.snapshot.records.of(.connecting).count - 1
+        run.expect(held.phase == .offline && attemptsOffline == 0 && server.connections.count == 1,
+                   "no connection attempt during \(hold) ms offline",
+                   "\(held.phase.name), \(attemptsOffline) attempts, \(server.connections.count) connections")
         run.mark("path: wifi")
         monitor.deliver(wifi)
         let records = try await run.wait(recorder, "the reconnect on recovery") {

@@ -19,9 +19,9 @@ enum TimelineSVG {
         static let closeLabels = 178  // two rows, 16 apart
         static let retry = 222  // two rows, 16 apart
         static let step = 266
-        static let path = 292
-        static let axis = 318
-        static let height = 344
+        static let path = 290  // two rows, 13 apart
+        static let axis = 320
+        static let height = 346
     }
 
     static func phaseColour(_ phase: SessionPhase) -> String {
@@ -143,9 +143,8 @@ enum TimelineSVG {
             svg += "<path d=\"M\(f(position)) \(f(y - 6)) L\(f(position + 6)) \(f(y)) L\(f(position)) \(f(y + 6)) "
             svg += "L\(f(position - 6)) \(f(y)) Z\" fill=\"#805ad5\"/>\n"
             let label = (record.path?.name ?? "path") + " (\(record.from.name) → \(record.to.name))"
-            if labelEnds.fits("path", position + 9, width: Double(label.count) * 6.2 + 6) {
-                svg += self.text(label, x: position + 9, y: y + 4, size: 11, colour: "#553c9a")
-            }
+            let row = labelEnds.row(["path0", "path1"], position + 9, width: Double(label.count) * 6.2 + 6)
+            svg += self.text(label, x: position + 9, y: y + 4 + Double(row * 13), size: 11, colour: "#553c9a")
         }
         svg += self.axis(span: span, x: x)
         svg += "</svg>\n"
@@ -252,16 +251,16 @@ enum TimelineSVG {
         svg += self.text("messages per 4 px", x: 276, y: 50, size: 12, colour: "#1a202c")
         svg += "<line x1=\"400\" y1=\"36\" x2=\"400\" y2=\"54\" stroke=\"#c53030\" stroke-width=\"1.5\" "
         svg += "stroke-dasharray=\"3 2\"/>"
-        svg += self.text("close (reason code)", x: 406, y: 50, size: 12, colour: "#c53030")
-        svg += "<line x1=\"540\" y1=\"45\" x2=\"590\" y2=\"45\" stroke=\"#2b6cb0\" stroke-width=\"2\"/>"
-        svg += "<path d=\"M590 45 L584 41 L584 49 Z\" fill=\"#2b6cb0\"/>"
-        svg += self.text("retry delay", x: 597, y: 50, size: 12, colour: "#2b6cb0")
-        svg += "<path d=\"M686 39 L692 45 L686 51 L680 45 Z\" fill=\"#805ad5\"/>"
-        svg += self.text("path change", x: 698, y: 50, size: 12, colour: "#553c9a")
-        svg += "<line x1=\"790\" y1=\"38\" x2=\"790\" y2=\"52\" stroke=\"#2d3748\" stroke-width=\"1.5\"/>"
-        svg += self.text("connection attempt (generation)", x: 796, y: 50, size: 12, colour: "#2d3748")
-        svg += "<rect x=\"1000\" y=\"41\" width=\"8\" height=\"8\" fill=\"#dd6b20\"/>"
-        svg += self.text("check step", x: 1013, y: 50, size: 12, colour: "#9c4221")
+        svg += self.text("close (reason code → next phase)", x: 406, y: 50, size: 12, colour: "#c53030")
+        svg += "<line x1=\"630\" y1=\"45\" x2=\"680\" y2=\"45\" stroke=\"#2b6cb0\" stroke-width=\"2\"/>"
+        svg += "<path d=\"M680 45 L674 41 L674 49 Z\" fill=\"#2b6cb0\"/>"
+        svg += self.text("retry delay", x: 687, y: 50, size: 12, colour: "#2b6cb0")
+        svg += "<path d=\"M776 39 L782 45 L776 51 L770 45 Z\" fill=\"#805ad5\"/>"
+        svg += self.text("path change", x: 788, y: 50, size: 12, colour: "#553c9a")
+        svg += "<line x1=\"880\" y1=\"38\" x2=\"880\" y2=\"52\" stroke=\"#2d3748\" stroke-width=\"1.5\"/>"
+        svg += self.text("connection attempt (generation)", x: 886, y: 50, size: 12, colour: "#2d3748")
+        svg += "<rect x=\"1090\" y=\"41\" width=\"8\" height=\"8\" fill=\"#dd6b20\"/>"
+        svg += self.text("check step", x: 1103, y: 50, size: 12, colour: "#9c4221")
         svg += "</svg>\n"
         return svg
     }
