@@ -29,8 +29,9 @@ public struct SocketTransport: WebSocketTransport {
         self.loop = .shared
     }
 
-    /// A transport whose connections run on `loop` (tests use a private loop to account for descriptors).
-    init(loop: EventLoop) {
+    /// A transport whose connections run on `loop`: a private loop keeps a group of connections (a test, a
+    /// benchmark, `tether check`) off the shared loop's thread. The loop must outlive the connections.
+    public init(loop: EventLoop) {
         self.loop = loop
     }
 
