@@ -16,7 +16,7 @@ import TetherPOSIX
 /// running (its timer and readers hold it) until `stop()` or the cancellation of `run()`.
 ///
 /// ```swift
-/// let client = WebSocketClient(configuration: .init(url: URL(string: "wss://example.com/feed")!))
+/// let client = WebSocketClient(configuration: WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!))
 /// await client.start()
 /// for await event in client.events { ... }
 /// ```
