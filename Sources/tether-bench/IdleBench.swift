@@ -88,6 +88,7 @@ enum IdleBench {
         EchoBench.progress(
             "idle: \(connections) connections open in \(clock.now - openingStart), RSS \(rssBefore) → \(rssOpen) KiB")
 
+        let threadsStart = self.threadCPUNanoseconds()
         let cpuStart = self.processCPUSeconds()
         let holdStart = clock.now
         tally.holding.store(true, ordering: .relaxed)
@@ -96,6 +97,7 @@ enum IdleBench {
         let cpuEnd = self.processCPUSeconds()
         let wall = EchoBench.seconds(holdStart.duration(to: clock.now))
         let rssEnd = self.residentKiB()
+        self.reportThreads(from: threadsStart, to: self.threadCPUNanoseconds(), wall: wall)
 
         print("idle.connections \(tally.open.load(ordering: .relaxed))")
         print("idle.pongs \(tally.pongs.load(ordering: .relaxed))")
@@ -179,6 +181,28 @@ enum IdleBench {
         getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// CPU time per thread name (`/proc/self/task/*/comm` and `schedstat`), for the breakdown on stderr.
+    static func threadCPUNanoseconds() -> [String: Int] {
+        var byName: [String: Int] = [:]
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                  let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/schedstat", encoding: .utf8),
+                  let nanoseconds = stat.split(separator: " ").first.flatMap({ Int($0) }) else { continue }
+            byName[comm.trimmingCharacters(in: .whitespacesAndNewlines), default: 0] += nanoseconds
+        }
+        return byName
+    }
+
+    static func reportThreads(from start: [String: Int], to end: [String: Int], wall: Double) {
+        let shares = end.map { name, nanoseconds in
+            (name, Double(nanoseconds - (start[name] ?? 0)) / 1e9 / wall * 100)
+        }
+        let line = shares.filter { $0.1 >= 0.05 }.sorted { $0.1 > $1.1 }
+            .map { "\($0.0) \(WireBench.format($0.1))%" }.joined(separator: ", ")
+        EchoBench.progress("idle: CPU by thread: \(line)")
     }
 
     static func loadAverage() -> String {
