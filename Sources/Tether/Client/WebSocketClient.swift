@@ -1,5 +1,8 @@
 import Foundation
 import TetherCore
+#if os(Linux)
+import TetherPOSIX
+#endif
 
 /// A WebSocket client that keeps one logical session alive over many connections.
 ///
@@ -29,7 +32,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var connections: [Int: any TransportConnection] = [:]
     /// Tasks reading each connection's events; each ends when its connection's event stream finishes.
     private var readers: [Int: Task<Void, Never>] = [:]
-    private var timer: Task<Void, Never>?
+    private var timer: WakeTimer?
     private var timerWake: Int?
     private var published: ConnectionState
     /// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
@@ -309,15 +312,27 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.timerWake = wake
         guard let wake else { return }
         let deadline = self.origin.advanced(by: .milliseconds(wake))
+        #if os(Linux)
+        if let instant = deadline as? ContinuousClock.Instant {
+            // On the monotonic clock, the shared event loop's timer heap wakes the machine: scheduling and
+            // cancelling cost a heap entry, where a sleeping task costs a task, a Dispatch timer, and (once
+            // cancelled, which every pong does to the ping deadline) a wasted wake-up at the old deadline.
+            self.timer = .loop(EventLoop.shared.schedule(at: instant) { [weak self] in
+                guard let self else { return }
+                Task { await self.timerFired(wake: wake) }
+            })
+            return
+        }
+        #endif
         let clock = self.clock
-        self.timer = Task { [weak self] in
+        self.timer = .task(Task { [weak self] in
             do {
                 try await clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return  // cancelled: a newer wake time replaced this one
             }
             await self?.timerFired(wake: wake)
-        }
+        })
     }
 
     private func now() -> Int {
@@ -334,6 +349,25 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             lastRTT: machine.lastRTT,
             path: machine.hint.state
         )
+    }
+}
+
+/// What wakes the machine at its next wake time.
+private enum WakeTimer {
+    /// A task sleeping on the client's clock (any clock; tests use a manual one).
+    case task(Task<Void, Never>)
+    #if os(Linux)
+    /// A timer on the shared event loop (the client's clock is `ContinuousClock`).
+    case loop(TimerHandle)
+    #endif
+
+    func cancel() {
+        switch self {
+        case .task(let task): task.cancel()
+        #if os(Linux)
+        case .loop(let handle): handle.cancel()
+        #endif
+        }
     }
 }
 
