@@ -155,6 +155,8 @@ enum EchoBench {
             try await self.roundTrip(&endpoint, message)
             if clock.now >= warmUpEnd { break }
         }
+        let threadsStart = IdleBench.threadCPUNanoseconds()
+        let cpuStart = IdleBench.processCPUSeconds()
         let start = clock.now
         let end = start + .seconds(seconds)
         var count = 0
@@ -164,7 +166,11 @@ enum EchoBench {
             count += 1
             now = clock.now
         } while now < end
-        return (count, self.seconds(start.duration(to: now)))
+        let elapsed = self.seconds(start.duration(to: now))
+        let cpu = IdleBench.processCPUSeconds() - cpuStart
+        self.progress("echo: process CPU \(WireBench.format(cpu / Double(count) * 1e6)) µs per round trip")
+        IdleBench.reportThreads(from: threadsStart, to: IdleBench.threadCPUNanoseconds(), wall: elapsed)
+        return (count, elapsed)
     }
 
     /// One round trip; checks that what came back is the same size and kind as what was sent.

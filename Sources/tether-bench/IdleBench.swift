@@ -202,7 +202,7 @@ enum IdleBench {
         }
         let line = shares.filter { $0.1 >= 0.05 }.sorted { $0.1 > $1.1 }
             .map { "\($0.0) \(WireBench.format($0.1))%" }.joined(separator: ", ")
-        EchoBench.progress("idle: CPU by thread: \(line)")
+        EchoBench.progress("CPU by thread (% of one core): \(line)")
     }
 
     static func loadAverage() -> String {
