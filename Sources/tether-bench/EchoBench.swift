@@ -10,6 +10,7 @@
 // Options:
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
+//   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --serve-only PORT           only run the embedded echo server on 127.0.0.1:PORT (0: any) until SIGINT/SIGTERM,
 //                               for other clients (scripts/bench-python-echo.sh)
 //
@@ -52,6 +53,8 @@ enum EchoBench {
         var url: URL?
         var seconds = 2.5
         var serveOnlyPort: Int?
+        var client = true
+        var transport = true
 
         init() {}
 
@@ -78,6 +81,12 @@ enum EchoBench {
                         throw Failure("bad --serve-only port")
                     }
                     self.serveOnlyPort = port
+                case "--layer":
+                    switch try value() {
+                    case "client": self.transport = false
+                    case "transport": self.client = false
+                    default: throw Failure("--layer is client or transport")
+                    }
                 case let other:
                     throw Failure("unknown option \(other)")
                 }
@@ -106,23 +115,26 @@ enum EchoBench {
         let large = WebSocketMessage.binary(Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         precondition(small.byteCount == 64 && smallText.byteCount == 64)
 
-        // The public client with its default transport.
-        var client = try await ClientEndpoint.open(url: url)
-        let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
-        print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
-        let rttText = try await self.roundTrips(&client, smallText, seconds: options.seconds)
-        print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
-        let mbps = try await self.throughput(&client, large, seconds: options.seconds)
-        print("echo.mbps_1m \(WireBench.format(mbps))")
-        await client.close()
-
-        // The same loops one layer down: the transport connection the client would own, without the actor.
-        var bare = try await TransportEndpoint.open(url: url)
-        let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
-        print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
-        let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
-        print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
-        bare.close()
+        if options.client {
+            // The public client with its default transport.
+            var client = try await ClientEndpoint.open(url: url)
+            let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+            print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
+            let rttText = try await self.roundTrips(&client, smallText, seconds: options.seconds)
+            print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
+            let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+            print("echo.mbps_1m \(WireBench.format(mbps))")
+            await client.close()
+        }
+        if options.transport {
+            // The same loops one layer down: the transport connection the client would own, without the actor.
+            var bare = try await TransportEndpoint.open(url: url)
+            let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
+            print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
+            let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
+            print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
+            bare.close()
+        }
 
         await server?.stop()
     }
