@@ -4,7 +4,8 @@
 // to an embedded `TestServer` (`Scenario.normal`: pongs at once) on loopback, holds them for S (default 10) seconds
 // and prints:
 //   idle.connections        connections open at the end of the hold
-//   idle.pongs              pongs seen by the clients during the hold (about N × S)
+//   idle.pongs              pongs seen by the clients during the hold: about N × S, a little less, as each ping goes
+//                           one interval after the previous pong
 //   idle.cpu_percent        process CPU time (user + system, getrusage) over wall time during the hold, in % of one
 //                           core. It includes the embedded server's thread: client and server together.
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm. Also includes the server's
