@@ -1,5 +1,5 @@
 // Benchmarks: `swift run -c release tether-bench <suite> [options]`.
-// Each suite prints `name value` lines on stdout.
+// Each suite prints `name value` lines on stdout; progress and diagnostics go to stderr.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,6 +14,10 @@ guard let suite = arguments.first else {
 switch suite {
 case "core": CoreBench.run(Array(arguments.dropFirst()))
 case "wire": WireBench.run(Array(arguments.dropFirst()))
+#if os(Linux)
+case "echo": await EchoBench.run(Array(arguments.dropFirst()))
+case "idle": await IdleBench.run(Array(arguments.dropFirst()))
+#endif
 default:
     print("unknown suite '\(suite)'; expected core, wire, echo or idle")
     exit(2)

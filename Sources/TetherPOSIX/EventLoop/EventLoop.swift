@@ -42,6 +42,8 @@ public final class EventLoop: Sendable {
     private let poller: Poller
     private let inbox = Mutex(Inbox())
     private let wakePending = Atomic<Bool>(false)
+    /// Wake-ups being written outside the inbox lock (see `execute`); the eventfd is closed only at zero.
+    private let wakesInFlight = Atomic<Int>(0)
     private let timerSequence = Atomic<UInt64>(0)
     /// Descriptors this loop owns: its epoll and eventfd plus every socket made for it and not yet
     /// closed. Tests check that it returns to zero after `shutdown()`.
@@ -89,16 +91,24 @@ public final class EventLoop: Sendable {
     /// - Returns: `false` if the loop is shut down and `work` was dropped without running.
     @discardableResult
     public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
-        // The wake-up happens under the lock: the loop closes the eventfd only after marking the
-        // inbox closed under the same lock, so a wake can never write to a closed (reused) descriptor.
-        self.inbox.withLock { inbox in
-            guard !inbox.isClosed else { return false }
+        // The wake-up is written after the lock is released (the loop, woken by it, takes the same lock at
+        // once, so writing under it made the loop spin on it). It is counted in flight under the lock, and the
+        // loop closes the eventfd only after marking the inbox closed under the lock and seeing no wake-up in
+        // flight, so a wake can never write to a closed (reused) descriptor.
+        let outcome: (accepted: Bool, wake: Bool) = self.inbox.withLock { inbox in
+            guard !inbox.isClosed else { return (false, false) }
             inbox.tasks.append(work)
-            if !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) {
-                self.poller.wake()
+            guard !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) else {
+                return (true, false)
             }
-            return true
+            self.wakesInFlight.add(1, ordering: .relaxed)
+            return (true, true)
         }
+        if outcome.wake {
+            self.poller.wake()
+            self.wakesInFlight.subtract(1, ordering: .releasing)
+        }
+        return outcome.accepted
     }
 
     /// Runs `body` on the loop's thread and returns its result.
@@ -204,6 +214,8 @@ public final class EventLoop: Sendable {
             state.spareTasks.removeAll()
         }
         state.timers.removeAll()
+        // No new wake-up can start (the inbox is closed); let those already past the lock finish writing.
+        while self.wakesInFlight.load(ordering: .acquiring) > 0 { sched_yield() }
         self.poller.close()
         self.ownedDescriptors.subtract(2, ordering: .relaxed)
         state.releaseBuffers()

@@ -62,6 +62,37 @@ struct EventLoopTests {
         #expect(results == [true, true, true, true])
     }
 
+    @Test func timerScheduledFromAnotherThreadBeforeTheLoopsOwnWakeUpWakesTheLoop() async throws {
+        let loop = try EventLoop(name: "test-wake-early")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        // The loop sleeps until its own timer, 2 s away...
+        let own = try await loop.submit { loop.schedule(after: .seconds(2)) { continuation.yield("own") } }
+        // ...and a timer due sooner, scheduled from this thread, must wake it: without a wake-up it would be
+        // added only when the loop wakes for its own timer, and fire after it.
+        loop.schedule(after: .milliseconds(20)) { continuation.yield("sooner") }
+        var iterator = stream.makeAsyncIterator()
+        #expect(await iterator.next() == "sooner")
+        own.cancel()
+    }
+
+    @Test func timerScheduledFromAnotherThreadAfterTheLoopsOwnWakeUpFiresOnTimeAndInOrder() async throws {
+        let loop = try EventLoop(name: "test-wake-late")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self)
+        let start = ContinuousClock.now
+        _ = try await loop.submit { loop.schedule(at: start + .milliseconds(30)) { continuation.yield("own") } }
+        // Due after the loop's own wake-up: added to the heap then, without waking the loop now.
+        let later = start + .milliseconds(60)
+        loop.schedule(at: later) { continuation.yield(ContinuousClock.now >= later ? "later" : "later, early") }
+        var order: [String] = []
+        for await name in stream {
+            order.append(name)
+            if order.count == 2 { break }
+        }
+        #expect(order == ["own", "later"])
+    }
+
     @Test func cancelledTimerNeverRunsAndCancelReportsWhetherItStoppedTheWork() async throws {
         let loop = try EventLoop(name: "test-cancel")
         defer { loop.shutdown() }

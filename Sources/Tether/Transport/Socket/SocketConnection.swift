@@ -47,7 +47,7 @@ final class SocketConnection: TransportConnection {
     }
 
     func send(_ message: WebSocketMessage) async throws {
-        var encoder = WebSocketEncoder(role: .client)
+        var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
         var frame: [UInt8] = []
         switch message {
         case .text(let text):

@@ -42,7 +42,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var parser: HandshakeResponseParser?
     private var decoder: WebSocketDecoder
     /// Encodes control frames (pong, ping, close) on the loop; data messages are encoded by the caller.
-    private var encoder = WebSocketEncoder(role: .client)
+    private var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
     /// Reused for control frames, so that answering a ping allocates nothing.
     private var controlFrame: [UInt8] = []
     /// Ids of pings sent and not yet answered, oldest first.
@@ -397,7 +397,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// Runs an encoding that cannot fail for the values this type passes (payloads within 125 bytes, close codes
     /// valid on the wire).
     private func encodeControl(
-        _ body: (inout WebSocketEncoder<SystemRandomNumberGenerator>, inout [UInt8]) throws(WireUsageError) -> Void
+        _ body: (inout WebSocketEncoder<MaskingEntropy>, inout [UInt8]) throws(WireUsageError) -> Void
     ) {
         do {
             try body(&self.encoder, &self.controlFrame)

@@ -1,0 +1,338 @@
+// Echo benchmarks over loopback: `swift run -c release tether-bench echo [options]`.
+//
+//   echo.rtt_64b_per_s            sequential 64-byte binary round trips per second through `WebSocketClient`
+//                                 (send, await the echo on `client.events`, repeat)
+//   echo.rtt_64b_text_per_s       the same with 64-byte text messages (UTF-8 validated on both sides)
+//   echo.mbps_1m                  1 MiB binary messages echoed one at a time; payload MB/s (10^6 bytes) one way
+//   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
+//   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise
+//
+// Options:
+//   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
+//   --seconds S                 measuring time per figure (default 2.5), after a warm-up
+//   --layer client|transport    measure only through the client, or only the bare transport (default: both)
+//   --serve-only PORT           only run the embedded echo server on 127.0.0.1:PORT (0: any) until SIGINT/SIGTERM,
+//                               for other clients (scripts/bench-python-echo.sh)
+//
+// The embedded server (`Scenario.echo`, recording counts but no per-message records) runs on its own event-loop
+// thread in this process; the client uses the default transport on the shared loop. Both share the machine's
+// cores with the benchmark task, so the figures are for client and server together.
+#if os(Linux)
+import Foundation
+import Tether
+import TetherCore
+import TetherTestServer
+
+enum EchoBench {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    static func run(_ arguments: [String]) async {
+        var options = Options()
+        do {
+            options = try Options(arguments)
+        } catch {
+            FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
+            exit(2)
+        }
+        if let port = options.serveOnlyPort {
+            await self.serve(port: port)
+            return
+        }
+        do {
+            try await self.measure(options)
+        } catch {
+            FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    struct Options {
+        var url: URL?
+        var seconds = 2.5
+        var serveOnlyPort: Int?
+        var client = true
+        var transport = true
+
+        init() {}
+
+        init(_ arguments: [String]) throws(Failure) {
+            var index = 0
+            func value() throws(Failure) -> String {
+                guard index + 1 < arguments.count else { throw Failure("\(arguments[index]) needs a value") }
+                index += 1
+                return arguments[index]
+            }
+            while index < arguments.count {
+                switch arguments[index] {
+                case "--url":
+                    let text = try value()
+                    guard let url = URL(string: text), url.scheme == "ws" || url.scheme == "wss" else {
+                        throw Failure("--url needs a ws:// URL")
+                    }
+                    self.url = url
+                case "--seconds":
+                    guard let seconds = Double(try value()), seconds > 0 else { throw Failure("bad --seconds") }
+                    self.seconds = seconds
+                case "--serve-only":
+                    guard let port = Int(try value()), (0...65535).contains(port) else {
+                        throw Failure("bad --serve-only port")
+                    }
+                    self.serveOnlyPort = port
+                case "--layer":
+                    switch try value() {
+                    case "client": self.transport = false
+                    case "transport": self.client = false
+                    default: throw Failure("--layer is client or transport")
+                    }
+                case let other:
+                    throw Failure("unknown option \(other)")
+                }
+                index += 1
+            }
+        }
+    }
+
+    // MARK: - Measuring
+
+    static func measure(_ options: Options) async throws {
+        var server: TestServer?
+        let url: URL
+        if let external = options.url {
+            url = external
+            self.progress("echo: external server \(external.redactedForLogs)")
+        } else {
+            // Counts only: a per-message record would make the server's cost grow with the run.
+            let embedded = try TestServer(recordedMessageLimit: 0, scenario: .echo)
+            server = embedded
+            url = URL(string: embedded.url(path: "/echo"))!
+            self.progress("echo: embedded TestServer at \(embedded.url(path: "/echo"))")
+        }
+        let small = WebSocketMessage.binary(Data((0..<64).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
+        let smallText = WebSocketMessage.text(String(repeating: "tether-64", count: 8).prefix(64).description)
+        let large = WebSocketMessage.binary(Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        precondition(small.byteCount == 64 && smallText.byteCount == 64)
+
+        if options.client {
+            // The public client with its default transport.
+            var client = try await ClientEndpoint.open(url: url)
+            let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+            print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
+            let rttText = try await self.roundTrips(&client, smallText, seconds: options.seconds)
+            print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
+            let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+            print("echo.mbps_1m \(WireBench.format(mbps))")
+            await client.close()
+        }
+        if options.transport {
+            // The same loops one layer down: the transport connection the client would own, without the actor.
+            var bare = try await TransportEndpoint.open(url: url)
+            let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
+            print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
+            let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
+            print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
+            bare.close()
+        }
+
+        await server?.stop()
+    }
+
+    /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`.
+    /// Returns round trips per second.
+    static func roundTrips(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+    ) async throws -> Double {
+        let (count, elapsed) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 2_000, seconds: seconds)
+        self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
+        return Double(count) / elapsed
+    }
+
+    /// Sequential round trips of a large message; returns payload MB/s (10^6 bytes) in one direction.
+    static func throughput(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+    ) async throws -> Double {
+        let (count, elapsed) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 20, seconds: seconds)
+        self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
+        return Double(count * message.byteCount) / elapsed / 1e6
+    }
+
+    static func repeatRoundTrips(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double
+    ) async throws -> (count: Int, seconds: Double) {
+        let clock = ContinuousClock()
+        let warmUpEnd = clock.now + .seconds(1)
+        for _ in 0..<warmUp {
+            try await self.roundTrip(&endpoint, message)
+            if clock.now >= warmUpEnd { break }
+        }
+        let threadsStart = IdleBench.threadCPUNanoseconds()
+        let cpuStart = IdleBench.processCPUSeconds()
+        let start = clock.now
+        let end = start + .seconds(seconds)
+        var count = 0
+        var now = start
+        repeat {
+            try await self.roundTrip(&endpoint, message)
+            count += 1
+            now = clock.now
+        } while now < end
+        let elapsed = self.seconds(start.duration(to: now))
+        let cpu = IdleBench.processCPUSeconds() - cpuStart
+        self.progress("echo: process CPU \(WireBench.format(cpu / Double(count) * 1e6)) µs per round trip")
+        IdleBench.reportThreads(from: threadsStart, to: IdleBench.threadCPUNanoseconds(), wall: elapsed)
+        return (count, elapsed)
+    }
+
+    /// One round trip; checks that what came back is the same size and kind as what was sent.
+    static func roundTrip(_ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage) async throws {
+        try await endpoint.send(message)
+        let echoed = try await endpoint.receive()
+        switch (message, echoed) {
+        case (.text(let sent), .text(let received)) where sent.utf8.count == received.utf8.count: return
+        case (.binary(let sent), .binary(let received)) where sent.count == received.count: return
+        default: throw Failure("the server answered \(echoed.byteCount) B, not an echo of \(message.byteCount) B")
+        }
+    }
+
+    // MARK: - Serving
+
+    /// Runs the embedded echo server until SIGINT or SIGTERM.
+    static func serve(port: Int) async {
+        let server: TestServer
+        do {
+            server = try TestServer(port: port, recordedMessageLimit: 0, scenario: .echo)
+        } catch {
+            FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
+            exit(1)
+        }
+        // The URL goes to stdout, alone, so that a script can read the chosen port.
+        print("echo.serve_url \(server.url(path: "/echo"))")
+        fflush(nil)  // every output stream: the script is waiting for this line
+        let (signals, sink) = AsyncStream.makeStream(of: Int32.self)
+        var sources: [DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { sink.yield(number) }
+            source.resume()
+            sources.append(source)
+        }
+        for await number in signals {
+            self.progress("echo: signal \(number), stopping")
+            break
+        }
+        sources.forEach { $0.cancel() }
+        let served = server.connections
+        self.progress("echo: served \(served.count) connections, \(served.reduce(0) { $0 + $1.messageCount }) messages")
+        await server.stop()
+    }
+
+    // MARK: - Helpers
+
+    static func progress(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// One end of an echo exchange, driven by one task.
+protocol EchoEndpoint {
+    mutating func send(_ message: WebSocketMessage) async throws
+    /// The next data message from the server.
+    mutating func receive() async throws -> WebSocketMessage
+}
+
+/// The public client: `send` on the actor, messages from `client.events`.
+struct ClientEndpoint: EchoEndpoint {
+    let client: WebSocketClient<ContinuousClock>
+    var events: AsyncStream<WebSocketEvent>.Iterator
+
+    static func open(url: URL) async throws -> ClientEndpoint {
+        // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.
+        let client = WebSocketClient(configuration: .init(url: url))
+        var events = client.events.makeAsyncIterator()
+        await client.start()
+        while let event = await events.next() {
+            guard case .stateChanged(let state, let cause) = event else { continue }
+            switch state.phase {
+            case .open:
+                return ClientEndpoint(client: client, events: events)
+            case .waiting, .failed, .stopped, .offline, .suspended:
+                await client.stop()
+                throw EchoBench.Failure("cannot connect: \(state.phase) \(cause.map { $0.name } ?? "")")
+            case .connecting:
+                continue
+            }
+        }
+        throw EchoBench.Failure("the client's events ended")
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        try await self.client.send(message)
+    }
+
+    mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next() {
+            switch event {
+            case .message(let message):
+                return message
+            case .stateChanged(let state, let cause) where state.phase != .open:
+                throw EchoBench.Failure("connection left open: \(state.phase) \(cause.map { $0.name } ?? "")")
+            case .stateChanged, .roundTrip, .record:
+                continue
+            }
+        }
+        throw EchoBench.Failure("the client's events ended")
+    }
+
+    func close() async {
+        await self.client.stop()
+    }
+}
+
+/// A bare transport connection, as the client would own it, without the actor.
+struct TransportEndpoint: EchoEndpoint {
+    let connection: any TransportConnection
+    var events: AsyncStream<TransportEvent>.Iterator
+
+    static func open(url: URL) async throws -> TransportEndpoint {
+        let connection = SocketTransport().connect(TransportRequest(url: url))
+        var events = connection.events.makeAsyncIterator()
+        while let event = await events.next() {
+            switch event {
+            case .opened:
+                return TransportEndpoint(connection: connection, events: events)
+            case .ended(let end):
+                throw EchoBench.Failure("cannot connect: \(end)")
+            case .message, .pong, .pingFailed:
+                continue
+            }
+        }
+        throw EchoBench.Failure("the connection's events ended")
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        try await self.connection.send(message)
+    }
+
+    mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next() {
+            switch event {
+            case .message(let message): return message
+            case .ended(let end): throw EchoBench.Failure("connection ended: \(end)")
+            case .opened, .pong, .pingFailed: continue
+            }
+        }
+        throw EchoBench.Failure("the connection's events ended")
+    }
+
+    func close() {
+        self.connection.close(code: 1000, reason: "")
+    }
+}
+#endif
