@@ -190,27 +190,6 @@ import TetherTestServer
         }
     }
 
-    /// The client's deadlines do not depend on the cooperative pool: with every pool thread busy for three
-    /// pong deadlines, pings keep going out and their pongs keep counting (on Linux the actor runs on the
-    /// event loop thread).
-    @Test func busyCooperativePoolCausesNoFalsePongTimeout() async throws {
-        try await withHarness(scenario: .normal) { harness in
-            await harness.client.start()
-            _ = try #require(await harness.probe.record(.pong))
-            let width = ProcessInfo.processInfo.activeProcessorCount
-            await withTaskGroup(of: Void.self) { group in
-                for _ in 0..<width {
-                    group.addTask {
-                        let end = ContinuousClock.now + .milliseconds(600)
-                        while ContinuousClock.now < end {}
-                    }
-                }
-            }
-            #expect(harness.records(.closed).isEmpty)
-            #expect(await harness.client.state.generation == 1)
-        }
-    }
-
     // MARK: Generations
 
     @Test func lateCallbacksOfAnOldConnectionChangeNothingOnTheNewOne() async throws {
