@@ -7,11 +7,26 @@ import Testing
         FileManager.default.temporaryDirectory.appendingPathComponent("tether-check-\(UUID().uuidString)")
     }
 
+    /// Every scenario, in-process, while the rest of the suite runs beside it on the same two cores: with the
+    /// check's timings scaled up (every scenario derives its delays and windows from them), so that a busy
+    /// machine cannot fail a deadline that `swift run tether check` meets on its own.
+    static var relaxed: CheckTiming {
+        var timing = CheckTiming()
+        timing.interval = 150
+        timing.timeout = 400
+        timing.backoffBase = 100
+        timing.backoffCap = 3_000
+        timing.tolerance = 400
+        timing.waitLimit = .seconds(15)
+        return timing
+    }
+
     @Test func theWholeMatrixPassesAndWritesBothReports() async throws {
         let directory = self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let captured = CapturedIO()
-        let status = await TetherCommand.run(["check", "--out", directory.path], io: captured.io)
+        let status = await CheckCommand.run(
+            CheckOptions(outputDirectory: directory.path), io: captured.io, timing: Self.relaxed)
         #expect(status == 0, "\(captured.output)")
         // Progress: one plain line per scenario (not a terminal), then the table.
         for name in CheckCatalog.names {
