@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct RouteNetlinkTrackerTests {
     typealias Bytes = RouteNetlinkBytes
-    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet])
+    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth0"])
 
     /// The type and sequence number of each request.
     func requests(_ requests: [[UInt8]]) -> [(type: UInt16, sequence: UInt32)] {
