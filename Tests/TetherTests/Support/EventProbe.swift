@@ -89,6 +89,19 @@ final class EventProbe: Sendable {
         }
     }
 
+    /// Waits until every record seen so far (consumed or not) satisfies `condition`, checking again after each
+    /// new event; returns those records, or nil when the stream finished or an event took longer than `timeout`.
+    /// Use it when the order of independent events (a path update and an open) is not fixed.
+    func waitForRecords(
+        timeout: Duration = .seconds(10), where condition: @escaping @Sendable ([LogRecord]) -> Bool
+    ) async -> [LogRecord]? {
+        while true {
+            let records = self.records
+            if condition(records) { return records }
+            guard await self.next(timeout: timeout, where: { _ in true }) != nil else { return nil }
+        }
+    }
+
     /// Waits for the next record of `kind` (optionally also matching `extra`).
     func record(
         _ kind: LogRecord.Kind, where extra: @escaping @Sendable (LogRecord) -> Bool = { _ in true }
