@@ -61,13 +61,27 @@ import TetherTestServer
         }
 
         /// Starts the client and waits until it is open on generation 1 and the monitor has reported the path.
+        /// Waits first for a responsive thread pool (see `ResponsiveScheduler`): the bounds are Tether's.
         func startOpen() async throws {
+            await ResponsiveScheduler.wait()
             await self.client.start()
-            let ready = await self.probe.waitForRecords { records in
+            _ = try await self.records("open on generation 1 with an available path") { records in
                 records.contains { $0.kind == .opened && $0.generation == 1 }
                     && records.contains { $0.kind == .path && $0.path == .available }
             }
-            try #require(ready != nil, "the client did not open with an available path")
+        }
+
+        /// Waits until the client's records satisfy `condition`; on timeout fails with every record seen so far.
+        func records(
+            _ expected: Comment, where condition: @escaping @Sendable ([LogRecord]) -> Bool
+        ) async throws -> [LogRecord] {
+            guard let records = await self.probe.waitForRecords(timeout: .seconds(20), where: condition) else {
+                let log = self.probe.records.map(\.logLine).joined(separator: "\n")
+                let failure = self.monitor.failure.map { "\($0)" } ?? "none"
+                Issue.record("\(expected); monitor failure: \(failure); records:\n\(log)")
+                throw CancellationError()
+            }
+            return records
         }
 
         /// Stops the client and the server; the caller's `defer` removes the namespaces.
@@ -114,9 +128,9 @@ import TetherTestServer
         // The same route announced again changes nothing; the next visible change is the witness.
         try fixture.inWatched("route", "replace", "default", "via", "192.0.2.2", "dev", "va")
         try fixture.inWatched("link", "set", "va", "down")
-        let records = try #require(await probe.waitForRecords { records in
+        let records = try await setup.records("four path updates") { records in
             Self.paths(records).count >= 4
-        })
+        }
         #expect(Self.paths(records) == [.available, .unavailable, .available, .unavailable])
         let attempts = records.filter { $0.kind == .connecting }
         #expect(attempts.map(\.generation) == [1, 2])
@@ -147,9 +161,9 @@ import TetherTestServer
         #expect(await client.state.phase == .waiting)
 
         try fixture.unblackhole()
-        let reopened = try #require(await probe.waitForRecords { records in
+        let reopened = try await setup.records("reopened after the blackhole") { records in
             records.contains { $0.kind == .opened && $0.generation >= 2 }
-        })
+        }
         let closes = reopened.filter { $0.kind == .closed }
         #expect(closes.count == 1)  // exactly one close for the dead connection
         #expect(reopened.contains { $0.kind == .connecting && $0.generation == 2 && $0.time >= retry.time + 200 })
@@ -165,14 +179,14 @@ import TetherTestServer
         let before = probe.records.count
         let replacement = try NetlinkPathMonitor(namespace: fixture.watchedPath)
         await client.monitorPath(with: replacement)
-        _ = try #require(await probe.waitForRecords { records in
+        _ = try await setup.records("the replacement's first report") { records in
             Self.paths(Array(records[before...])) == [.available]
-        })
+        }
         // Both monitors' sockets see this change; only the current generation's report counts.
         try fixture.inWatched("link", "set", "va", "down")
-        let records = try #require(await probe.waitForRecords { records in
+        let records = try await setup.records("the replacement's second report") { records in
             Self.paths(Array(records[before...])).count >= 2
-        })
+        }
         #expect(Self.paths(Array(records[before...])) == [.available, .unavailable])
         #expect(setup.monitor.failure == nil)
         await setup.tearDown()
@@ -184,14 +198,14 @@ import TetherTestServer
         // A long heartbeat interval: any ping in this test is the probe.
         let setup = try Setup(secondLink: true, heartbeatInterval: .seconds(30), probeTimeout: .milliseconds(500))
         defer { setup.fixture.remove() }
-        let (client, probe, fixture) = (setup.client, setup.probe, setup.fixture)
+        let (client, fixture) = (setup.client, setup.fixture)
         try await setup.startOpen()
 
         let before = await client.currentTime
         try fixture.inWatched("route", "replace", "default", "via", "198.51.100.2", "dev", "vc")  // va -> vc
-        let records = try #require(await probe.waitForRecords { records in
+        let records = try await setup.records("a pong after the route moved") { records in
             records.contains { $0.kind == .pong }
-        })
+        }
         let path = try #require(records.last { $0.kind == .path })
         let ping = try #require(records.first { $0.kind == .ping })
         let pong = try #require(records.first { $0.kind == .pong })
