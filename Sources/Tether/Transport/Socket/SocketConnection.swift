@@ -25,7 +25,8 @@ final class SocketConnection: TransportConnection {
         self.events = events
         self.loop = loop
         self.sendLimit = request.maximumMessageSize
-        self.core = LoopBound(SocketConnectionCore(request: request, sink: sink, loop: loop, namespace: namespace), loop: loop)
+        let core = SocketConnectionCore(request: request, sink: sink, loop: loop, namespace: namespace)
+        self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request) {
         case .success(let endpoint):
             let core = self.core

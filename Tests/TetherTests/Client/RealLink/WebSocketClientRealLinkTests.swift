@@ -95,7 +95,9 @@ import TetherTestServer
         records.filter { $0.kind == .path }.map(\.path)
     }
 
-    @Test(needsRoot) func offlineDuringAnOutageCountsNoAttemptsAndReconnectsWithin300MillisecondsOfTheRoute() async throws {
+    @Test(needsRoot) func offlineDuringAnOutageCountsNoAttemptsAndReconnectsWithin300MillisecondsOfTheRoute()
+        async throws
+    {
         let setup = try Setup()
         defer { setup.fixture.remove() }
         let (client, probe, fixture) = (setup.client, setup.probe, setup.fixture)
@@ -153,7 +155,7 @@ import TetherTestServer
         #expect(closed.reason == .pongTimeout && closed.generation == 1 && closed.code == 1001)
         let ping = try #require(records.last { $0.kind == .ping && $0.time <= closed.time })
         let pong = try #require(records.last { $0.kind == .pong && $0.time <= ping.time })
-        print("real-link: ping \(ping.time - pong.time) ms after the last pong, close \(closed.time - ping.time) ms after it")
+        print("real-link: ping \(ping.time - pong.time) ms after the pong, close \(closed.time - ping.time) ms later")
         #expect((200..<250).contains(closed.time - ping.time), "closed \(closed.time - ping.time) ms after the ping")
         #expect((300..<350).contains(closed.time - pong.time), "closed \(closed.time - pong.time) ms after the pong")
         #expect(retry.delay.map { $0 >= 200 && $0 <= 300 } == true)  // backoff: base 200 ms + up to 50 %

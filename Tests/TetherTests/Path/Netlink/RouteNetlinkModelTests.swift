@@ -132,10 +132,10 @@ import Testing
                 == PathSnapshot(status: .satisfied, interfaces: [.wifi, .cellular], interfaceNames: ["wlan0", "wwan0"])
         )
         try model.feed(Bytes.link(index: 3, name: "wlan0", flags: Bytes.upWithoutCarrier))
-        #expect(
-            model.snapshot
-                == PathSnapshot(status: .satisfied, isExpensive: true, interfaces: [.cellular], interfaceNames: ["wwan0"])
+        let cellular = PathSnapshot(
+            status: .satisfied, isExpensive: true, interfaces: [.cellular], interfaceNames: ["wwan0"]
         )
+        #expect(model.snapshot == cellular)
     }
 
     @Test func linkKindsFollowTypeKindAndName() {
@@ -165,7 +165,8 @@ import Testing
                 )
         )
         try model.feed(Bytes.link(index: 2, name: "eth0", flags: Bytes.down))
-        #expect(model.snapshot == PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"]))
+        let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
+        #expect(model.snapshot == eth1)
         try model.feed(Bytes.link(index: 3, name: "eth1", flags: Bytes.down))
         #expect(model.snapshot == Self.unsatisfied)
         #expect(model.defaultRoutes.isEmpty)
