@@ -23,6 +23,9 @@ extension WebSocketClient {
         public var stablePeriod: Duration
         /// Exponential backoff with jitter between attempts. Default: base 1 s, factor 2, cap 60 s, jitter 0–50 %.
         public var backoff: BackoffPolicy
+        /// The least wait after the server asked to come back later (close 1012/1013, HTTP 429/503) without a
+        /// `Retry-After`. Default 5 s. A `Retry-After` is honoured as given.
+        public var retryLaterDelay: Duration
         /// Largest message accepted from the server, in bytes. Default 16 MiB.
         public var maximumMessageSize: Int
         /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
@@ -46,6 +49,7 @@ extension WebSocketClient {
             probeTimeout: Duration = .seconds(2),
             stablePeriod: Duration = .seconds(30),
             backoff: BackoffPolicy = BackoffPolicy(),
+            retryLaterDelay: Duration = .seconds(5),
             maximumMessageSize: Int = 16 << 20,
             lifecycle: LifecyclePolicy = .closeInBackground,
             closeTimeout: Duration = .seconds(2),
@@ -61,6 +65,7 @@ extension WebSocketClient {
             self.probeTimeout = probeTimeout
             self.stablePeriod = stablePeriod
             self.backoff = backoff
+            self.retryLaterDelay = retryLaterDelay
             self.maximumMessageSize = maximumMessageSize
             self.lifecycle = lifecycle
             self.closeTimeout = closeTimeout
@@ -77,6 +82,7 @@ extension WebSocketClient {
                 probeTimeout: self.probeTimeout.milliseconds,
                 stablePeriod: self.stablePeriod.milliseconds,
                 backoff: self.backoff,
+                throttleDelay: self.retryLaterDelay.milliseconds,
                 lifecycle: self.lifecycle
             )
         }

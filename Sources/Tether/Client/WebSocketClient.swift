@@ -1,5 +1,8 @@
 import Foundation
 import TetherCore
+#if os(Linux)
+import TetherPOSIX
+#endif
 
 /// A WebSocket client that keeps one logical session alive over many connections.
 ///
@@ -7,6 +10,10 @@ import TetherCore
 /// the timer and path updates — enters this actor, is turned into one machine event, and the
 /// machine's action is run by `run(_:)`, which re-checks the action's generation first. One timer
 /// sleeps until the machine's next wake time; nothing polls.
+///
+/// On Linux the actor runs on the socket event loop's thread (see `EventLoopExecutor`), so a busy
+/// cooperative pool cannot delay a pong or a deadline into a false verdict. A started client keeps
+/// running (its timer and readers hold it) until `stop()` or the cancellation of `run()`.
 ///
 /// ```swift
 /// let client = WebSocketClient(configuration: .init(url: URL(string: "wss://example.com/feed")!))
@@ -17,6 +24,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// Everything the client reports, in order. Unicast: iterate it from one task only.
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
     public nonisolated let events: AsyncStream<WebSocketEvent>
+
+    #if os(Linux)
+    private nonisolated let executor = EventLoopExecutor(loop: .shared)
+
+    /// The event loop thread (see the type's documentation).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.executor.asUnownedSerialExecutor()
+    }
+    #endif
 
     private let eventSink: AsyncStream<WebSocketEvent>.Continuation
     private let configuration: Configuration
@@ -178,10 +194,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.stopPathMonitor()
         // One stream per monitor keeps its snapshots in order; the reader tags them with the generation.
         let (updates, sink) = AsyncStream.makeStream(of: PathSnapshot.self, bufferingPolicy: .unbounded)
-        let reader = Task { [weak self] in
+        // Isolated to this actor (it uses `self`), so the snapshots are handled on the actor's executor.
+        let reader = Task {
             for await snapshot in updates {
-                guard let self else { return }
-                await self.pathDelivered(snapshot, monitor: generation)
+                self.pathDelivered(snapshot, monitor: generation)
             }
         }
         self.pathMonitor = (monitor, generation, reader, nil)
@@ -212,6 +228,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
         (self.connections.count, self.readers.count, self.timer == nil ? 0 : 1, self.pathMonitor == nil ? 0 : 1)
     }
+
+    /// Events ignored because their generation (connection or path monitor) was not current.
+    var stale: Int { self.machine.staleEvents }
 
     /// Milliseconds since the client was created, on the injected clock.
     var currentTime: Int { self.now() }
@@ -295,12 +314,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.configuration.transport.connect(self.request)
             self.connections[generation] = connection
-            self.readers[generation] = Task { [weak self] in
+            // Isolated to this actor: each event is handled on the actor's executor, in order, with the
+            // generation captured here when the connection was created.
+            self.readers[generation] = Task {
                 for await event in connection.events {
-                    guard let self else { return }
-                    await self.transportEvent(event, generation: generation)
+                    self.transportEvent(event, generation: generation)
                 }
-                await self?.readerFinished(generation)
+                self.readerFinished(generation)
             }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
@@ -342,13 +362,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard let wake else { return }
         let deadline = self.origin.advanced(by: .milliseconds(wake))
         let clock = self.clock
-        self.timer = Task { [weak self] in
+        self.timer = Task {
             do {
                 try await clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return  // cancelled: a newer wake time replaced this one
             }
-            await self?.timerFired(wake: wake)
+            self.timerFired(wake: wake)
         }
     }
 
@@ -371,8 +391,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
 extension WebSocketClient where ClockType == ContinuousClock {
     /// Creates a client on the monotonic `ContinuousClock`.
-    public init(configuration: Configuration) {
-        self.init(configuration: configuration, clock: ContinuousClock())
+    /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
+    public init(configuration: Configuration, randomSeed: UInt64? = nil) {
+        self.init(configuration: configuration, clock: ContinuousClock(), randomSeed: randomSeed)
     }
 }
 

@@ -62,7 +62,11 @@ struct NetworkNamespaceTests {
         defer { temporary.delete() }
         let loop = try EventLoop(name: "test-netns")
         defer { loop.shutdown() }
-        let listener = try startEchoServer(loop: loop, namespace: temporary.namespace)
+        // The namespace's server takes a port number that the host holds without listening, so that no
+        // parallel test's listener on the host can answer the host-side connect below.
+        let hostPort = try ReservedPort()
+        let listener = try TCPListener.bind(port: hostPort.port, loop: loop, namespace: temporary.namespace)
+        listener.start { connection in connection.setHandler(EchoHandler()) }
         let client = try await TCPConnection.connect(
             to: [listener.address], timeout: .seconds(5), loop: loop, namespace: temporary.namespace
         )

@@ -187,10 +187,8 @@ extension SocketTransportTests {
     // MARK: Connect failures
 
     @Test func portWithoutListenerIsRefused() async throws {
-        let listener = try TCPListener.bind()
-        let port = listener.port
-        await listener.close()
-        var client = ClientProbe(url: URL(string: "ws://127.0.0.1:\(port)/")!)
+        let reserved = try ReservedPort()  // bound, never listening: no parallel test can take the port
+        var client = ClientProbe(url: URL(string: "ws://127.0.0.1:\(reserved.port)/")!)
         #expect(await client.rest() == [.ended(.connectFailed(.refused))])
     }
 

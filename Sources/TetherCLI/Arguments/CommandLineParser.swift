@@ -1,0 +1,251 @@
+import Foundation
+import TetherTestServer
+
+/// Turns `tether`'s arguments into a `Command`, or a typed `ArgumentError` (never a crash).
+public enum CommandLineParser {
+    /// - Parameter arguments: the arguments after the program name.
+    public static func parse(_ arguments: [String]) throws(ArgumentError) -> Command {
+        guard let command = arguments.first else { throw .missingCommand }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "check": return try self.parseCheck(rest)
+        case "connect": return try self.parseConnect(rest)
+        case "serve": return try self.parseServe(rest)
+        case "help": return .help(rest.first)
+        case "--help", "-h": return .help(nil)
+        default: throw .unknownCommand(command)
+        }
+    }
+
+    static func parseCheck(_ arguments: [String]) throws(ArgumentError) -> Command {
+        var options = CheckOptions()
+        var cursor = ArgumentCursor(arguments)
+        while let argument = cursor.next() {
+            switch argument {
+            case .flag("--out"):
+                options.outputDirectory = try cursor.value(for: "--out")
+                if options.outputDirectory.isEmpty {
+                    throw .invalidValue(flag: "--out", value: "", expected: "a directory")
+                }
+            case .flag("--only"):
+                let name = try cursor.value(for: "--only")
+                guard CheckCatalog.names.contains(name) else {
+                    throw .unknownScenario(name, known: CheckCatalog.names)
+                }
+                options.only = name
+            case .flag("--json"):
+                try cursor.noValue(for: "--json")
+                options.json = true
+            case .flag("--help"):
+                return .help("check")
+            case .flag(let flag):
+                throw .unknownFlag(flag, command: "check")
+            case .positional(let value):
+                throw .unexpectedArgument(value)
+            }
+        }
+        return .check(options)
+    }
+
+    static func parseConnect(_ arguments: [String]) throws(ArgumentError) -> Command {
+        var url: URL?
+        var headers: [HeaderOption] = []
+        var protocols: [String] = []
+        var scratch = ConnectOptions(url: URL(fileURLWithPath: "/"))
+        var cursor = ArgumentCursor(arguments)
+        while let argument = cursor.next() {
+            switch argument {
+            case .flag("--header"):
+                headers.append(try self.header(cursor.value(for: "--header")))
+            case .flag("--protocol"):
+                let name = try cursor.value(for: "--protocol")
+                guard Self.isToken(name) else {
+                    throw .invalidValue(
+                        flag: "--protocol", value: name, expected: "a token (letters, digits, -._~...)")
+                }
+                protocols.append(name)
+            case .flag("--interval"):
+                scratch.interval = try cursor.integer(
+                    for: "--interval", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--timeout"):
+                scratch.timeout = try cursor.integer(for: "--timeout", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--backoff-base"):
+                scratch.backoffBase = try cursor.integer(
+                    for: "--backoff-base", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--backoff-cap"):
+                scratch.backoffCap = try cursor.integer(
+                    for: "--backoff-cap", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--max-message"):
+                scratch.maximumMessageSize = try cursor.integer(
+                    for: "--max-message", in: 125...(1 << 40), expected: "a byte count of at least 125")
+            case .flag("--count"):
+                scratch.count = try cursor.integer(for: "--count", in: 1...Int.max, expected: "a count > 0")
+            case .flag("--duration"):
+                scratch.duration = try cursor.integer(
+                    for: "--duration", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--quiet"):
+                try cursor.noValue(for: "--quiet")
+                scratch.quiet = true
+            case .flag("--events"):
+                let format = try cursor.value(for: "--events")
+                guard format == "jsonl" else {
+                    throw .invalidValue(flag: "--events", value: format, expected: "'jsonl'")
+                }
+                scratch.eventsJSONL = true
+            case .flag("--no-path-monitor"):
+                try cursor.noValue(for: "--no-path-monitor")
+                scratch.pathMonitor = false
+            case .flag("--help"):
+                return .help("connect")
+            case .flag(let flag):
+                throw .unknownFlag(flag, command: "connect")
+            case .positional(let value):
+                guard url == nil else { throw .unexpectedArgument(value) }
+                url = try self.webSocketURL(value)
+            }
+        }
+        guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
+        guard scratch.backoffBase <= scratch.backoffCap else {
+            throw .invalidValue(
+                flag: "--backoff-cap", value: String(scratch.backoffCap),
+                expected: "at least --backoff-base (\(scratch.backoffBase))")
+        }
+        scratch.url = url
+        scratch.headers = headers
+        scratch.protocols = protocols
+        return .connect(scratch)
+    }
+
+    static func parseServe(_ arguments: [String]) throws(ArgumentError) -> Command {
+        var options = ServeOptions()
+        var sizeGiven = false
+        var everyGiven = false
+        var cursor = ArgumentCursor(arguments)
+        while let argument = cursor.next() {
+            switch argument {
+            case .flag("--port"):
+                options.port = try cursor.integer(for: "--port", in: 0...65_535, expected: "a port 0...65535")
+            case .flag("--host"):
+                options.host = try cursor.value(for: "--host")
+                guard !options.host.isEmpty else {
+                    throw .invalidValue(flag: "--host", value: "", expected: "a numeric address")
+                }
+            case .flag("--pong-delay"):
+                options.pongDelay = try cursor.integer(
+                    for: "--pong-delay", in: .delayMilliseconds, expected: "milliseconds >= 0")
+            case .flag("--no-pong"):
+                try cursor.noValue(for: "--no-pong")
+                options.noPong = true
+            case .flag("--close-after"):
+                options.closeAfter = try cursor.integer(
+                    for: "--close-after", in: .delayMilliseconds, expected: "milliseconds >= 0")
+            case .flag("--close-code"):
+                let code = try cursor.integer(
+                    for: "--close-code", in: 1000...4999, expected: "a close code 1000-1003, 1007-1014 or 3000-4999")
+                guard Self.isSendableCloseCode(code) else {
+                    throw .invalidNumber(
+                        flag: "--close-code", value: String(code),
+                        expected: "a close code 1000-1003, 1007-1014 or 3000-4999")
+                }
+                options.closeCode = UInt16(code)
+            case .flag("--close-reason"):
+                options.closeReason = try cursor.value(for: "--close-reason")
+                guard options.closeReason.utf8.count <= 123 else {
+                    throw .invalidValue(
+                        flag: "--close-reason", value: options.closeReason, expected: "at most 123 bytes of UTF-8")
+                }
+            case .flag("--reject"):
+                options.reject = try cursor.integer(
+                    for: "--reject", in: 200...999, expected: "an HTTP status 200...999")
+            case .flag("--retry-after"):
+                options.retryAfter = try cursor.integer(
+                    for: "--retry-after", in: 0...86_400, expected: "seconds >= 0")
+            case .flag("--send"):
+                options.send = try cursor.integer(for: "--send", in: 1...Int.max, expected: "a count > 0")
+            case .flag("--every"):
+                options.every = try cursor.integer(
+                    for: "--every", in: .delayMilliseconds, expected: "milliseconds >= 0")
+                everyGiven = true
+            case .flag("--size"):
+                options.size = try cursor.integer(for: "--size", in: 0...(16 << 20), expected: "bytes 0...16777216")
+                sizeGiven = true
+            case .flag("--echo"):
+                try cursor.noValue(for: "--echo")
+                options.echo = true
+            case .flag("--ping-every"):
+                options.pingEvery = try cursor.integer(
+                    for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--help"):
+                return .help("serve")
+            case .flag(let flag):
+                throw .unknownFlag(flag, command: "serve")
+            case .positional(let value):
+                throw .unexpectedArgument(value)
+            }
+        }
+        if options.noPong, options.pongDelay != nil { throw .conflicting("--no-pong", "--pong-delay") }
+        if options.closeCode != nil, options.closeAfter == nil {
+            throw .requires(flag: "--close-code", other: "--close-after")
+        }
+        if !options.closeReason.isEmpty, options.closeAfter == nil {
+            throw .requires(flag: "--close-reason", other: "--close-after")
+        }
+        if options.retryAfter != nil, options.reject == nil {
+            throw .requires(flag: "--retry-after", other: "--reject")
+        }
+        if everyGiven, options.send == nil { throw .requires(flag: "--every", other: "--send") }
+        if sizeGiven, options.send == nil { throw .requires(flag: "--size", other: "--send") }
+        return .serve(options)
+    }
+
+    /// A `ws://` or `wss://` URL with a host.
+    static func webSocketURL(_ text: String) throws(ArgumentError) -> URL {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
+            throw .invalidURL(self.redacted(text))
+        }
+        guard scheme == "ws" || scheme == "wss" else { throw .unsupportedScheme(scheme) }
+        guard let host = components.host, !host.isEmpty, let url = components.url else {
+            throw .invalidURL(self.redacted(text))
+        }
+        return url
+    }
+
+    /// A URL as typed, cut before its query or fragment and without user info: error messages never show a token.
+    static func redacted(_ text: String) -> String {
+        var shown = String(text.prefix { $0 != "?" && $0 != "#" })
+        if let schemeEnd = shown.range(of: "://"),
+           let at = shown[schemeEnd.upperBound...].prefix(while: { $0 != "/" }).lastIndex(of: "@") {
+            shown.removeSubrange(schemeEnd.upperBound...at)
+        }
+        return shown
+    }
+
+    static func header(_ text: String) throws(ArgumentError) -> HeaderOption {
+        guard let colon = text.firstIndex(of: ":") else { throw .invalidHeader(text) }
+        let name = String(text[..<colon]).trimmingCharacters(in: .whitespaces)
+        let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        guard Self.isToken(name), !value.contains("\r"), !value.contains("\n") else {
+            throw .invalidHeader(name.isEmpty ? text : name + ":...")
+        }
+        return HeaderOption(name: name, value: value)
+    }
+
+    static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            default:
+                "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            }
+        }
+    }
+
+    static func isSendableCloseCode(_ code: Int) -> Bool {
+        switch code {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+
+/// Options of `tether check`.
+public struct CheckOptions: Equatable, Sendable {
+    /// Where `tether-report.json` and `tether-report.html` go. Default: the current directory.
+    public var outputDirectory: String = "."
+    /// Run only this scenario. Default: all.
+    public var only: String?
+    /// Print a machine-readable summary on stdout instead of the table.
+    public var json = false
+
+    public init(outputDirectory: String = ".", only: String? = nil, json: Bool = false) {
+        self.outputDirectory = outputDirectory
+        self.only = only
+        self.json = json
+    }
+}
+
+/// One `--header Name:Value`.
+public struct HeaderOption: Equatable, Sendable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// Options of `tether connect URL`. Times are milliseconds.
+public struct ConnectOptions: Equatable, Sendable {
+    public var url: URL
+    public var headers: [HeaderOption] = []
+    public var protocols: [String] = []
+    /// Heartbeat interval. Default 15,000, the client's default.
+    public var interval = 15_000
+    /// Pong timeout. Default 5,000.
+    public var timeout = 5_000
+    /// First backoff delay. Default 1,000.
+    public var backoffBase = 1_000
+    /// Largest backoff delay. Default 60,000.
+    public var backoffCap = 60_000
+    /// Largest message accepted. Default 16 MiB.
+    public var maximumMessageSize = 16 << 20
+    /// Exit after this many received messages.
+    public var count: Int?
+    /// Exit after this many milliseconds.
+    public var duration: Int?
+    /// Print no message bodies.
+    public var quiet = false
+    /// Print every event record as a JSON line on stdout.
+    public var eventsJSONL = false
+    /// Run the platform path monitor (rtnetlink on Linux). Default on; `--no-path-monitor` turns it off.
+    public var pathMonitor = true
+
+    public init(url: URL) {
+        self.url = url
+    }
+}
+
+/// Options of `tether serve`. Times are milliseconds.
+public struct ServeOptions: Equatable, Sendable {
+    public var host = "127.0.0.1"
+    /// 0 picks a free port.
+    public var port = 0
+    public var pongDelay: Int?
+    public var noPong = false
+    public var closeAfter: Int?
+    public var closeCode: UInt16?
+    public var closeReason = ""
+    public var reject: Int?
+    public var retryAfter: Int?
+    public var send: Int?
+    public var every = 0
+    public var size = 16
+    public var echo = false
+    public var pingEvery: Int?
+
+    public init() {}
+}
+
+/// A parsed command line.
+public enum Command: Equatable, Sendable {
+    case check(CheckOptions)
+    case connect(ConnectOptions)
+    case serve(ServeOptions)
+    /// `--help`, `-h` or `help [COMMAND]`: print the usage (of one command) and exit 0.
+    case help(String?)
+}

@@ -1,0 +1,78 @@
+/// The usage texts printed with `--help` and after a bad argument.
+enum Usage {
+    static let main = """
+        usage: tether <command> [options]
+
+        commands:
+          check     run the acceptance matrix against an embedded test server and write a report
+          connect   an interactive WebSocket client (stdin lines are sent, messages are printed)
+          serve     run the controllable test server in the foreground
+
+        'tether help <command>' or 'tether <command> --help' shows a command's options.
+        """
+
+    static let check = """
+        usage: tether check [--out DIR] [--only NAME] [--json]
+
+          --out DIR     write tether-report.json and tether-report.html to DIR (default: .)
+          --only NAME   run one scenario; names: \(CheckCatalog.names.joined(separator: ", "))
+          --json        print a machine-readable summary on stdout instead of the table
+
+        exit status: 0 all scenarios passed, 1 a scenario failed, 2 bad arguments
+        """
+
+    static let connect = """
+        usage: tether connect URL [options]
+
+          --header K:V          extra handshake header (repeatable; values are never logged)
+          --protocol P          offer subprotocol P (repeatable)
+          --interval MS         heartbeat interval (default 15000)
+          --timeout MS          pong timeout (default 5000)
+          --backoff-base MS     first retry delay (default 1000)
+          --backoff-cap MS      largest retry delay (default 60000)
+          --max-message BYTES   largest message accepted (default 16777216)
+          --count N             exit after N received messages
+          --duration MS         exit after MS milliseconds
+          --quiet               do not print message bodies
+          --events jsonl        print every event record as one JSON object per line on stdout
+          --no-path-monitor     do not watch the network path (default: the platform monitor)
+
+        stdin lines are sent as text messages; EOF exits.
+        exit status: 0 clean exit, 2 bad arguments, 3 stopped for a non-retryable reason
+        """
+
+    static let serve = """
+        usage: tether serve [options]
+
+          --host ADDR            listen address (default 127.0.0.1)
+          --port N               port (default 0: a free one)
+          --pong-delay MS        answer pings MS late
+          --no-pong              never answer pings
+          --close-after MS       send a close frame after MS (with --close-code N, default 1000,
+                                 and --close-reason R)
+          --reject STATUS        reject the handshake with this HTTP status [--retry-after S]
+          --send N               send N messages [--every MS] [--size B]
+          --echo                 echo data messages
+          --ping-every MS        send a ping every MS
+
+        prints the URL, then one line per connection event; stops on SIGINT or SIGTERM.
+        """
+
+    /// The usage of `command`, or the general one.
+    static func text(for command: String?) -> String {
+        switch command {
+        case "check": self.check
+        case "connect": self.connect
+        case "serve": self.serve
+        default: self.main
+        }
+    }
+
+    /// The usage to show after `error`: the command's own when the command is known.
+    static func text(after error: ArgumentError, arguments: [String]) -> String {
+        switch error {
+        case .missingCommand, .unknownCommand: self.main
+        default: self.text(for: arguments.first)
+        }
+    }
+}

@@ -1,0 +1,452 @@
+#if os(Linux)
+import Foundation
+import Tether
+import TetherCore
+import TetherTestServer
+
+/// The bodies of the acceptance scenarios. Each one drives a real client against the embedded server over
+/// loopback, waits on recorded events (never on sleeps), and states its expectations from the client's event
+/// records and the server's recording.
+enum CheckScenarios {
+    typealias Body = (ScenarioRun) async throws(CheckFailure) -> Void
+
+    static func body(named name: String) -> Body? {
+        switch name {
+        case "normal-pong": self.normalPong
+        case "pong-delay-inside": self.pongDelayInside
+        case "pong-delay-past": self.pongDelayPast
+        case "server-close-1000": { run throws(CheckFailure) in try await self.serverClose(run, code: 1000) }
+        case "server-close-1008": { run throws(CheckFailure) in try await self.serverClose(run, code: 1008) }
+        case "server-close-1013": { run throws(CheckFailure) in try await self.serverClose(run, code: 1013) }
+        case "connection-refused": self.connectionRefused
+        case "handshake-503": self.handshake503
+        case "handshake-401": self.handshake401
+        case "receive-loop": self.receiveLoop
+        case "stale-callbacks": self.staleCallbacks
+        case "stop-connecting": self.stopConnecting
+        case "stop-waiting": self.stopWaiting
+        case "stop-open": self.stopOpen
+        case "path-loss": self.pathLoss
+        default: nil
+        }
+    }
+
+    // MARK: Heartbeat
+
+    static func normalPong(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.normal)
+        let (client, recorder) = try run.client(url: server.url(path: "/normal"))
+        await client.start()
+        let records = try await run.wait(recorder, "two pongs") { $0.records.of(.pong).count >= 2 }.records
+        let opened = records.first(.opened)
+        let ping = records.first(.ping)
+        let pongs = records.of(.pong)
+        run.expect(opened?.generation == 1, "opened on generation 1", "gen \(opened?.generation ?? 0)")
+        run.expect(
+            ping.map { $0.time - (opened?.time ?? 0) },
+            in: run.timing.interval...(run.timing.interval + run.timing.tolerance),
+            "first ping one interval after the open")
+        run.expect(pongs.allSatisfy { $0.rtt != nil }, "every pong carries its RTT",
+                   pongs.map { "\($0.rtt ?? -1) ms" }.joined(separator: ", "))
+        run.expect(records.of(.closed).isEmpty, "no close", "\(records.of(.closed).count) closes")
+        let state = await client.state
+        run.expect(state.phase == .open && state.lastRTT != nil, "state open with last RTT",
+                   "\(state.phase.name), last RTT \(state.lastRTT.map(String.init) ?? "none")")
+        let pongsSent = server.connection(1)?.pongsSent.count ?? 0
+        run.expect(pongsSent >= 2, "server answered the pings", "\(pongsSent) pongs sent")
+        run.note("rtt", pongs.map { "\($0.rtt ?? 0)ms" }.joined(separator: ","))
+        run.note("phase", state.phase.name)
+    }
+
+    static func pongDelayInside(_ run: ScenarioRun) async throws(CheckFailure) {
+        let delay = run.timing.timeout * 3 / 10
+        let server = try run.server(.pongDelay(milliseconds: delay))
+        let (client, recorder) = try run.client(url: server.url(path: "/slow"))
+        await client.start()
+        let records = try await run.wait(recorder, "two delayed pongs") { $0.records.of(.pong).count >= 2 }.records
+        let rtts = records.of(.pong).compactMap(\.rtt)
+        run.expect(rtts.count >= 2 && rtts.allSatisfy { $0 >= delay && $0 < run.timing.timeout },
+                   "RTT at least the delay and under the timeout",
+                   "RTTs \(rtts.map(String.init).joined(separator: ", ")) ms; "
+                       + "delay \(delay), timeout \(run.timing.timeout)")
+        run.expect(records.of(.closed).isEmpty, "no close", "\(records.of(.closed).count) closes")
+        let state = await client.state
+        run.expect(state.phase == .open && state.generation == 1, "still open on generation 1",
+                   "\(state.phase.name), gen \(state.generation)")
+        run.note("delay", "\(delay)ms")
+        run.note("rtt", rtts.map { "\($0)ms" }.joined(separator: ","))
+    }
+
+    static func pongDelayPast(_ run: ScenarioRun) async throws(CheckFailure) {
+        let timing = run.timing
+        let server = try run.server(.pongDelay(milliseconds: timing.timeout * 4))
+        let (client, recorder) = try run.client(url: server.url(path: "/late"))
+        await client.start()
+        let records = try await run.wait(recorder, "the reconnect after the pong timeout") {
+            $0.records.first(.opened, generation: 2) != nil
+        }.records
+        let opened = records.first(.opened, generation: 1)
+        let ping = records.first(.ping, generation: 1)
+        let closes = records.of(.closed, generation: 1)
+        let close = closes.first
+        run.expect(closes.count == 1 && close?.reason == .pongTimeout && close?.code == 1001,
+                   "exactly one close, reason pong_timeout, code 1001",
+                   closes.map { "\($0.reason?.name ?? "?") \($0.code ?? 0)" }.joined(separator: "; "))
+        let afterPing = close.flatMap { close in ping.map { close.time - $0.time } }
+        run.expect(afterPing, in: timing.timeout...(timing.timeout + timing.tolerance),
+                   "close one timeout after the ping")
+        let afterOpen = close.flatMap { close in opened.map { close.time - $0.time } }
+        let expected = timing.interval + timing.timeout
+        run.expect(afterOpen, in: expected...(expected + timing.tolerance),
+                   "close at interval + timeout after the open")
+        let retry = records.first(.retryScheduled, generation: 1)
+        run.expect(retry?.delay, in: timing.backoffBase...(timing.backoffBase * 3 / 2), "backoff delay of attempt 1")
+        let connecting = records.first(.connecting, generation: 2)
+        let waited = connecting.flatMap { connecting in close.map { connecting.time - $0.time } }
+        let delay = retry?.delay ?? 0
+        run.expect(waited, in: delay...(delay + timing.tolerance), "reconnect after the backoff delay")
+        let serverClose = try await run.wait(server, "the client's close frame") {
+            $0.first?.closeReceived != nil
+        }.first?.closeReceived?.code
+        run.expect(serverClose == 1001, "server received close 1001", "\(serverClose.map(String.init) ?? "none")")
+        run.note("reason", close?.reason?.name ?? "none")
+        run.note("code", String(close?.code ?? 0))
+        run.note("close_after_ping", "\(afterPing ?? -1)ms")
+        run.note("retry", "\(delay)ms")
+        _ = client
+    }
+
+    // MARK: Server closes
+
+    static func serverClose(_ run: ScenarioRun, code: UInt16) async throws(CheckFailure) {
+        let timing = run.timing
+        let server = try run.server(.close(afterMilliseconds: 30, code: code, reason: "check"))
+        let (client, recorder) = try run.client(url: server.url(path: "/close"))
+        await client.start()
+        let records = try await run.wait(recorder, "the close") { $0.records.first(.closed) != nil }.records
+        let close = records.first(.closed)
+        run.expect(close?.reason == .peerClosed(code: code) && close?.code == Int(code),
+                   "one close, reason peer_closed with code \(code)",
+                   "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
+        run.note("reason", close?.reason?.name ?? "none")
+        run.note("code", String(close?.code ?? 0))
+        switch code {
+        case 1008:
+            let state = await client.state
+            run.expect(close?.to == .failed && state.phase == .failed, "stops as failed", state.phase.name)
+            run.expect(state.failure == .peerClosed(code: 1008), "failure visible in the state",
+                       state.failure?.name ?? "none")
+            run.expect(records.of(.retryScheduled).isEmpty && state.retryAt == nil, "no retry scheduled",
+                       "\(records.of(.retryScheduled).count) retries")
+            run.note("phase", state.phase.name)
+        case 1013:
+            let retry = try await run.wait(recorder, "the retry") { $0.records.first(.retryScheduled) != nil }
+                .records.first(.retryScheduled)
+            let throttle = SessionConfiguration().throttleDelay
+            run.expect(retry?.delay, in: throttle...(throttle + timing.backoffCap),
+                       "retry no sooner than the try-later delay")
+            run.expect((retry?.delay ?? 0) > timing.backoffBase * 3 / 2, "longer than a plain backoff",
+                       "\(retry?.delay ?? 0) ms > \(timing.backoffBase * 3 / 2) ms")
+            let state = await client.state
+            run.expect(state.phase == .waiting && state.retryAt != nil, "waiting for the retry", state.phase.name)
+            run.note("retry", "\(retry?.delay ?? 0)ms")
+        default:
+            let later = try await run.wait(recorder, "the reconnect") {
+                $0.records.first(.connecting, generation: 2) != nil
+            }.records
+            let retry = later.first(.retryScheduled)
+            run.expect(retry?.delay, in: timing.backoffBase...(timing.backoffBase * 3 / 2),
+                       "backoff delay of attempt 1")
+            let connecting = later.first(.connecting, generation: 2)
+            let waited = connecting.flatMap { connecting in close.map { connecting.time - $0.time } }
+            let delay = retry?.delay ?? 0
+            run.expect(waited, in: delay...(delay + timing.tolerance), "reconnect after the delay")
+            run.note("retry", "\(delay)ms")
+        }
+        let serverEnd = try await run.wait(server, "the end of the server's connection") {
+            $0.first?.hasEnded == true
+        }.first
+        run.expect(serverEnd?.closeSent?.code == code, "server sent close \(code)",
+                   serverEnd?.end.map { "\($0.reason)" } ?? "not ended")
+    }
+
+    // MARK: Connection failures
+
+    static func connectionRefused(_ run: ScenarioRun) async throws(CheckFailure) {
+        let timing = run.timing
+        let port = try await run.refusedPort()
+        let (client, recorder) = try run.client(url: "ws://127.0.0.1:\(port)/refused")
+        await client.start()
+        let records = try await run.wait(recorder, "three retries") { $0.records.of(.retryScheduled).count >= 3 }
+            .records
+        let closes = records.of(.closed)
+        run.expect(closes.prefix(3).allSatisfy { $0.reason == .connectFailed(.refused) },
+                   "every attempt ends connect_failed (refused)",
+                   closes.prefix(3).map { $0.reason?.name ?? "?" }.joined(separator: ", "))
+        let retries = Array(records.of(.retryScheduled).prefix(3))
+        let delays = retries.compactMap(\.delay)
+        for (index, delay) in delays.enumerated() {
+            let base = timing.backoffBase << index
+            run.expect(delay, in: base...(base * 3 / 2), "delay of attempt \(index + 1)")
+        }
+        run.expect(delays.count == 3 && delays[0] < delays[1] && delays[1] < delays[2], "delays grow",
+                   delays.map { "\($0) ms" }.joined(separator: " < "))
+        run.expect(retries.map(\.attempt) == [1, 2, 3], "attempts count 1, 2, 3",
+                   retries.map { String($0.attempt ?? 0) }.joined(separator: ", "))
+        run.note("reason", closes.first?.reason?.name ?? "none")
+        run.note("delays", delays.map { "\($0)ms" }.joined(separator: ","))
+        _ = client
+    }
+
+    static func handshake503(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.reject(status: 503, retryAfterSeconds: 1))
+        let (client, recorder) = try run.client(url: server.url(path: "/busy"))
+        await client.start()
+        let records = try await run.wait(recorder, "the retry after Retry-After") {
+            $0.records.first(.connecting, generation: 2) != nil
+        }.records
+        let close = records.first(.closed)
+        run.expect(close?.reason == .handshakeRejected(status: 503) && close?.code == 503,
+                   "close reason handshake_rejected, status 503",
+                   "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
+        let retry = records.first(.retryScheduled)
+        run.expect(retry?.delay, in: 1000...(1000 + run.timing.backoffCap), "retry waits Retry-After (1 s)")
+        let connecting = records.first(.connecting, generation: 2)
+        let waited = connecting.flatMap { connecting in close.map { connecting.time - $0.time } }
+        run.expect(waited, in: 1000...(1000 + run.timing.backoffCap + run.timing.tolerance), "next attempt after 1 s")
+        let connections = try await run.wait(server, "the second handshake") { $0.count >= 2 }
+        let gap = connections[1].acceptedAt - connections[0].acceptedAt
+        run.expect(gap >= 1000, "server saw the second attempt at least 1 s later", "\(gap) ms")
+        run.note("reason", close?.reason?.name ?? "none")
+        run.note("code", String(close?.code ?? 0))
+        run.note("retry", "\(retry?.delay ?? 0)ms")
+        _ = client
+    }
+
+    static func handshake401(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.reject(status: 401))
+        let (client, recorder) = try run.client(url: server.url(path: "/private"))
+        await client.start()
+        let records = try await run.wait(recorder, "the rejection") { $0.records.first(.closed) != nil }.records
+        let close = records.first(.closed)
+        let state = await client.state
+        run.expect(close?.reason == .handshakeRejected(status: 401) && close?.code == 401,
+                   "close reason handshake_rejected, status 401",
+                   "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
+        run.expect(state.phase == .failed && state.failure == .handshakeRejected(status: 401),
+                   "failed with a visible reason", "\(state.phase.name), \(state.failure?.name ?? "none")")
+        run.expect(records.of(.retryScheduled).isEmpty && state.retryAt == nil, "no retry",
+                   "\(records.of(.retryScheduled).count) retries")
+        run.expect(server.connections.count == 1, "one handshake only", "\(server.connections.count)")
+        run.note("reason", close?.reason?.name ?? "none")
+        run.note("code", String(close?.code ?? 0))
+        run.note("phase", state.phase.name)
+    }
+
+    // MARK: Receive loop
+
+    static func receiveLoop(_ run: ScenarioRun) async throws(CheckFailure) {
+        let count = 2_000
+        let server = try run.server(.send(count: count, size: 256).pinging(everyMilliseconds: 2))
+        let (client, recorder) = try run.client(url: server.url(path: "/stream"))
+        await client.start()
+        let snapshot = try await run.wait(recorder, "\(count) messages and a pong after them") { snapshot in
+            guard snapshot.messages >= count, let last = snapshot.records.of(.message).last else { return false }
+            return snapshot.records.contains { $0.kind == .pong && $0.time >= last.time }
+        }
+        run.expect(snapshot.messages == count, "every message delivered", "\(snapshot.messages) of \(count)")
+        run.expect(snapshot.messagesInOrder == count, "in order", "\(snapshot.messagesInOrder) in order")
+        let messageRecords = snapshot.records.of(.message)
+        run.expect(messageRecords.count == count && messageRecords.allSatisfy { $0.bytes == 256 },
+                   "a message record with its size for each", "\(messageRecords.count) records")
+        run.expect(snapshot.records.of(.closed).isEmpty, "no close", "\(snapshot.records.of(.closed).count)")
+        let record = try await run.wait(server, "a pong answering a server ping") {
+            ($0.first?.pongsReceived.count ?? 0) >= 1
+        }.first
+        let pings = record?.pingsSent.count ?? 0
+        let answered = record?.pongsReceived.count ?? 0
+        run.expect(answered >= 1, "server pings (every 2 ms) answered", "\(answered) of \(pings)")
+        let clientPongs = snapshot.records.of(.pong).count
+        run.expect(clientPongs >= 1, "heartbeat kept working", "\(clientPongs) pongs")
+        run.note("messages", "\(snapshot.messagesInOrder)/\(count)")
+        run.note("server_pings_answered", String(answered))
+        run.note("pongs", String(clientPongs))
+        _ = client
+    }
+
+    // MARK: Generations
+
+    static func staleCallbacks(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(describedAs: "connection 1 closes with 1000 after 30 ms; then normal") { context in
+            context.index == 1 ? .close(afterMilliseconds: 30, code: 1000) : .normal
+        }
+        let transport = LateCallbackTransport(wrapping: SocketTransport())
+        let (client, recorder) = try run.client(url: server.url(path: "/stale"), transport: transport)
+        // If a step fails, the held streams must end before the cleanup's `stop()` waits for the readers.
+        run.onCleanup { transport.release() }
+        await client.start()
+        try await run.wait(recorder, "a healthy second connection") {
+            $0.records.first(.pong, generation: 2) != nil
+        }
+        let before = await client.state
+        let seen = recorder.snapshot.records.count
+        let messagesBefore = recorder.snapshot.messages
+        // Callbacks the old connection's platform task might still deliver after the new one opened.
+        run.mark("late callbacks into g1")
+        let injected = [
+            transport.inject(.opened(subprotocol: nil), into: 0),
+            transport.inject(.pong(id: 1), into: 0),
+            transport.inject(.message(.text("late")), into: 0),
+            transport.inject(.ended(.peerClosed(code: 1011)), into: 0),
+        ]
+        run.expect(injected.allSatisfy { $0 }, "four late callbacks injected into generation 1",
+                   "\(injected.filter { $0 }.count) accepted")
+        // The injected events are queued before the next heartbeat: two more pongs of generation 2 mean the
+        // client has long handled them.
+        let after = try await run.wait(recorder, "two more pongs of generation 2") { snapshot in
+            snapshot.records.dropFirst(seen).filter { $0.kind == .pong && $0.generation == 2 }.count >= 2
+        }
+        let state = await client.state
+        let newRecords = Array(after.records.dropFirst(seen))
+        run.expect(state.phase == .open && state.generation == before.generation && state.generation == 2,
+                   "state and generation unchanged", "\(state.phase.name), gen \(state.generation)")
+        run.expect(newRecords.allSatisfy { $0.generation == 2 && $0.kind != .closed },
+                   "no record for generation 1, no close of generation 2",
+                   newRecords.map { "\($0.kind.rawValue)@\($0.generation)" }.joined(separator: " "))
+        run.expect(after.messages == messagesBefore, "the late message was not delivered",
+                   "\(after.messages) messages")
+        let secondClose = server.connection(2)?.closeReceived
+        run.expect(secondClose == nil, "the server saw no close on connection 2",
+                   secondClose.map { "\($0.code ?? 0)" } ?? "none")
+        run.note("gen", "\(before.generation)→\(state.generation)")
+        run.note("phase", state.phase.name)
+        run.note("injected", "opened,pong,message,ended(1011)")
+        // `stop()` waits for every reader; the held streams end only on release, after the session stopped.
+        let stopping = Task { await client.stop() }
+        try await run.wait(recorder, "the stop") { $0.records.first(.stopped) != nil }
+        transport.release()
+        await stopping.value
+    }
+
+    // MARK: Stop
+
+    static func stopConnecting(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.silentHandshake)
+        let (client, recorder) = try run.client(url: server.url(path: "/silent"))
+        await client.start()
+        try await run.wait(server, "the upgrade request") { $0.first?.request != nil }
+        let phase = await client.state.phase
+        run.expect(phase == .connecting, "connecting when stopped", phase.name)
+        run.mark("stop()")
+        await client.stop()
+        try await self.expectStopped(run, client: client, recorder: recorder, from: .connecting)
+        let end = try await run.wait(server, "the server to see the socket closed") { $0.first?.hasEnded == true }
+        run.expect(end.count == 1, "no further connection attempt", "\(end.count) connections")
+        run.note("server_end", end.first?.end.map { "\($0.reason)" } ?? "none")
+    }
+
+    static func stopWaiting(_ run: ScenarioRun) async throws(CheckFailure) {
+        let port = try await run.refusedPort()
+        let (client, recorder) = try run.client(url: "ws://127.0.0.1:\(port)/refused")
+        await client.start()
+        try await run.wait(recorder, "a scheduled retry") { $0.records.first(.retryScheduled) != nil }
+        let phase = await client.state.phase
+        run.expect(phase == .waiting, "waiting when stopped", phase.name)
+        run.mark("stop()")
+        await client.stop()
+        try await self.expectStopped(run, client: client, recorder: recorder, from: .waiting)
+    }
+
+    static func stopOpen(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.normal)
+        let (client, recorder) = try run.client(url: server.url(path: "/open"))
+        await client.start()
+        try await run.wait(recorder, "the open") { $0.records.first(.opened) != nil }
+        run.mark("stop()")
+        await client.stop()
+        try await self.expectStopped(run, client: client, recorder: recorder, from: .open)
+        let record = try await run.wait(server, "the closing handshake") { $0.first?.hasEnded == true }.first
+        run.expect(record?.closeReceived?.code == 1000, "server received close 1000",
+                   record?.closeReceived.map { String($0.code ?? 0) } ?? "none")
+        run.expect(record?.end?.reason == .closeHandshakeCompleted(initiatedByServer: false),
+                   "closing handshake completed", record?.end.map { "\($0.reason)" } ?? "not ended")
+        run.note("code", String(record?.closeReceived?.code ?? 0))
+    }
+
+    /// After `stop()` returned: stopped, no retry time, no connection left, and no event after the stop record.
+    private static func expectStopped(
+        _ run: ScenarioRun, client: WebSocketClient<ContinuousClock>, recorder: ClientRecorder, from: SessionPhase
+    ) async throws(CheckFailure) {
+        let records = try await run.wait(recorder, "the stopped record") { $0.records.first(.stopped) != nil }.records
+        let state = await client.state
+        run.expect(state.phase == .stopped && state.retryAt == nil, "stopped, no retry timer",
+                   "\(state.phase.name), retryAt \(state.retryAt.map(String.init) ?? "none")")
+        let stopped = records.first(.stopped)
+        run.expect(stopped?.from == from, "stopped from \(from.name)", stopped?.from.name ?? "none")
+        let close = records.last(where: { $0.kind == .closed })
+        if from == .waiting {
+            run.expect(close?.reason != .userStopped, "nothing to close while waiting", close?.reason?.name ?? "none")
+        } else {
+            run.expect(close?.reason == .userStopped, "the connection closed as user_stopped",
+                       "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
+        }
+        run.note("stopped_from", from.name)
+        run.note("phase", state.phase.name)
+    }
+
+    // MARK: Path
+
+    static func pathLoss(_ run: ScenarioRun) async throws(CheckFailure) {
+        let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi])
+        let offline = PathSnapshot(status: .unsatisfied)
+        let monitor = ScriptedPathMonitor(current: wifi)
+        let description = "connection 1 closes with 1001 after 150 ms; then normal"
+        let server = try run.server(describedAs: description) { context in
+            context.index == 1 ? .close(afterMilliseconds: 150, code: 1001) : .normal
+        }
+        let (client, recorder) = try run.client(url: server.url(path: "/path"), pathMonitoring: .custom { monitor })
+        await client.start()
+        try await run.wait(recorder, "the open") { $0.records.first(.opened) != nil }
+        run.mark("path: offline")
+        monitor.deliver(offline)
+        try await run.wait(recorder, "the path going unavailable") {
+            $0.records.contains { $0.kind == .path && $0.path == .unavailable }
+        }
+        let whileOpen = await client.state
+        run.expect(whileOpen.phase == .open, "the hint alone does not close a working connection",
+                   whileOpen.phase.name)
+        let offlineRecords = try await run.wait(recorder, "the connection to end while offline") {
+            $0.records.first(.closed) != nil
+        }.records
+        let close = offlineRecords.first(.closed)
+        let offlineState = await client.state
+        run.expect(close?.to == .offline && offlineState.phase == .offline, "goes offline instead of retrying",
+                   "\(close?.to.name ?? "none"), \(offlineState.phase.name)")
+        run.expect(offlineRecords.of(.retryScheduled).isEmpty && offlineState.attempts == 0,
+                   "no attempt used while offline", "attempts \(offlineState.attempts)")
+        // Stay offline for several backoff delays: this is the period under test (nothing may happen in it),
+        // not a wait for something to happen.
+        let hold = run.timing.backoffBase * 4
+        try? await Task.sleep(for: .milliseconds(hold))
+        let held = await client.state
+        let attemptsOffline = recorder.snapshot.records.of(.connecting).count - 1
+        run.expect(held.phase == .offline && attemptsOffline == 0 && server.connections.count == 1,
+                   "no connection attempt during \(hold) ms offline",
+                   "\(held.phase.name), \(attemptsOffline) attempts, \(server.connections.count) connections")
+        run.mark("path: wifi")
+        monitor.deliver(wifi)
+        let records = try await run.wait(recorder, "the reconnect on recovery") {
+            $0.records.first(.opened, generation: 2) != nil
+        }.records
+        let back = records.last { $0.kind == .path && $0.path == .available }
+        let connecting = records.first(.connecting, generation: 2)
+        let gap = connecting.flatMap { connecting in back.map { connecting.time - $0.time } }
+        run.expect(gap, in: 0...run.timing.tolerance, "reconnects at once when the path returns")
+        run.expect(connecting?.attempt == 0, "attempt counter still 0", "\(connecting?.attempt ?? -1)")
+        run.expect(server.connections.count == 2, "two connections in all", "\(server.connections.count)")
+        run.note("close", "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
+        run.note("reconnect_after_path", "\(gap ?? -1)ms")
+        run.note("attempts", String(offlineState.attempts))
+    }
+}
+#endif

@@ -1,0 +1,55 @@
+import Tether
+import TetherCore
+
+extension LogRecord {
+    /// The record as one JSON object with the keys of `tether connect --events jsonl`, in this order:
+    /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `code`, `rtt_ms`, `attempt`,
+    /// `delay_ms`, `bytes`, `path`. A record has no field that could hold a payload, header value or URL query.
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("t", .int(self.time)),
+            ("gen", .int(self.generation)),
+            ("event", .string(self.kind.rawValue)),
+            ("from", .string(self.from.name)),
+            ("to", .string(self.to.name)),
+        ]
+        if let reason = self.reason { members.append(("reason", .string(reason.name))) }
+        if let code = self.code { members.append(("code", .int(code))) }
+        if let rtt = self.rtt { members.append(("rtt_ms", .int(rtt))) }
+        if let attempt = self.attempt { members.append(("attempt", .int(attempt))) }
+        if let delay = self.delay { members.append(("delay_ms", .int(delay))) }
+        if let bytes = self.bytes { members.append(("bytes", .int(bytes))) }
+        if let path = self.path { members.append(("path", .string(path.name))) }
+        return .object(members)
+    }
+
+    /// One line of `--events jsonl`.
+    public var jsonLine: String { self.json.serialized() }
+}
+
+extension SessionPhase {
+    /// The phase's stable name in events and reports.
+    public var name: String {
+        switch self {
+        case .stopped: "stopped"
+        case .connecting: "connecting"
+        case .open: "open"
+        case .waiting: "waiting"
+        case .offline: "offline"
+        case .suspended: "suspended"
+        case .failed: "failed"
+        }
+    }
+}
+
+extension PathState {
+    /// The path state's stable name in events and reports.
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .available: "available"
+        case .needsConnection: "needsConnection"
+        case .unavailable: "unavailable"
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+#if os(Linux)
+import TetherTestServer
+#endif
+
+/// `tether serve`: the controllable test server in the foreground. Prints its URL, then one line per
+/// connection event, until SIGINT or SIGTERM.
+public enum ServeCommand {
+    /// - Parameters:
+    ///   - until: returns when the server should stop; nil (default) waits for `io.waitForInterrupt`
+    ///     (SIGINT or SIGTERM on the standard streams).
+    ///   - started: called with the server's URL once it listens (tests use it to connect).
+    /// - Returns: 0 after a clean stop, 1 when the server cannot listen.
+    public static func run(
+        _ options: ServeOptions,
+        io: CommandIO,
+        started: @escaping @Sendable (String) -> Void = { _ in },
+        until: (@Sendable () async -> Void)? = nil
+    ) async -> Int32 {
+        #if os(Linux)
+        let scenario = self.scenario(for: options)
+        let server: TestServer
+        do {
+            try scenario.validate()
+            server = try TestServer(host: options.host, port: options.port, scenario: scenario)
+        } catch {
+            io.writeError("tether serve: \(error)\n")
+            return 1
+        }
+        let events = server.events()
+        let printer = Task {
+            for await event in events {
+                io.write(event.description + "\n")
+            }
+        }
+        io.write("listening on \(server.url()) (\(scenario.description))\n")
+        started(server.url())
+        if let until {
+            await until()
+        } else if let waitForInterrupt = io.waitForInterrupt {
+            let signal = await waitForInterrupt()
+            io.writeError("tether serve: signal \(signal), stopping\n")
+        }
+        await server.stop()
+        await printer.value  // the event stream finishes when the server stops
+        return 0
+        #else
+        io.writeError("tether serve: the test server needs Linux (POSIX sockets on epoll)\n")
+        return 1
+        #endif
+    }
+
+    #if os(Linux)
+    /// The scenario the flags describe.
+    static func scenario(for options: ServeOptions) -> Scenario {
+        var scenario = Scenario()
+        if let status = options.reject {
+            scenario.handshake = .reject(status: status, retryAfterSeconds: options.retryAfter)
+        }
+        if options.noPong {
+            scenario.pong = .never
+        } else if let delay = options.pongDelay {
+            scenario.pong = .delayed(milliseconds: delay)
+        }
+        if let after = options.closeAfter {
+            scenario.close = Scenario.Close(
+                afterMilliseconds: after, code: options.closeCode ?? 1000, reason: options.closeReason)
+        }
+        if let count = options.send {
+            scenario.stream = Scenario.Stream(count: count, size: options.size, intervalMilliseconds: options.every)
+        }
+        scenario.echo = options.echo
+        scenario.pingIntervalMilliseconds = options.pingEvery
+        return scenario
+    }
+    #endif
+}
+

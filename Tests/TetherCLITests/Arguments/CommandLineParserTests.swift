@@ -1,0 +1,260 @@
+import Foundation
+import Testing
+@testable import TetherCLI
+
+@Suite struct CommandLineParserTests {
+    // MARK: check
+
+    @Test func checkWithoutArgumentsWritesToTheCurrentDirectory() throws {
+        #expect(try CommandLineParser.parse(["check"]) == .check(CheckOptions()))
+    }
+
+    @Test func checkTakesOutOnlyAndJSON() throws {
+        let command = try CommandLineParser.parse(["check", "--out", "/tmp/r", "--only=stop-open", "--json"])
+        #expect(command == .check(CheckOptions(outputDirectory: "/tmp/r", only: "stop-open", json: true)))
+    }
+
+    @Test func checkWithAnUnknownScenarioListsTheKnownOnes() {
+        #expect(throws: ArgumentError.unknownScenario("nope", known: CheckCatalog.names)) {
+            try CommandLineParser.parse(["check", "--only", "nope"])
+        }
+        #expect(ArgumentError.unknownScenario("nope", known: CheckCatalog.names).description.contains("path-loss"))
+    }
+
+    @Test func checkRefusesUnknownFlagsPositionalsAndFlagValues() {
+        #expect(throws: ArgumentError.unknownFlag("--frob", command: "check")) {
+            try CommandLineParser.parse(["check", "--frob"])
+        }
+        #expect(throws: ArgumentError.unexpectedArgument("extra")) { try CommandLineParser.parse(["check", "extra"]) }
+        #expect(throws: ArgumentError.missingValue(flag: "--out")) { try CommandLineParser.parse(["check", "--out"]) }
+        #expect(throws: ArgumentError.invalidValue(flag: "--json", value: "yes", expected: "no value")) {
+            try CommandLineParser.parse(["check", "--json=yes"])
+        }
+    }
+
+    // MARK: connect
+
+    @Test func connectTakesEveryFlag() throws {
+        let command = try CommandLineParser.parse([
+            "connect", "ws://127.0.0.1:9000/feed?token=t", "--header", "Authorization: Bearer x",
+            "--header", "X-Trace:1", "--protocol", "chat", "--protocol", "v2", "--interval", "200",
+            "--timeout", "100", "--backoff-base", "50", "--backoff-cap", "800", "--max-message", "4096",
+            "--count", "5", "--duration", "3000", "--quiet", "--events", "jsonl", "--no-path-monitor",
+        ])
+        var expected = ConnectOptions(url: URL(string: "ws://127.0.0.1:9000/feed?token=t")!)
+        expected.headers = [
+            HeaderOption(name: "Authorization", value: "Bearer x"), HeaderOption(name: "X-Trace", value: "1"),
+        ]
+        expected.protocols = ["chat", "v2"]
+        expected.interval = 200
+        expected.timeout = 100
+        expected.backoffBase = 50
+        expected.backoffCap = 800
+        expected.maximumMessageSize = 4096
+        expected.count = 5
+        expected.duration = 3000
+        expected.quiet = true
+        expected.eventsJSONL = true
+        expected.pathMonitor = false
+        #expect(command == .connect(expected))
+    }
+
+    @Test func connectDefaultsMatchTheClient() throws {
+        guard case .connect(let options) = try CommandLineParser.parse(["connect", "wss://example.com/"]) else {
+            Issue.record("expected connect")
+            return
+        }
+        #expect(options.interval == 15_000 && options.timeout == 5_000)
+        #expect(options.backoffBase == 1_000 && options.backoffCap == 60_000)
+        #expect(options.pathMonitor && !options.eventsJSONL && options.count == nil)
+    }
+
+    @Test func connectRefusesBadURLs() {
+        #expect(throws: ArgumentError.missingArgument("URL (for example ws://127.0.0.1:8080/)")) {
+            try CommandLineParser.parse(["connect"])
+        }
+        #expect(throws: ArgumentError.unsupportedScheme("http")) {
+            try CommandLineParser.parse(["connect", "http://example.com/"])
+        }
+        #expect(throws: ArgumentError.invalidURL("ws://")) { try CommandLineParser.parse(["connect", "ws://"]) }
+        #expect(throws: ArgumentError.invalidURL("not a url")) {
+            try CommandLineParser.parse(["connect", "not a url"])
+        }
+        #expect(throws: ArgumentError.unexpectedArgument("ws://b/")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "ws://b/"])
+        }
+    }
+
+    @Test func connectRefusesNegativeZeroAndMissingNumbers() {
+        #expect(throws: ArgumentError.invalidNumber(flag: "--count", value: "-1", expected: "a count > 0")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--count", "-1"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(flag: "--interval", value: "0", expected: "milliseconds > 0")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--interval", "0"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(flag: "--timeout", value: "soon", expected: "milliseconds > 0")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--timeout", "soon"])
+        }
+        #expect(throws: ArgumentError.missingValue(flag: "--count")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--count", "--quiet"])
+        }
+        #expect(throws: ArgumentError.missingValue(flag: "--duration")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--duration"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--max-message", value: "10", expected: "a byte count of at least 125")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--max-message", "10"])
+        }
+    }
+
+    @Test func connectRefusesBadHeadersProtocolsEventsAndBackoff() {
+        #expect(throws: ArgumentError.invalidHeader("NoColon")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--header", "NoColon"])
+        }
+        #expect(throws: ArgumentError.invalidHeader("Bad Name:...")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--header", "Bad Name: secret"])
+        }
+        #expect(throws: ArgumentError.invalidValue(
+            flag: "--protocol", value: "a b", expected: "a token (letters, digits, -._~...)")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--protocol", "a b"])
+        }
+        #expect(throws: ArgumentError.invalidValue(flag: "--events", value: "xml", expected: "'jsonl'")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--events", "xml"])
+        }
+        #expect(throws: ArgumentError.invalidValue(
+            flag: "--backoff-cap", value: "10", expected: "at least --backoff-base (5000)")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--backoff-base", "5000", "--backoff-cap", "10"])
+        }
+        #expect(throws: ArgumentError.unknownFlag("-x", command: "connect")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "-x"])
+        }
+    }
+
+    @Test func aBadURLErrorShowsNoQueryOrUserInfo() {
+        #expect(throws: ArgumentError.invalidURL("ws://:80/p")) {
+            try CommandLineParser.parse(["connect", "ws://user:pw@:80/p?token=s3cret"])
+        }
+    }
+
+    @Test func aHeaderErrorNeverEchoesTheValue() {
+        do {
+            _ = try CommandLineParser.parse(["connect", "ws://a/", "--header", "Bad Name: hunter2"])
+            Issue.record("expected an error")
+        } catch {
+            #expect(!error.description.contains("hunter2"))
+        }
+    }
+
+    // MARK: serve
+
+    @Test func serveTakesEveryFlag() throws {
+        let command = try CommandLineParser.parse([
+            "serve", "--port", "9001", "--host", "::1", "--pong-delay", "200", "--close-after", "500",
+            "--close-code", "4000", "--close-reason", "bye", "--reject", "503", "--retry-after", "2",
+            "--send", "10", "--every", "5", "--size", "64", "--echo", "--ping-every", "100",
+        ])
+        var expected = ServeOptions()
+        expected.port = 9001
+        expected.host = "::1"
+        expected.pongDelay = 200
+        expected.closeAfter = 500
+        expected.closeCode = 4000
+        expected.closeReason = "bye"
+        expected.reject = 503
+        expected.retryAfter = 2
+        expected.send = 10
+        expected.every = 5
+        expected.size = 64
+        expected.echo = true
+        expected.pingEvery = 100
+        #expect(command == .serve(expected))
+    }
+
+    @Test func serveRefusesContradictionsAndOrphans() {
+        #expect(throws: ArgumentError.conflicting("--no-pong", "--pong-delay")) {
+            try CommandLineParser.parse(["serve", "--no-pong", "--pong-delay", "5"])
+        }
+        #expect(throws: ArgumentError.requires(flag: "--close-code", other: "--close-after")) {
+            try CommandLineParser.parse(["serve", "--close-code", "1000"])
+        }
+        #expect(throws: ArgumentError.requires(flag: "--close-reason", other: "--close-after")) {
+            try CommandLineParser.parse(["serve", "--close-reason", "bye"])
+        }
+        #expect(throws: ArgumentError.requires(flag: "--retry-after", other: "--reject")) {
+            try CommandLineParser.parse(["serve", "--retry-after", "1"])
+        }
+        #expect(throws: ArgumentError.requires(flag: "--every", other: "--send")) {
+            try CommandLineParser.parse(["serve", "--every", "5"])
+        }
+        #expect(throws: ArgumentError.requires(flag: "--size", other: "--send")) {
+            try CommandLineParser.parse(["serve", "--size", "5"])
+        }
+    }
+
+    @Test func serveRefusesOutOfRangeValues() {
+        #expect(throws: ArgumentError.invalidNumber(flag: "--port", value: "70000", expected: "a port 0...65535")) {
+            try CommandLineParser.parse(["serve", "--port", "70000"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--close-code", value: "1005", expected: "a close code 1000-1003, 1007-1014 or 3000-4999")) {
+            try CommandLineParser.parse(["serve", "--close-after", "1", "--close-code", "1005"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--reject", value: "101", expected: "an HTTP status 200...999")) {
+            try CommandLineParser.parse(["serve", "--reject", "101"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--pong-delay", value: "-5", expected: "milliseconds >= 0")) {
+            try CommandLineParser.parse(["serve", "--pong-delay", "-5"])
+        }
+        let long = String(repeating: "x", count: 124)
+        #expect(throws: ArgumentError.invalidValue(
+            flag: "--close-reason", value: long, expected: "at most 123 bytes of UTF-8")) {
+            try CommandLineParser.parse(["serve", "--close-after", "1", "--close-reason", long])
+        }
+    }
+
+    // MARK: commands
+
+    @Test func missingAndUnknownCommands() {
+        #expect(throws: ArgumentError.missingCommand) { try CommandLineParser.parse([]) }
+        #expect(throws: ArgumentError.unknownCommand("bogus")) { try CommandLineParser.parse(["bogus"]) }
+    }
+
+    @Test func helpForEachCommand() throws {
+        #expect(try CommandLineParser.parse(["--help"]) == .help(nil))
+        #expect(try CommandLineParser.parse(["help", "serve"]) == .help("serve"))
+        #expect(try CommandLineParser.parse(["connect", "-h"]) == .help("connect"))
+        #expect(try CommandLineParser.parse(["check", "--help"]) == .help("check"))
+    }
+}
+
+@Suite struct TetherCommandTests {
+    /// Every refused command line exits 2 with the message and a usage on stderr, and writes nothing to stdout.
+    @Test(arguments: [
+        [], ["bogus"], ["check", "--only", "nope"], ["check", "--frob"], ["connect"], ["connect", "http://x/"],
+        ["connect", "ws://a/", "--count", "-3"], ["connect", "ws://a/", "--interval"], ["serve", "--port", "x"],
+        ["serve", "--no-pong", "--pong-delay", "1"], ["serve", "--close-code", "1000"],
+    ])
+    func badArgumentsExitTwoWithUsage(_ arguments: [String]) async {
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(arguments, io: captured.io)
+        #expect(status == 2)
+        #expect(captured.error.hasPrefix("tether: "))
+        #expect(captured.error.contains("usage: tether"))
+        #expect(captured.output.isEmpty)
+    }
+
+    @Test func usageOfTheCommandFollowsItsError() async {
+        let captured = CapturedIO()
+        _ = await TetherCommand.run(["serve", "--port", "x"], io: captured.io)
+        #expect(captured.error.contains("usage: tether serve"))
+    }
+
+    @Test func helpExitsZeroOnStdout() async {
+        let captured = CapturedIO()
+        #expect(await TetherCommand.run(["help", "connect"], io: captured.io) == 0)
+        #expect(captured.output.contains("--events jsonl"))
+        #expect(captured.error.isEmpty)
+    }
+}

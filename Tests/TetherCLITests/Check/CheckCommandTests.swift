@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+@testable import TetherCLI
+
+@Suite struct CheckCommandTests {
+    func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("tether-check-\(UUID().uuidString)")
+    }
+
+    @Test func theWholeMatrixPassesAndWritesBothReports() async throws {
+        let directory = self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(["check", "--out", directory.path], io: captured.io)
+        #expect(status == 0, "\(captured.output)")
+        // Progress: one plain line per scenario (not a terminal), then the table.
+        for name in CheckCatalog.names {
+            #expect(captured.outputLines.contains { $0.contains("] \(name) PASS") }, "\(name)")
+        }
+        #expect(captured.output.contains("\(CheckCatalog.names.count)/\(CheckCatalog.names.count) scenarios passed"))
+
+        let json = try Data(contentsOf: directory.appendingPathComponent("tether-report.json"))
+        let report = try #require(JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(report["passed"] as? Bool == true)
+        let scenarios = try #require(report["scenarios"] as? [[String: Any]])
+        #expect(scenarios.compactMap { $0["name"] as? String } == CheckCatalog.names)
+        let allowed: Set<String> = [
+            "t", "gen", "event", "from", "to", "reason", "code", "rtt_ms", "attempt", "delay_ms", "bytes", "path",
+        ]
+        for scenario in scenarios {
+            #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")
+            let timeline = try #require(scenario["timeline"] as? [[String: Any]])
+            #expect(!timeline.isEmpty)
+            #expect(timeline.allSatisfy { Set($0.keys).isSubset(of: allowed) && $0["t"] is Int && $0["gen"] is Int })
+        }
+        let pongTimeout = try #require(scenarios.first { $0["name"] as? String == "pong-delay-past" })
+        let closes = (pongTimeout["timeline"] as? [[String: Any]] ?? []).filter { $0["event"] as? String == "closed" }
+        #expect(closes.first?["reason"] as? String == "pong_timeout")
+
+        let html = try String(contentsOf: directory.appendingPathComponent("tether-report.html"), encoding: .utf8)
+        #expect(html.components(separatedBy: "<svg").count - 1 == CheckCatalog.names.count + 1)  // + the legend
+        #expect(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"))
+        #expect(!html.contains("src=") && !html.contains("url("))
+    }
+
+    @Test func onlyRunsOneScenarioAndJSONPrintsTheSummary() async throws {
+        let directory = self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(
+            ["check", "--only", "handshake-401", "--json", "--out", directory.path], io: captured.io)
+        #expect(status == 0)
+        let summary = try #require(
+            JSONSerialization.jsonObject(with: Data(captured.output.utf8)) as? [String: Any])
+        #expect(summary["passed"] as? Bool == true)
+        let scenarios = try #require(summary["scenarios"] as? [[String: Any]])
+        #expect(scenarios.count == 1 && scenarios[0]["name"] as? String == "handshake-401")
+        #expect((scenarios[0]["evidence"] as? [String: String])?["code"] == "401")
+        // Progress went to stderr, so stdout is only the summary.
+        #expect(captured.error.contains("handshake-401 PASS"))
+    }
+
+    @Test func aScenarioThatCannotFinishFailsTheRunWithExitOne() async throws {
+        let directory = self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var impatient = CheckTiming()
+        impatient.waitLimit = .milliseconds(1)  // far shorter than one heartbeat: the first wait must time out
+        let captured = CapturedIO()
+        let status = await CheckCommand.run(
+            CheckOptions(outputDirectory: directory.path, only: "pong-delay-past"), io: captured.io, timing: impatient)
+        #expect(status == 1)
+        #expect(captured.output.contains("pong-delay-past FAIL"))
+        #expect(captured.output.contains("error: timed out waiting for"))
+        #expect(captured.output.contains("0/1 scenarios passed"))
+        let json = try Data(contentsOf: directory.appendingPathComponent("tether-report.json"))
+        let report = try #require(JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(report["passed"] as? Bool == false)
+    }
+
+    @Test func anUnwritableOutputDirectoryFailsVisibly() async throws {
+        let file = self.temporaryDirectory()
+        try Data("x".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(["check", "--only", "handshake-401", "--out", file.path], io: captured.io)
+        #expect(status == 1)
+        #expect(captured.error.contains("cannot write the report"))
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import TetherCLI
-
-@Suite struct TetherCLIPlaceholder { @Test func builds() {} }

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import TetherCLI
+
+@Suite struct ServeCommandTests {
+    /// A one-shot signal a test raises to end `serve` (in place of SIGINT).
+    final class StopSignal: Sendable {
+        private let state = Mutex<(raised: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+        func raise() {
+            let waiter = self.state.withLock { state in
+                state.raised = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume()
+        }
+
+        func wait() async {
+            await withCheckedContinuation { continuation in
+                let raised = self.state.withLock { state in
+                    if !state.raised { state.waiter = continuation }
+                    return state.raised
+                }
+                if raised { continuation.resume() }
+            }
+        }
+    }
+
+    @Test func serveRejectsAsToldAndConnectExitsThree() async throws {
+        guard case .serve(let options) = try CommandLineParser.parse(["serve", "--reject", "401"]) else {
+            Issue.record("expected serve")
+            return
+        }
+        let served = CapturedIO()
+        let stop = StopSignal()
+        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
+        let serving = Task {
+            await ServeCommand.run(
+                options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
+        }
+        var iterator = urls.makeAsyncIterator()
+        let url = try #require(await iterator.next())
+        let client = CapturedIO()
+        #expect(await TetherCommand.run(["connect", url, "--no-path-monitor"], io: client.io) == 3)
+        stop.raise()
+        #expect(await serving.value == 0)
+        #expect(served.outputLines.first == "listening on \(url) (reject 401)")
+        #expect(served.outputLines.contains("conn 1 rejected 401"))
+    }
+
+    @Test func scenarioFollowsTheFlags() throws {
+        guard case .serve(let options) = try CommandLineParser.parse([
+            "serve", "--pong-delay", "20", "--close-after", "300", "--close-code", "4001", "--send", "3",
+            "--every", "10", "--size", "8", "--echo", "--ping-every", "50",
+        ]) else {
+            Issue.record("expected serve")
+            return
+        }
+        #expect(ServeCommand.scenario(for: options).description
+            == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, ping every 50 ms, "
+                + "close 4001 after 300 ms")
+    }
+
+    @Test func aPortInUseFailsWithAMessage() async throws {
+        let first = CapturedIO()
+        let stop = StopSignal()
+        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
+        let serving = Task {
+            await ServeCommand.run(
+                ServeOptions(), io: first.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
+        }
+        var iterator = urls.makeAsyncIterator()
+        let url = try #require(await iterator.next())
+        var options = ServeOptions()
+        options.port = try #require(URLComponents(string: url)?.port)
+        let second = CapturedIO()
+        #expect(await ServeCommand.run(options, io: second.io, until: {}) == 1)
+        #expect(second.error.hasPrefix("tether serve: "))
+        stop.raise()
+        #expect(await serving.value == 0)
+    }
+}

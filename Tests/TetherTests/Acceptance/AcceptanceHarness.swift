@@ -1,0 +1,80 @@
+#if os(Linux)
+import Foundation
+import TetherCore
+import TetherTestServer
+@testable import Tether
+
+/// The real client (socket transport, continuous clock) against the real test server on loopback.
+/// `withHarness` always stops both, even when the body throws.
+struct AcceptanceHarness {
+    let server: TestServer
+    let client: WebSocketClient<ContinuousClock>
+    let probe: EventProbe
+
+    /// Short timings for tests: ping every 50 ms, pong deadline 200 ms, backoff 40 ms ×2 up to 400 ms.
+    /// Margins that are not under test are generous, so that a loaded 2-core machine cannot trip them.
+    static func configuration(
+        url: String,
+        interval: Int = 50,
+        timeout: Int = 200,
+        backoff: BackoffPolicy = BackoffPolicy(base: 40, factor: 2, cap: 400, jitterPercent: 50),
+        retryLaterDelay: Int = 300,
+        transport: (any WebSocketTransport)? = nil
+    ) -> WebSocketClient<ContinuousClock>.Configuration {
+        WebSocketClient<ContinuousClock>.Configuration(
+            url: URL(string: url)!,
+            heartbeatInterval: .milliseconds(interval),
+            heartbeatTimeout: .milliseconds(timeout),
+            connectTimeout: .seconds(10),  // not under test here; generous so a loaded machine cannot trip it
+            backoff: backoff,
+            retryLaterDelay: .milliseconds(retryLaterDelay),
+            closeTimeout: .milliseconds(300),
+            pathMonitoring: .none,
+            transport: transport
+        )
+    }
+
+    /// Every record of `kind` seen so far.
+    func records(_ kind: LogRecord.Kind) -> [LogRecord] {
+        self.probe.records.filter { $0.kind == kind }
+    }
+
+    /// The client's resources once `stop()` has returned: all must be zero.
+    var leftovers: Int {
+        get async {
+            let resources = await self.client.resources
+            return resources.connections + resources.readers + resources.timers + resources.pathMonitors
+        }
+    }
+}
+
+/// Starts a server with `scenario` (per connection) and a client for `path`, runs `body`, then stops both.
+func withHarness(
+    path: String = "/feed",
+    configure: (String) -> WebSocketClient<ContinuousClock>.Configuration = { AcceptanceHarness.configuration(url: $0) },
+    scenario: @escaping @Sendable (ConnectionContext) -> Scenario,
+    _ body: (AcceptanceHarness) async throws -> Void
+) async throws {
+    let server = try TestServer(scenario: scenario)
+    let client = WebSocketClient(configuration: configure(server.url(path: path)), randomSeed: 1)
+    let harness = AcceptanceHarness(server: server, client: client, probe: EventProbe(client.events))
+    do {
+        try await body(harness)
+    } catch {
+        await client.stop()
+        await server.stop()
+        throw error
+    }
+    await client.stop()
+    await server.stop()
+}
+
+func withHarness(
+    path: String = "/feed",
+    configure: (String) -> WebSocketClient<ContinuousClock>.Configuration = { AcceptanceHarness.configuration(url: $0) },
+    scenario: Scenario,
+    _ body: (AcceptanceHarness) async throws -> Void
+) async throws {
+    try await withHarness(path: path, configure: configure, scenario: { _ in scenario }, body)
+}
+#endif
