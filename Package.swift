@@ -50,7 +50,9 @@ let package = Package(
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
         .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
-        .testTarget(name: "TetherTests", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire"]),
+        .testTarget(
+            name: "TetherTests", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+        ),
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
         .testTarget(name: "TetherCLITests", dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer"]),
     ],

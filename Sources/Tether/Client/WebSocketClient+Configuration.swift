@@ -1,5 +1,8 @@
 import Foundation
 import TetherCore
+#if os(Linux)
+import TetherPOSIX
+#endif
 
 extension WebSocketClient {
     /// Everything a client needs to know before it starts. All durations are monotonic.
@@ -34,6 +37,13 @@ extension WebSocketClient {
         public var closeTimeout: Duration
         /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
         public var pathMonitoring: PathMonitoring
+        #if os(Linux)
+        /// The event loop whose thread runs this client's actor, and the default transport's sockets.
+        /// Default: the process-wide shared loop. A private loop (which must outlive the client) keeps a
+        /// group of clients off a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets.
+        /// `tether check` and the real-time tests do that.
+        public var eventLoop: EventLoop = .shared
+        #endif
         /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
         /// `SocketTransport` elsewhere.
         public var transport: any WebSocketTransport
@@ -72,6 +82,7 @@ extension WebSocketClient {
             self.pathMonitoring = pathMonitoring
             self.transport = transport ?? PlatformTransport.makeDefault()
         }
+
 
         /// The pure machine's view of this configuration, in integer milliseconds.
         var session: SessionConfiguration {

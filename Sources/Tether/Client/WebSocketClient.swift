@@ -16,7 +16,7 @@ import TetherPOSIX
 /// running (its timer and readers hold it) until `stop()` or the cancellation of `run()`.
 ///
 /// ```swift
-/// let client = WebSocketClient(configuration: .init(url: URL(string: "wss://example.com/feed")!))
+/// let client = WebSocketClient(configuration: WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!))
 /// await client.start()
 /// for await event in client.events { ... }
 /// ```
@@ -26,7 +26,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     public nonisolated let events: AsyncStream<WebSocketEvent>
 
     #if os(Linux)
-    private nonisolated let executor = EventLoopExecutor(loop: .shared)
+    private nonisolated let executor: EventLoopExecutor
 
     /// The event loop thread (see the type's documentation).
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
@@ -45,7 +45,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var connections: [Int: any TransportConnection] = [:]
     /// Tasks reading each connection's events; each ends when its connection's event stream finishes.
     private var readers: [Int: Task<Void, Never>] = [:]
-    private var timer: Task<Void, Never>?
+    private var timer: WakeTimer?
     private var timerWake: Int?
     private var published: ConnectionState
     /// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
@@ -56,6 +56,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
     public init(configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil) {
         (self.events, self.eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        #if os(Linux)
+        self.executor = EventLoopExecutor(loop: configuration.eventLoop)
+        #endif
         self.configuration = configuration
         self.request = configuration.transportRequest
         self.clock = clock
@@ -361,15 +364,25 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.timerWake = wake
         guard let wake else { return }
         let deadline = self.origin.advanced(by: .milliseconds(wake))
+        #if os(Linux)
+        // On the continuous clock the event loop's own timer wakes the actor on its executor directly: no
+        // cooperative thread is needed, so a busy pool cannot make a deadline late.
+        if let instant = deadline as? ContinuousClock.Instant {
+            self.timer = .loop(self.executor.loop.schedule(at: instant) { [weak self] in
+                self?.assumeIsolated { client in client.timerFired(wake: wake) }
+            })
+            return
+        }
+        #endif
         let clock = self.clock
-        self.timer = Task {
+        self.timer = .task(Task {
             do {
                 try await clock.sleep(until: deadline, tolerance: nil)
             } catch {
                 return  // cancelled: a newer wake time replaced this one
             }
             self.timerFired(wake: wake)
-        }
+        })
     }
 
     private func now() -> Int {
@@ -386,6 +399,24 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             lastRTT: machine.lastRTT,
             path: machine.hint.state
         )
+    }
+}
+
+/// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) an event
+/// loop timer that runs on the actor's own executor.
+private enum WakeTimer {
+    case task(Task<Void, Never>)
+    #if os(Linux)
+    case loop(TimerHandle)
+    #endif
+
+    func cancel() {
+        switch self {
+        case .task(let task): task.cancel()
+        #if os(Linux)
+        case .loop(let handle): handle.cancel()
+        #endif
+        }
     }
 }
 

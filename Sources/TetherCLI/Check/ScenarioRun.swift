@@ -2,6 +2,7 @@
 import Foundation
 import Tether
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 
 /// The context of one running scenario: makes its server and client, collects checks and evidence, and
@@ -21,6 +22,16 @@ final class ScenarioRun {
     init(timing: CheckTiming) {
         self.timing = timing
     }
+
+    /// The check's own event loop for its clients and their sockets, so that its timings do not depend on
+    /// whatever else the process runs on the shared loop (the test suite, when the check runs in-process).
+    static let loop: EventLoop = {
+        do {
+            return try EventLoop(name: "tether-check")
+        } catch {
+            preconditionFailure("cannot start the check's event loop: \(error)")
+        }
+    }()
 
     // MARK: Checks and evidence
 
@@ -84,23 +95,26 @@ final class ScenarioRun {
     }
 
     /// A client with the check's short timings; its events are recorded for waits and the report.
+    /// - Parameter heartbeatTimeout: overrides the check's pong timeout (ms) for a scenario that does not test it.
     func client(
         url: String,
         transport: (any WebSocketTransport)? = nil,
-        pathMonitoring: PathMonitoring = .none
+        pathMonitoring: PathMonitoring = .none,
+        heartbeatTimeout: Int? = nil
     ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, ClientRecorder) {
         guard let url = URL(string: url) else { throw .setup("bad URL \(url)") }
-        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: url,
             heartbeatInterval: .milliseconds(self.timing.interval),
-            heartbeatTimeout: .milliseconds(self.timing.timeout),
+            heartbeatTimeout: .milliseconds(heartbeatTimeout ?? self.timing.timeout),
             connectTimeout: .seconds(2),
             probeTimeout: .milliseconds(self.timing.timeout),
             backoff: BackoffPolicy(base: self.timing.backoffBase, factor: 2, cap: self.timing.backoffCap),
             closeTimeout: .milliseconds(500),
             pathMonitoring: pathMonitoring,
-            transport: transport ?? SocketTransport()
+            transport: transport ?? SocketTransport(loop: Self.loop)
         )
+        configuration.eventLoop = Self.loop
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client = WebSocketClient(configuration: configuration)
         let recorder = ClientRecorder(client.events)

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 @testable import Tether
 
@@ -21,7 +22,7 @@ struct AcceptanceHarness {
         retryLaterDelay: Int = 300,
         transport: (any WebSocketTransport)? = nil
     ) -> WebSocketClient<ContinuousClock>.Configuration {
-        WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: url)!,
             heartbeatInterval: .milliseconds(interval),
             heartbeatTimeout: .milliseconds(timeout),
@@ -30,9 +31,21 @@ struct AcceptanceHarness {
             retryLaterDelay: .milliseconds(retryLaterDelay),
             closeTimeout: .milliseconds(300),
             pathMonitoring: .none,
-            transport: transport
+            transport: transport ?? SocketTransport(loop: Self.loop)
         )
+        configuration.eventLoop = Self.loop
+        return configuration
     }
+
+    /// The acceptance suite's own event loop: its real-time deadlines must not wait behind other suites'
+    /// work on the shared loop (a debug build decoding mebibytes there, say). Lives for the whole process.
+    static let loop: EventLoop = {
+        do {
+            return try EventLoop(name: "tether-acceptance")
+        } catch {
+            preconditionFailure("cannot start the acceptance event loop: \(error)")
+        }
+    }()
 
     /// Every record of `kind` seen so far.
     func records(_ kind: LogRecord.Kind) -> [LogRecord] {

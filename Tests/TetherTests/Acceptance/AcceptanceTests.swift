@@ -214,7 +214,7 @@ import TetherTestServer
     // MARK: Generations
 
     @Test func lateCallbacksOfAnOldConnectionChangeNothingOnTheNewOne() async throws {
-        let late = LateCallbackTransport(wrapping: SocketTransport())
+        let late = LateCallbackTransport(wrapping: SocketTransport(loop: AcceptanceHarness.loop))
         try await withHarness(
             configure: { AcceptanceHarness.configuration(url: $0, transport: late) },
             scenario: { context in context.index == 1 ? .noPong : .normal }

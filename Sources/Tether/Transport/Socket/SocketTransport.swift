@@ -37,10 +37,12 @@ public struct SocketTransport: WebSocketTransport {
         self.namespace = namespace.map(NetworkNamespace.init(path:))
     }
 
-    /// A transport whose connections run on `loop` (tests use a private loop to account for descriptors).
-    init(loop: EventLoop, namespace: NetworkNamespace? = nil) {
+    /// A transport whose connections run on `loop`: a private loop keeps a group of connections (a test, a
+    /// benchmark, `tether check`) off the shared loop's thread. The loop must outlive the connections.
+    /// - Parameter namespace: as in `init(namespace:)`; nil (the default) for the process's own namespace.
+    public init(loop: EventLoop, namespace: String? = nil) {
         self.loop = loop
-        self.namespace = namespace
+        self.namespace = namespace.map(NetworkNamespace.init(path:))
     }
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
