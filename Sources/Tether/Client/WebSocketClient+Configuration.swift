@@ -5,110 +5,113 @@ import TetherPOSIX
 #endif
 
 extension WebSocketClient {
-    /// Everything a client needs to know before it starts. All durations are monotonic.
-    public struct Configuration: Sendable {
-        /// The `ws://` or `wss://` URL to connect to. Its query and user info never appear in logs or events.
-        public var url: URL
-        /// Extra HTTP headers for the opening handshake (for example `Authorization`). Their values are never logged.
-        public var headers: [(name: String, value: String)]
-        /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
-        public var subprotocols: [String]
-        /// Time between a pong (or the open) and the next ping. Default 15 s.
-        public var heartbeatInterval: Duration
-        /// How long a ping may wait for its pong before the connection is closed as dead. Default 5 s.
-        public var heartbeatTimeout: Duration
-        /// How long TCP connect plus the opening handshake may take. Default 10 s.
-        public var connectTimeout: Duration
-        /// Deadline of the liveness probe sent after a path change or on returning to the foreground. Default 2 s.
-        public var probeTimeout: Duration
-        /// How long a connection must stay open (without a pong) before it counts as healthy and the
-        /// attempt counter resets. The first pong resets it sooner. Default 30 s.
-        public var stablePeriod: Duration
-        /// Exponential backoff with jitter between attempts. Default: base 1 s, factor 2, cap 60 s, jitter 0–50 %.
-        public var backoff: BackoffPolicy
-        /// The least wait after the server asked to come back later (close 1012/1013, HTTP 429/503) without a
-        /// `Retry-After`. Default 5 s. A `Retry-After` is honoured as given.
-        public var retryLaterDelay: Duration
-        /// Largest message accepted from the server, in bytes. Default 16 MiB.
-        public var maximumMessageSize: Int
-        /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
-        public var lifecycle: LifecyclePolicy
-        /// How long to wait for the server's close frame after sending ours. Default 2 s.
-        public var closeTimeout: Duration
-        /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
-        public var pathMonitoring: PathMonitoring
-        #if os(Linux)
-        /// The event loop whose thread runs this client's actor, and the default transport's sockets.
-        /// Default: the process-wide shared loop. A private loop (which must outlive the client) keeps a
-        /// group of clients off a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets.
-        /// `tether check` and the real-time tests do that.
-        public var eventLoop: EventLoop = .shared
-        #endif
-        /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
-        /// `SocketTransport` elsewhere.
-        public var transport: any WebSocketTransport
+    /// The client's configuration; the same type for every clock.
+    public typealias Configuration = WebSocketConfiguration
+}
 
-        /// - Parameters mirror the properties; every one but `url` has the documented default.
-        public init(
-            url: URL,
-            headers: [(name: String, value: String)] = [],
-            subprotocols: [String] = [],
-            heartbeatInterval: Duration = .seconds(15),
-            heartbeatTimeout: Duration = .seconds(5),
-            connectTimeout: Duration = .seconds(10),
-            probeTimeout: Duration = .seconds(2),
-            stablePeriod: Duration = .seconds(30),
-            backoff: BackoffPolicy = BackoffPolicy(),
-            retryLaterDelay: Duration = .seconds(5),
-            maximumMessageSize: Int = 16 << 20,
-            lifecycle: LifecyclePolicy = .closeInBackground,
-            closeTimeout: Duration = .seconds(2),
-            pathMonitoring: PathMonitoring = .default,
-            transport: (any WebSocketTransport)? = nil
-        ) {
-            self.url = url
-            self.headers = headers
-            self.subprotocols = subprotocols
-            self.heartbeatInterval = heartbeatInterval
-            self.heartbeatTimeout = heartbeatTimeout
-            self.connectTimeout = connectTimeout
-            self.probeTimeout = probeTimeout
-            self.stablePeriod = stablePeriod
-            self.backoff = backoff
-            self.retryLaterDelay = retryLaterDelay
-            self.maximumMessageSize = maximumMessageSize
-            self.lifecycle = lifecycle
-            self.closeTimeout = closeTimeout
-            self.pathMonitoring = pathMonitoring
-            self.transport = transport ?? PlatformTransport.makeDefault()
-        }
+/// Everything a client needs to know before it starts. All durations are monotonic.
+public struct WebSocketConfiguration: Sendable {
+    /// The `ws://` or `wss://` URL to connect to. Its query and user info never appear in logs or events.
+    public var url: URL
+    /// Extra HTTP headers for the opening handshake (for example `Authorization`). Their values are never logged.
+    public var headers: [(name: String, value: String)]
+    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
+    public var subprotocols: [String]
+    /// Time between a pong (or the open) and the next ping. Default 15 s.
+    public var heartbeatInterval: Duration
+    /// How long a ping may wait for its pong before the connection is closed as dead. Default 5 s.
+    public var heartbeatTimeout: Duration
+    /// How long TCP connect plus the opening handshake may take. Default 10 s.
+    public var connectTimeout: Duration
+    /// Deadline of the liveness probe sent after a path change or on returning to the foreground. Default 2 s.
+    public var probeTimeout: Duration
+    /// How long a connection must stay open (without a pong) before it counts as healthy and the
+    /// attempt counter resets. The first pong resets it sooner. Default 30 s.
+    public var stablePeriod: Duration
+    /// Exponential backoff with jitter between attempts. Default: base 1 s, factor 2, cap 60 s, jitter 0–50 %.
+    public var backoff: BackoffPolicy
+    /// The least wait after the server asked to come back later (close 1012/1013, HTTP 429/503) without a
+    /// `Retry-After`. Default 5 s. A `Retry-After` is honoured as given.
+    public var retryLaterDelay: Duration
+    /// Largest message accepted from the server, in bytes. Default 16 MiB.
+    public var maximumMessageSize: Int
+    /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
+    public var lifecycle: LifecyclePolicy
+    /// How long to wait for the server's close frame after sending ours. Default 2 s.
+    public var closeTimeout: Duration
+    /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
+    public var pathMonitoring: PathMonitoring
+    #if os(Linux)
+    /// The event loop whose thread runs this client's actor, and the default transport's sockets.
+    /// Default: the process-wide shared loop. A private loop (which must outlive the client) keeps a
+    /// group of clients off a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets.
+    /// `tether check` and the real-time tests do that.
+    public var eventLoop: EventLoop = .shared
+    #endif
+    /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
+    /// `SocketTransport` elsewhere.
+    public var transport: any WebSocketTransport
+
+    /// - Parameters mirror the properties; every one but `url` has the documented default.
+    public init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        subprotocols: [String] = [],
+        heartbeatInterval: Duration = .seconds(15),
+        heartbeatTimeout: Duration = .seconds(5),
+        connectTimeout: Duration = .seconds(10),
+        probeTimeout: Duration = .seconds(2),
+        stablePeriod: Duration = .seconds(30),
+        backoff: BackoffPolicy = BackoffPolicy(),
+        retryLaterDelay: Duration = .seconds(5),
+        maximumMessageSize: Int = 16 << 20,
+        lifecycle: LifecyclePolicy = .closeInBackground,
+        closeTimeout: Duration = .seconds(2),
+        pathMonitoring: PathMonitoring = .default,
+        transport: (any WebSocketTransport)? = nil
+    ) {
+        self.url = url
+        self.headers = headers
+        self.subprotocols = subprotocols
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        self.connectTimeout = connectTimeout
+        self.probeTimeout = probeTimeout
+        self.stablePeriod = stablePeriod
+        self.backoff = backoff
+        self.retryLaterDelay = retryLaterDelay
+        self.maximumMessageSize = maximumMessageSize
+        self.lifecycle = lifecycle
+        self.closeTimeout = closeTimeout
+        self.pathMonitoring = pathMonitoring
+        self.transport = transport ?? PlatformTransport.makeDefault()
+    }
 
 
-        /// The pure machine's view of this configuration, in integer milliseconds.
-        var session: SessionConfiguration {
-            SessionConfiguration(
-                heartbeatInterval: self.heartbeatInterval.milliseconds,
-                heartbeatTimeout: self.heartbeatTimeout.milliseconds,
-                connectTimeout: self.connectTimeout.milliseconds,
-                probeTimeout: self.probeTimeout.milliseconds,
-                stablePeriod: self.stablePeriod.milliseconds,
-                backoff: self.backoff,
-                throttleDelay: self.retryLaterDelay.milliseconds,
-                lifecycle: self.lifecycle
-            )
-        }
+    /// The pure machine's view of this configuration, in integer milliseconds.
+    var session: SessionConfiguration {
+        SessionConfiguration(
+            heartbeatInterval: self.heartbeatInterval.milliseconds,
+            heartbeatTimeout: self.heartbeatTimeout.milliseconds,
+            connectTimeout: self.connectTimeout.milliseconds,
+            probeTimeout: self.probeTimeout.milliseconds,
+            stablePeriod: self.stablePeriod.milliseconds,
+            backoff: self.backoff,
+            throttleDelay: self.retryLaterDelay.milliseconds,
+            lifecycle: self.lifecycle
+        )
+    }
 
-        /// What the transport needs for each connection.
-        var transportRequest: TransportRequest {
-            TransportRequest(
-                url: self.url,
-                headers: self.headers,
-                subprotocols: self.subprotocols,
-                maximumMessageSize: self.maximumMessageSize,
-                connectTimeout: self.connectTimeout.milliseconds,
-                closeTimeout: self.closeTimeout.milliseconds
-            )
-        }
+    /// What the transport needs for each connection.
+    var transportRequest: TransportRequest {
+        TransportRequest(
+            url: self.url,
+            headers: self.headers,
+            subprotocols: self.subprotocols,
+            maximumMessageSize: self.maximumMessageSize,
+            connectTimeout: self.connectTimeout.milliseconds,
+            closeTimeout: self.closeTimeout.milliseconds
+        )
     }
 }
 
