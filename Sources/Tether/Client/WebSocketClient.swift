@@ -148,9 +148,40 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     // MARK: - Lifecycle and path
 
-    /// The app moved to the background. With `.closeInBackground` the connection closes with 1001.
-    public func enterBackground() {
-        self.handle(self.machine.enteredBackground(now: self.now()))
+    /// The app moved to the background.
+    ///
+    /// With `.closeInBackground` (the default) an open connection closes with 1001 (a connection attempt is
+    /// abandoned), the session is suspended, and this returns once the close frame has been handed to the kernel
+    /// or the platform (`TransportConnection.waitUntilCloseSent()`), or after `closeTimeout` at most: an app
+    /// holds its background-task assertion until this returns, so the close goes out before suspension
+    /// (`AppLifecycleBridge` does that). With `.keepAndProbe`, or when there is nothing to close, it returns at
+    /// once. A repeated call does nothing.
+    public func enterBackground() async {
+        let connection = self.connections[self.machine.generation]
+        let action = self.machine.enteredBackground(now: self.now())
+        self.handle(action)
+        guard case .closeTransport = action, let connection else { return }
+        await self.waitUntilCloseSent(connection)
+    }
+
+    /// Waits for `connection`'s close frame to be sent, at most `closeTimeout` on the client's clock. A transport
+    /// that never reports keeps its waiting task until it ends; the client does not wait for it.
+    private func waitUntilCloseSent(_ connection: any TransportConnection) async {
+        let (outcome, sink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let deadline = self.clock.now.advanced(by: self.configuration.closeTimeout)
+        let clock = self.clock
+        Task {
+            await connection.waitUntilCloseSent()
+            sink.yield()
+        }
+        let bound = Task {
+            try? await clock.sleep(until: deadline, tolerance: nil)
+            sink.yield()
+        }
+        var first = outcome.makeAsyncIterator()
+        _ = await first.next()
+        sink.finish()
+        bound.cancel()
     }
 
     /// The app returned to the foreground: re-evaluate the path, then reuse (after a probe) or reconnect.
@@ -249,8 +280,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
         var interfacesChanged = false
         if let current = self.pathMonitor, current.generation == generation {
-            // A switch of interface (Wi-Fi to cellular) while the path stays usable still warrants a probe.
-            if let last = current.last, last.interfaces != snapshot.interfaces,
+            // A switch of interface (Wi-Fi to cellular, or eth0 to eth1) while the path stays usable still
+            // warrants a probe: the connection may be bound to the interface that just went away.
+            if let last = current.last, snapshot.changesInterfaces(from: last),
                last.status == .satisfied, snapshot.status == .satisfied {
                 interfacesChanged = true
             }

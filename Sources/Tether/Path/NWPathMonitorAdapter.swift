@@ -26,6 +26,10 @@ extension NWPath: PathDescribing {
             }
         }
     }
+
+    public var interfaceNames: [String] {
+        self.availableInterfaces.map(\.name)
+    }
 }
 
 /// A `PathMonitor` backed by `NWPathMonitor`. One-shot like `NWPathMonitor`: each adapter creates its own

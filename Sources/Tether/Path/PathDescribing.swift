@@ -10,6 +10,8 @@ public protocol PathDescribing {
     var isConstrained: Bool { get }
     /// The kinds of the path's interfaces, most preferred first (unknown future kinds as `.other`).
     var interfaceKinds: [InterfaceKind] { get }
+    /// The names of the path's interfaces, in the order of `interfaceKinds` (`NWInterface.name`: `en0`, `pdp_ip0`).
+    var interfaceNames: [String] { get }
 }
 
 extension PathSnapshot {
@@ -20,7 +22,8 @@ extension PathSnapshot {
             status: path.knownStatus ?? .unknown,
             isExpensive: path.isExpensive,
             isConstrained: path.isConstrained,
-            interfaces: path.interfaceKinds
+            interfaces: path.interfaceKinds,
+            interfaceNames: path.interfaceNames
         )
     }
 }

@@ -32,21 +32,34 @@ public struct PathSnapshot: Equatable, Hashable, Sendable {
     public var isConstrained: Bool
     /// The kinds of the interfaces that carry the path, most preferred first.
     public var interfaces: [InterfaceKind]
+    /// The names of the interfaces that carry the path (`en0`, `eth1`), in the order of `interfaces`; empty when
+    /// the monitor does not name them. Kinds alone cannot tell two interfaces of the same kind apart: a move from
+    /// `eth0` to `eth1` changes only the names, and it is still a new path (the client probes its connection).
+    public var interfaceNames: [String]
 
     /// - Parameters:
     ///   - isExpensive: defaults to `false`, the common case.
     ///   - isConstrained: defaults to `false`, the common case.
     ///   - interfaces: defaults to none, as for a path that is not satisfied.
+    ///   - interfaceNames: defaults to none, for a monitor that does not name interfaces.
     public init(
         status: PathStatus,
         isExpensive: Bool = false,
         isConstrained: Bool = false,
-        interfaces: [InterfaceKind] = []
+        interfaces: [InterfaceKind] = [],
+        interfaceNames: [String] = []
     ) {
         self.status = status
         self.isExpensive = isExpensive
         self.isConstrained = isConstrained
         self.interfaces = interfaces
+        self.interfaceNames = interfaceNames
+    }
+
+    /// Whether `other` goes through different interfaces than this snapshot: other kinds, or (when both name
+    /// them) other names. Cost flags and status do not count.
+    public func changesInterfaces(from other: PathSnapshot) -> Bool {
+        self.interfaces != other.interfaces || self.interfaceNames != other.interfaceNames
     }
 
     /// The state the network hint shows for this snapshot (`NetworkHint.accept(generation:state:...)`).

@@ -80,4 +80,5 @@ final class LateCallbackConnection: TransportConnection {
     func send(_ message: WebSocketMessage) async throws { try await self.inner.send(message) }
     func sendPing(id: UInt64) { self.inner.sendPing(id: id) }
     func close(code: UInt16, reason: String) { self.inner.close(code: code, reason: reason) }
+    func waitUntilCloseSent() async { await self.inner.waitUntilCloseSent() }
 }

@@ -77,6 +77,13 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not
     /// answer within the close timeout. Ends with `.ended(.closedLocally)` unless another end came first.
     func close(code: UInt16, reason: String)
+    /// Returns once the close frame of an earlier `close(code:reason:)` has been handed to the kernel (or the
+    /// platform API), or once the connection has ended without sending one (it was not open yet, or broke
+    /// first). Returns at once when no close frame is pending. The closing handshake goes on afterwards.
+    ///
+    /// The client awaits it (bounded by its close timeout) in `enterBackground()`, so that an app can hold a
+    /// background-task assertion exactly until its 1001 close frame has gone out.
+    func waitUntilCloseSent() async
 }
 
 /// Makes connections. One transport may serve many connections and many clients.

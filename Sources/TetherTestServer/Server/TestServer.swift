@@ -26,13 +26,17 @@ public final class TestServer: Sendable {
 
     /// Starts listening and serving at once.
     /// - Parameters:
-    ///   - host: a numeric loopback address: `127.0.0.1` (default) or `::1`.
+    ///   - host: a numeric address: loopback `127.0.0.1` (default) or `::1`, or, with `namespace`, an address
+    ///     of that namespace.
     ///   - port: 0 (default) for an ephemeral port chosen by the kernel; read it from `port`.
     ///   - maximumMessageSize: the largest frame and message accepted from a client (default 16 MiB);
     ///     larger ones close the connection with 1009.
     ///   - recordedMessageLimit: at most this many `MessageRecord`s per connection (default 100,000),
     ///     so that a long benchmark does not grow memory; counts stay exact.
     ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
+    ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
+    ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
+    ///     the process's own namespace. Real-link tests put the server behind a link they can break.
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound.
@@ -42,6 +46,7 @@ public final class TestServer: Sendable {
         maximumMessageSize: Int = 16 << 20,
         recordedMessageLimit: Int = 100_000,
         loop: EventLoop? = nil,
+        namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
         precondition(maximumMessageSize >= 125, "maximumMessageSize must allow control frames (125 bytes)")
@@ -58,7 +63,9 @@ public final class TestServer: Sendable {
         let listener: TCPListener
         do throws(SocketError) {
             // A deep backlog: benchmarks open a thousand connections at once.
-            listener = try TCPListener.bind(host: host, port: port, backlog: 1024, loop: serverLoop)
+            listener = try TCPListener.bind(
+                host: host, port: port, backlog: 1024, loop: serverLoop, namespace: namespace
+            )
         } catch {
             if loop == nil { serverLoop.shutdown() }
             throw .listen(error)
@@ -83,12 +90,14 @@ public final class TestServer: Sendable {
         maximumMessageSize: Int = 16 << 20,
         recordedMessageLimit: Int = 100_000,
         loop: EventLoop? = nil,
+        namespace: NetworkNamespace? = nil,
         scenario: Scenario = .normal
     ) throws(TestServerError) {
         try scenario.validate()
         try self.init(
             host: host, port: port, maximumMessageSize: maximumMessageSize,
-            recordedMessageLimit: recordedMessageLimit, loop: loop, scenario: { _ in scenario })
+            recordedMessageLimit: recordedMessageLimit, loop: loop, namespace: namespace,
+            scenario: { _ in scenario })
     }
 
     deinit {

@@ -135,6 +135,94 @@ import TetherCore
         #expect(!probe.records.contains { $0.kind == .path && $0.path == .unavailable })
     }
 
+    static let eth0 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth0"])
+    static let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
+
+    /// Two failed attempts: the client waits for its backoff with attempts 2.
+    func failTwice(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws {
+        await client.start()
+        try await self.nextConnection().emit(.ended(.connectFailed(.refused)))
+        let retryAt = try #require(await probe.state(.waiting)?.retryAt)
+        self.clock.advance(toMilliseconds: retryAt)
+        try await self.nextConnection().emit(.ended(.connectFailed(.refused)))
+        let waiting = try #require(await probe.state(.waiting))
+        #expect(waiting.attempts == 2)
+    }
+
+    @Test func interfaceSwitchWhileWaitingForABackoffConnectsAtOnceWithAttemptsReset() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = self.makeClient(monitor: monitor)
+        try await self.failTwice(client, probe)
+        let before = self.clock.now
+
+        monitor.deliver(Self.cellular)
+        _ = try await self.nextConnection()
+        #expect(self.clock.now == before)  // no backoff wait
+        let state = await client.state
+        #expect(state.phase == .connecting && state.generation == 3)
+        #expect(state.attempts == 0)
+    }
+
+    @Test func pathLostWhileWaitingGoesOfflineUsesNoAttemptsAndItsReturnConnectsAtOnce() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = self.makeClient(monitor: monitor)
+        try await self.failTwice(client, probe)
+
+        monitor.deliver(Self.offline)
+        let offline = try #require(await probe.state(.offline))
+        #expect(offline.retryAt == nil && offline.attempts == 2)
+        self.clock.advance(by: .seconds(600))  // far past the abandoned retry time
+        #expect(self.transport.all.count == 2)
+        #expect(await client.state.attempts == 2)
+
+        monitor.deliver(Self.wifi)
+        _ = try await self.nextConnection()
+        let state = await client.state
+        #expect(state.phase == .connecting && state.attempts == 0)
+    }
+
+    @Test func switchBetweenTwoInterfacesOfTheSameKindProbesAndAMissedProbeReconnectsAtOnce() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.eth0)
+        let (client, probe) = self.makeClient(monitor: monitor)
+        await client.start()
+        let first = try await self.nextConnection()
+        first.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+        self.clock.advance(toMilliseconds: 100)
+
+        monitor.deliver(Self.eth1)  // kinds equal, names differ
+        guard case .ping? = await first.nextCommand() else {
+            Issue.record("expected a probe after eth0 -> eth1")
+            return
+        }
+        #expect(await probe.record(.ping)?.time == 100)  // at once, not at the 1000 ms interval
+        self.clock.advance(toMilliseconds: 299)
+        self.clock.advance(toMilliseconds: 300)  // probe deadline 100 + 200
+        #expect(await first.nextCommand() == .close(code: 1001, reason: "probe_timeout"))
+        let second = try await self.nextConnection()
+        #expect(self.clock.now.offset == .milliseconds(300))  // reconnected at once, no backoff
+        let state = await client.state
+        #expect(state.generation == 2 && state.attempts == 0)
+        _ = second
+    }
+
+    @Test func theSameInterfaceKindWithoutNamesIsNoSwitch() async throws {
+        // A monitor that does not name interfaces: equal kinds are the same path, and cost changes probe nothing.
+        let monitor = ScriptedPathMonitor(current: PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet]))
+        let (client, probe) = self.makeClient(monitor: monitor)
+        await client.start()
+        let connection = try await self.nextConnection()
+        connection.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+        monitor.deliver(PathSnapshot(status: .satisfied, isExpensive: true, interfaces: [.wiredEthernet]))
+        _ = await probe.record(.path)
+        #expect(await client.state.phase == .open)
+        self.clock.advance(toMilliseconds: 999)
+        #expect(connection.log.isEmpty)  // no probe: the first ping is the heartbeat's, at 1000
+        self.clock.advance(toMilliseconds: 1000)
+        #expect(await connection.nextCommand() == .ping(1))
+    }
+
     @Test func stopCancelsTheMonitor() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline)
         let (client, probe) = self.makeClient(monitor: monitor)

@@ -143,7 +143,9 @@ import TetherCore
             }
             #expect(text == "m\(index)")
         }
-        let records = probe.records.filter { $0.kind == .message }
+        // Each message's record is published right after the message itself: wait for the last one.
+        let all = await probe.waitForRecords { records in records.filter { $0.kind == .message }.count >= 100 }
+        let records = (all ?? []).filter { $0.kind == .message }
         #expect(records.count == 100)
         #expect(records.allSatisfy { $0.bytes != nil && $0.generation == 1 })
     }

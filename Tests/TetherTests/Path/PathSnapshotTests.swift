@@ -9,6 +9,7 @@ import TetherCore
         var isExpensive = false
         var isConstrained = false
         var interfaceKinds: [InterfaceKind] = []
+        var interfaceNames: [String] = []
     }
 
     @Test func statusMapsToTheHintState() {
@@ -20,16 +21,31 @@ import TetherCore
 
     @Test func describedPathKeepsStatusCostAndInterfaces() {
         let path = FakePath(
-            knownStatus: .satisfied, isExpensive: true, isConstrained: true, interfaceKinds: [.cellular, .wifi]
+            knownStatus: .satisfied, isExpensive: true, isConstrained: true, interfaceKinds: [.cellular, .wifi],
+            interfaceNames: ["pdp_ip0", "en0"]
         )
         #expect(
             PathSnapshot(describing: path)
                 == PathSnapshot(
-                    status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular, .wifi]
+                    status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular, .wifi],
+                    interfaceNames: ["pdp_ip0", "en0"]
                 )
         )
         #expect(PathSnapshot(describing: FakePath(knownStatus: .requiresConnection)).pathState == .needsConnection)
         #expect(PathSnapshot(describing: FakePath(knownStatus: .unsatisfied)).pathState == .unavailable)
+    }
+
+    @Test func interfacesChangeWhenKindsOrNamesDifferButNotWithCostOrStatus() {
+        let eth0 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth0"])
+        let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
+        let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi], interfaceNames: ["eth0"])
+        var expensive = eth0
+        expensive.isExpensive = true
+        #expect(eth1.changesInterfaces(from: eth0))
+        #expect(eth1 != eth0)  // so a monitor that filters repeats delivers the move
+        #expect(wifi.changesInterfaces(from: eth0))
+        #expect(!expensive.changesInterfaces(from: eth0))
+        #expect(!PathSnapshot(status: .unsatisfied).changesInterfaces(from: PathSnapshot(status: .unknown)))
     }
 
     @Test func unknownFutureStatusMapsToUnknownNeverOffline() {

@@ -89,6 +89,24 @@ final class EventProbe: Sendable {
         }
     }
 
+    /// Waits until every record seen so far (consumed or not) satisfies `condition`, checking again after each
+    /// new event; returns those records, or nil when the stream finished or `timeout` passed first (a guard for
+    /// a failing test, also when events keep coming without ever satisfying it).
+    /// Use it when the order of independent events (a path update and an open) is not fixed.
+    func waitForRecords(
+        timeout: Duration = .seconds(10), where condition: @escaping @Sendable ([LogRecord]) -> Bool
+    ) async -> [LogRecord]? {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let records = self.records
+            if condition(records) { return records }
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero, await self.next(timeout: remaining, where: { _ in true }) != nil else {
+                return nil
+            }
+        }
+    }
+
     /// Waits for the next record of `kind` (optionally also matching `extra`).
     func record(
         _ kind: LogRecord.Kind, where extra: @escaping @Sendable (LogRecord) -> Bool = { _ in true }

@@ -10,12 +10,16 @@ final class InMemoryTransport: WebSocketTransport {
     private let announce: AsyncStream<InMemoryConnection>.Continuation
     private let made = Mutex<[InMemoryConnection]>([])
 
-    init() {
+    /// When true, each connection's close frame stays "unsent" until the test calls `flushClose()`.
+    private let holdsCloseFrames: Bool
+
+    init(holdsCloseFrames: Bool = false) {
         (self.connections, self.announce) = AsyncStream.makeStream()
+        self.holdsCloseFrames = holdsCloseFrames
     }
 
     func connect(_ request: TransportRequest) -> any TransportConnection {
-        let connection = InMemoryConnection(request: request)
+        let connection = InMemoryConnection(request: request, holdsCloseFrame: self.holdsCloseFrames)
         self.made.withLock { $0.append(connection) }
         self.announce.yield(connection)
         return connection
@@ -47,10 +51,21 @@ final class InMemoryConnection: TransportConnection {
     let commands: AsyncStream<Command>
     private let eventSink: AsyncStream<TransportEvent>.Continuation
     private let commandSink: AsyncStream<Command>.Continuation
-    private let state = Mutex<(open: Bool, ended: Bool, log: [Command])>((false, false, []))
+    private struct State {
+        var open = false
+        var ended = false
+        var log: [Command] = []
+        var closePending = false
+        var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
+    }
 
-    init(request: TransportRequest) {
+    private let state = Mutex(State())
+    private let holdsCloseFrame: Bool
+
+    /// - Parameter holdsCloseFrame: keep the close frame "unsent" until `flushClose()` (default: sent at once).
+    init(request: TransportRequest, holdsCloseFrame: Bool = false) {
         self.request = request
+        self.holdsCloseFrame = holdsCloseFrame
         (self.events, self.eventSink) = AsyncStream.makeStream()
         (self.commands, self.commandSink) = AsyncStream.makeStream()
     }
@@ -65,6 +80,7 @@ final class InMemoryConnection: TransportConnection {
         self.eventSink.yield(event)
         if case .ended = event {
             self.eventSink.finish()
+            self.flushClose()  // nothing can be pending after the end
         }
     }
 
@@ -87,9 +103,38 @@ final class InMemoryConnection: TransportConnection {
     }
 
     func close(code: UInt16, reason: String) {
-        self.state.withLock { $0.log.append(.close(code: code, reason: reason)) }
+        self.state.withLock { state in
+            state.log.append(.close(code: code, reason: reason))
+            state.closePending = self.holdsCloseFrame && !state.ended
+        }
         self.commandSink.yield(.close(code: code, reason: reason))
     }
+
+    func waitUntilCloseSent() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = self.state.withLock { state in
+                guard state.closePending else { return false }
+                state.closeSentWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Plays the kernel taking the held close frame: `waitUntilCloseSent` callers return.
+    func flushClose() {
+        let waiters = self.state.withLock { state in
+            state.closePending = false
+            defer { state.closeSentWaiters.removeAll() }
+            return state.closeSentWaiters
+        }
+        for waiter in waiters {
+            waiter.resume()
+        }
+    }
+
+    /// True while a caller waits in `waitUntilCloseSent`.
+    var hasCloseSentWaiter: Bool { self.state.withLock { !$0.closeSentWaiters.isEmpty } }
 
     /// Waits for the client's next command on this connection (nil after the deadline guard).
     func nextCommand() async -> Command? {

@@ -24,8 +24,9 @@ public enum NetlinkPathMonitorError: Error, Equatable, Sendable {
 ///   and not loopback, and that link has an address of the route's family with global or site scope that is not
 ///   tentative; `unsatisfied` otherwise. `requiresConnection` is never reported: the kernel has no on-demand
 ///   connection state.
-/// - `interfaces`: one kind per link carrying such a route, lowest route metric first. The kind comes from the
-///   link type and name: loopback; cellular for raw-IP links, `wwan` links and names `ww*`, `rmnet*`,
+/// - `interfaces`: one kind per link carrying such a route, lowest route metric first; `interfaceNames`: their
+///   names, so that a move between two links of one kind (`eth0` to `eth1`) is a visible change. The kind
+///   comes from the link type and name: loopback; cellular for raw-IP links, `wwan` links and names `ww*`, `rmnet*`,
 ///   `ccmni*`; Wi-Fi for Ethernet-type links named `wl*`; wired Ethernet for other Ethernet-type links
 ///   (including veth and bridges); other for everything else (tun, WireGuard, PPP).
 /// - `isExpensive` when the preferred (first) interface is cellular. `isConstrained` is always `false`:

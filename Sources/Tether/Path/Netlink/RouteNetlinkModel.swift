@@ -3,9 +3,9 @@
 ///
 /// The path is satisfied when an IPv4 or IPv6 default route of the main table goes through a link that is up,
 /// running and not loopback, and that link has a usable address of the route's family (global or site scope,
-/// not tentative). `interfaces` lists the kinds of the links carrying such routes, lowest metric first;
-/// `isExpensive` is true when the first one is cellular; `isConstrained` is always false and `requiresConnection`
-/// never happens (Linux has no kernel notion of either).
+/// not tentative). `interfaces` lists the kinds of the links carrying such routes, lowest metric first, and
+/// `interfaceNames` their names in the same order; `isExpensive` is true when the first one is cellular;
+/// `isConstrained` is always false and `requiresConnection` never happens (Linux has no kernel notion of either).
 struct RouteNetlinkModel: Equatable, Sendable {
     private(set) var links: [Int32: LinkRecord] = [:]
     private(set) var addresses: [AddressRecord.Key: AddressRecord] = [:]
@@ -90,16 +90,18 @@ struct RouteNetlinkModel: Equatable, Sendable {
                 (lhs.route.metric, lhs.route.family, lhs.link) < (rhs.route.metric, rhs.route.family, rhs.link)
             }
         var seen: Set<Int32> = []
-        let interfaces = usable.compactMap { candidate -> InterfaceKind? in
+        let links = usable.compactMap { candidate -> LinkRecord? in
             guard seen.insert(candidate.link).inserted else { return nil }
-            return self.links[candidate.link]?.interfaceKind
+            return self.links[candidate.link]
         }
-        guard !interfaces.isEmpty else { return PathSnapshot(status: .unsatisfied) }
+        guard !links.isEmpty else { return PathSnapshot(status: .unsatisfied) }
+        let interfaces = links.map(\.interfaceKind)
         return PathSnapshot(
             status: .satisfied,
             isExpensive: interfaces.first == .cellular,
             isConstrained: false,
-            interfaces: interfaces
+            interfaces: interfaces,
+            interfaceNames: links.map(\.name)
         )
     }
 

@@ -44,9 +44,13 @@ struct RouteNetlinkTracker: Sendable {
         var refusal: Int32?
     }
 
-    /// Refusals in a row before giving up. A refusal is usually transient: `ENOBUFS` while the receive queue is
-    /// full after an overrun, so the sync is retried (after the queue was read) a few times.
+    /// Refusals in a row before giving up. `ENOBUFS` (the receive queue filled up again with notifications
+    /// after it was read) does not count: it is transient, and each retry follows a full read of the queue, so
+    /// retries are paced by the kernel's own burst. Under CPU contention a burst of a few hundred notifications
+    /// into a small buffer can refuse more than `refusalLimit` dumps in a row without anything being wrong.
     static let refusalLimit = 8
+    /// `-ENOBUFS` as netlink reports it.
+    static let queueFull: Int32 = -105
 
     private(set) var model = RouteNetlinkModel()
     private var phase = Phase.idle
@@ -117,7 +121,9 @@ struct RouteNetlinkTracker: Sendable {
         }
         switch event {
         case .done(let error) where error != 0, .error(let error) where error != 0:
-            self.refusalsInARow += 1
+            if error != Self.queueFull {
+                self.refusalsInARow += 1
+            }
             guard self.refusalsInARow < Self.refusalLimit else { return error }
             self.phase = .idle
             requests += self.resynchronize()

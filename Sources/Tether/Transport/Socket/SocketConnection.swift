@@ -20,12 +20,13 @@ final class SocketConnection: TransportConnection {
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
 
-    init(request: TransportRequest, loop: EventLoop) {
+    init(request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil) {
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         self.events = events
         self.loop = loop
         self.sendLimit = request.maximumMessageSize
-        self.core = LoopBound(SocketConnectionCore(request: request, sink: sink, loop: loop), loop: loop)
+        let core = SocketConnectionCore(request: request, sink: sink, loop: loop, namespace: namespace)
+        self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request) {
         case .success(let endpoint):
             let core = self.core
@@ -81,6 +82,16 @@ final class SocketConnection: TransportConnection {
     func close(code: UInt16, reason: String) {
         let core = self.core
         self.loop.execute { core.value.close(code: code, reason: reason) }
+    }
+
+    /// Runs after an earlier `close` on the loop (`execute` keeps call order), so it sees that close's frame.
+    func waitUntilCloseSent() async {
+        let core = self.core
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if !self.loop.execute({ core.value.waitUntilCloseSent(continuation) }) {
+                continuation.resume()  // the loop has shut down: nothing is pending any more
+            }
+        }
     }
 }
 

@@ -28,6 +28,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private let loop: EventLoop
     private let connectTimeout: Int
     private let closeTimeout: Int
+    /// Where the TCP sockets are created (nil: the process's namespace).
+    private let namespace: NetworkNamespace?
     private var phase = Phase.idle
     /// Set while `finishing`: the end to report once the TCP connection or the connect task has let go.
     private var decidedEnd: TransportEnd?
@@ -47,10 +49,18 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var controlFrame: [UInt8] = []
     /// Ids of pings sent and not yet answered, oldest first.
     private var outstandingPings: [UInt64] = []
+    /// True from our close frame's write until the kernel has taken all of it (or the write failed).
+    private var closeFramePending = false
+    /// Callers of `waitUntilCloseSent` waiting for `closeFramePending` to clear.
+    private var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
 
-    init(request: TransportRequest, sink: AsyncStream<TransportEvent>.Continuation, loop: EventLoop) {
+    init(
+        request: TransportRequest, sink: AsyncStream<TransportEvent>.Continuation, loop: EventLoop,
+        namespace: NetworkNamespace? = nil
+    ) {
         self.sink = sink
         self.loop = loop
+        self.namespace = namespace
         self.connectTimeout = request.connectTimeout
         self.closeTimeout = request.closeTimeout
         // One frame may carry a whole message, so the frame limit follows the message limit.
@@ -71,6 +81,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
         let progress = self.connectProgress
+        let namespace = self.namespace
         self.connectTask = Task {
             let result: Result<TCPConnection, SocketError>
             do throws(SocketError) {
@@ -78,7 +89,9 @@ final class SocketConnectionCore: TCPConnectionHandler {
                 let addresses = try await Resolver.resolve(host: endpoint.host, port: endpoint.port)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
-                result = .success(try await TCPConnection.connect(to: addresses, timeout: remaining, loop: loop))
+                result = .success(try await TCPConnection.connect(
+                    to: addresses, timeout: remaining, loop: loop, namespace: namespace
+                ))
             } catch {
                 result = .failure(error)
             }
@@ -205,11 +218,28 @@ final class SocketConnectionCore: TCPConnectionHandler {
             self.decide(.closedLocally, graceful: false)
         case .open:
             let code = CloseCode.isValidOnWire(code) ? code : 1000
-            self.writeClose(code: code, reason: Self.truncated(reason, toUTF8Count: 123))
+            self.writeClose(code: code, reason: Self.truncated(reason, toUTF8Count: 123), tracked: true)
             self.phase = .closing
             self.armCloseTimer()
         case .idle, .closing, .finishing, .ended:
             break  // nothing to close, or already closing
+        }
+    }
+
+    func waitUntilCloseSent(_ continuation: CheckedContinuation<Void, Never>) {
+        guard self.closeFramePending else {
+            continuation.resume()
+            return
+        }
+        self.closeSentWaiters.append(continuation)
+    }
+
+    private func closeFrameWritten() {
+        self.closeFramePending = false
+        let waiters = self.closeSentWaiters
+        self.closeSentWaiters.removeAll()
+        for waiter in waiters {
+            waiter.resume()
         }
     }
 
@@ -378,6 +408,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.outstandingPings.removeAll()
         self.sink.yield(.ended(end))
         self.sink.finish()
+        self.closeFrameWritten()  // no write completion can come any more
         self.bound = nil
         self.tcp = nil
         self.parser = nil
@@ -386,12 +417,21 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     // MARK: - Writing control frames
 
-    private func writeClose(code: UInt16?, reason: String) {
+    /// - Parameter tracked: the close frame counts as pending for `waitUntilCloseSent` until the kernel has taken
+    ///   all of it or the write failed (either way nothing is pending any more).
+    private func writeClose(code: UInt16?, reason: String, tracked: Bool = false) {
         self.controlFrame.removeAll(keepingCapacity: true)
         self.encodeControl { (encoder, frame) throws(WireUsageError) in
             try encoder.close(code: code, reason: reason, into: &frame)
         }
-        self.writeControlFrame()
+        guard tracked, let tcp = self.tcp, let bound = self.bound else {
+            self.writeControlFrame()
+            return
+        }
+        self.closeFramePending = true
+        self.controlFrame.withUnsafeBytes { bytes in
+            tcp.write(borrowing: bytes) { _ in bound.value.closeFrameWritten() }
+        }
     }
 
     /// Runs an encoding that cannot fail for the values this type passes (payloads within 125 bytes, close codes

@@ -23,20 +23,30 @@ import TetherWire
 ///   `.receiveFailed`, like one that breaks while open.
 public struct SocketTransport: WebSocketTransport {
     let loop: EventLoop
+    /// The network namespace the sockets are created in; nil for the process's own.
+    let namespace: NetworkNamespace?
 
     /// A transport whose connections run on the process-wide shared event loop.
-    public init() {
+    /// - Parameter namespace: a network namespace file (for example `/var/run/netns/NAME`) to create every socket
+    ///   in, as `NetlinkPathMonitor(namespace:)` watches one; nil (the default) for the process's own namespace.
+    ///   Only a short-lived thread enters the namespace to create each socket (which keeps it for life); names
+    ///   are still resolved in the process's namespace. Entering a namespace needs `CAP_SYS_ADMIN`; when it
+    ///   fails, the connection ends with `.connectFailed`.
+    public init(namespace: String? = nil) {
         self.loop = .shared
+        self.namespace = namespace.map(NetworkNamespace.init(path:))
     }
 
     /// A transport whose connections run on `loop`: a private loop keeps a group of connections (a test, a
     /// benchmark, `tether check`) off the shared loop's thread. The loop must outlive the connections.
-    public init(loop: EventLoop) {
+    /// - Parameter namespace: as in `init(namespace:)`; nil (the default) for the process's own namespace.
+    public init(loop: EventLoop, namespace: String? = nil) {
         self.loop = loop
+        self.namespace = namespace.map(NetworkNamespace.init(path:))
     }
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
-        SocketConnection(request: request, loop: self.loop)
+        SocketConnection(request: request, loop: self.loop, namespace: self.namespace)
     }
 
     /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.

@@ -44,6 +44,8 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         var closingLocally = false
         var peerCloseCode: UInt16??
         var pendingPings: Set<UInt64> = []
+        /// Callers of `waitUntilCloseSent` waiting for the end.
+        var endWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     init(request: TransportRequest, configuration: URLSessionConfiguration) {
@@ -128,6 +130,20 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         }
     }
 
+    /// `URLSessionWebSocketTask` does not report when its close frame was written, so this waits for the end of
+    /// the task, which comes after the server answered the close frame or after the close timeout: an upper
+    /// bound, never a premature "sent".
+    func waitUntilCloseSent() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = self.state.withLock { state in
+                guard state.closingLocally, !state.ended else { return false }
+                state.endWaiters.append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
     // MARK: URLSessionWebSocketDelegate
 
     func urlSession(
@@ -197,9 +213,12 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         }
         guard first else { return }
         // Pings still waiting get their failure before the end, so no ping id is left without an answer.
-        let pending = self.state.withLock { state in
-            defer { state.pendingPings.removeAll() }
-            return state.pendingPings
+        let (pending, endWaiters) = self.state.withLock { state in
+            defer {
+                state.pendingPings.removeAll()
+                state.endWaiters.removeAll()
+            }
+            return (state.pendingPings, state.endWaiters)
         }
         for id in pending.sorted() {
             self.sink.yield(.pingFailed(id: id))
@@ -207,6 +226,9 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         self.sink.yield(.ended(end))
         self.sink.finish()
         self.session.withLock { $0 }?.invalidateAndCancel()
+        for waiter in endWaiters {
+            waiter.resume()
+        }
     }
 
     /// Maps a platform error to how the connection ended.

@@ -6,7 +6,7 @@ import Testing
 /// Real links: each test makes its own namespaces and veth pair (`NetworkNamespaceFixture`) and watches one
 /// namespace with a `NetlinkPathMonitor`. Serialized so that latency is measured on a quiet machine.
 @Suite(.serialized) struct NetlinkPathMonitorTests {
-    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet])
+    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["va"])
     static let unsatisfied = PathSnapshot(status: .unsatisfied)
     static let needsRoot = ConditionTrait.enabled(
         if: NetworkNamespaceFixture.isAvailable,

@@ -7,7 +7,7 @@ import Testing
     static let gateway: [UInt8] = [192, 0, 2, 254]
     static let globalIPv6: [UInt8] = [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1]
     static let linkLocalIPv6: [UInt8] = [0xfe, 0x80] + [UInt8](repeating: 0, count: 13) + [1]
-    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet])
+    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth0"])
     static let unsatisfied = PathSnapshot(status: .unsatisfied)
 
     /// eth0 (index 2), up and running, with 192.0.2.1/24 and a default route via 192.0.2.254.
@@ -127,9 +127,15 @@ import Testing
         try model.feed(Bytes.link(index: 4, name: "wwan0", linkType: Netlink.LinkType.rawIP))
         try model.feed(Bytes.address(index: 4, [203, 0, 113, 9]))
         try model.feed(Bytes.route(metric: 600, outputLink: 3) + Bytes.route(metric: 700, outputLink: 4))
-        #expect(model.snapshot == PathSnapshot(status: .satisfied, interfaces: [.wifi, .cellular]))
+        #expect(
+            model.snapshot
+                == PathSnapshot(status: .satisfied, interfaces: [.wifi, .cellular], interfaceNames: ["wlan0", "wwan0"])
+        )
         try model.feed(Bytes.link(index: 3, name: "wlan0", flags: Bytes.upWithoutCarrier))
-        #expect(model.snapshot == PathSnapshot(status: .satisfied, isExpensive: true, interfaces: [.cellular]))
+        let cellular = PathSnapshot(
+            status: .satisfied, isExpensive: true, interfaces: [.cellular], interfaceNames: ["wwan0"]
+        )
+        #expect(model.snapshot == cellular)
     }
 
     @Test func linkKindsFollowTypeKindAndName() {
@@ -152,9 +158,15 @@ import Testing
         try model.feed(Bytes.link(index: 2, name: "eth0") + Bytes.address(index: 2, Self.ethernetAddress))
         try model.feed(Bytes.link(index: 3, name: "eth1") + Bytes.address(index: 3, [198, 51, 100, 1]))
         try model.feed(Bytes.route(multipath: [2, 3]))
-        #expect(model.snapshot == PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet, .wiredEthernet]))
+        #expect(
+            model.snapshot
+                == PathSnapshot(
+                    status: .satisfied, interfaces: [.wiredEthernet, .wiredEthernet], interfaceNames: ["eth0", "eth1"]
+                )
+        )
         try model.feed(Bytes.link(index: 2, name: "eth0", flags: Bytes.down))
-        #expect(model.snapshot == Self.wired)
+        let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
+        #expect(model.snapshot == eth1)
         try model.feed(Bytes.link(index: 3, name: "eth1", flags: Bytes.down))
         #expect(model.snapshot == Self.unsatisfied)
         #expect(model.defaultRoutes.isEmpty)
@@ -174,6 +186,18 @@ import Testing
         #expect(model.defaultRoutes.map(\.outputLinks) == [[3]])
         try model.feed(Bytes.link(index: 3, name: "eth1", flags: Bytes.upWithoutCarrier))
         #expect(model.snapshot == Self.unsatisfied)
+    }
+
+    @Test func movingTheDefaultRouteToAnotherLinkOfTheSameKindChangesTheSnapshot() throws {
+        var model = try self.connectedModel()
+        try model.feed(Bytes.link(index: 3, name: "eth1") + Bytes.address(index: 3, [198, 51, 100, 1]))
+        #expect(model.snapshot == Self.wired)
+        try model.feed(Bytes.route(outputLink: 3, headerFlags: Netlink.HeaderFlag.replace))
+        let moved = model.snapshot
+        #expect(moved.status == .satisfied && moved.interfaces == [.wiredEthernet])
+        #expect(moved.interfaceNames == ["eth1"])
+        #expect(moved != Self.wired)
+        #expect(moved.changesInterfaces(from: Self.wired))
     }
 
     @Test func sameRouteAnnouncedTwiceIsKeptOnce() throws {

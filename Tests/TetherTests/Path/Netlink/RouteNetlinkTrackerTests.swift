@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct RouteNetlinkTrackerTests {
     typealias Bytes = RouteNetlinkBytes
-    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet])
+    static let wired = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth0"])
 
     /// The type and sequence number of each request.
     func requests(_ requests: [[UInt8]]) -> [(type: UInt16, sequence: UInt32)] {
@@ -110,12 +110,26 @@ import Testing
         var tracker = RouteNetlinkTracker()
         var sequence = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
         for _ in 1..<RouteNetlinkTracker.refusalLimit {
+            let step = tracker.receive(Bytes.error(sequence: sequence, code: -1 /* EPERM */))
+            #expect(step.refusal == nil && step.snapshot == nil)
+            sequence = self.expectRequest(step.requests, Netlink.MessageType.getLink)
+        }
+        let step = tracker.receive(Bytes.error(sequence: sequence, code: -1))
+        #expect(step.refusal == -1)
+    }
+
+    @Test func dumpsRefusedForAFullQueueAreRetriedWithoutGivingUp() {
+        var tracker = RouteNetlinkTracker()
+        var sequence = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
+        for _ in 0..<(3 * RouteNetlinkTracker.refusalLimit) {
             let step = tracker.receive(Bytes.error(sequence: sequence, code: -105 /* ENOBUFS */))
             #expect(step.refusal == nil && step.snapshot == nil)
             sequence = self.expectRequest(step.requests, Netlink.MessageType.getLink)
         }
-        let step = tracker.receive(Bytes.error(sequence: sequence, code: -105))
-        #expect(step.refusal == -105)
+        for expected in [Netlink.MessageType.getAddress, Netlink.MessageType.getRoute] {
+            sequence = self.expectRequest(tracker.receive(Bytes.done(sequence: sequence)).requests, expected)
+        }
+        #expect(tracker.receive(Bytes.done(sequence: sequence)).snapshot == PathSnapshot(status: .unsatisfied))
     }
 
     @Test func completedSyncForgetsEarlierRefusals() {
@@ -123,7 +137,7 @@ import Testing
         var sequence = self.expectRequest(tracker.resynchronize(), Netlink.MessageType.getLink)
         for _ in 1..<RouteNetlinkTracker.refusalLimit {
             sequence = self.expectRequest(
-                tracker.receive(Bytes.error(sequence: sequence, code: -105)).requests,
+                tracker.receive(Bytes.error(sequence: sequence, code: -1)).requests,
                 Netlink.MessageType.getLink
             )
         }
@@ -133,7 +147,7 @@ import Testing
         #expect(tracker.receive(Bytes.done(sequence: sequence)).snapshot == PathSnapshot(status: .unsatisfied))
         let overrun = NetlinkMessage.encode(type: Netlink.MessageType.overrun, flags: 0, sequence: 0, payload: [])
         sequence = self.expectRequest(tracker.receive(overrun).requests, Netlink.MessageType.getLink)
-        let step = tracker.receive(Bytes.error(sequence: sequence, code: -105))
+        let step = tracker.receive(Bytes.error(sequence: sequence, code: -1))
         #expect(step.refusal == nil)
         _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
     }

@@ -5,11 +5,16 @@ import Testing
 
 /// Two network namespaces joined by a veth pair, made with iproute2's `ip` for one test and removed after it:
 /// `watched` holds `va` (192.0.2.1/24, 2001:db8::1/64 when asked), `peer` holds `vb` (192.0.2.2/24). Traffic
-/// never leaves these namespaces: the default route points at `vb`.
+/// never leaves these namespaces: the default route points at `vb`. Shared by the netlink monitor's tests (the
+/// monitor watches `watched`) and the client's real-link tests (client in `watched`, test server in `peer`).
 final class NetworkNamespaceFixture {
     /// `ip` from Debian's iproute2, when installed.
     static let ipExecutable: String? = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]
         .first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// `tc` from the same package, for the blackhole.
+    static let tcExecutable: String = ["/usr/sbin/tc", "/sbin/tc", "/usr/bin/tc", "/bin/tc"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "tc"
 
     /// Real-link tests need root (namespaces, veth) and `ip`.
     static let isAvailable = getuid() == 0 && ipExecutable != nil
@@ -22,6 +27,8 @@ final class NetworkNamespaceFixture {
     let peer: String
     /// The namespace file a `NetlinkPathMonitor` enters.
     var watchedPath: String { "/var/run/netns/\(self.watched)" }
+    /// The namespace file of the peer side (where a test server listens).
+    var peerPath: String { "/var/run/netns/\(self.peer)" }
 
     /// Creates both namespaces (nothing else). Unique per process and per fixture.
     init() throws {
@@ -46,6 +53,29 @@ final class NetworkNamespaceFixture {
         try self.ip("-n", self.peer, "link", "set", "vb", "up")
         try self.ip("-n", self.watched, "link", "set", "va", "up")
         try self.ip("-n", self.watched, "route", "add", "default", "via", "192.0.2.2", "dev", "va")
+    }
+
+    /// Adds a second veth pair, `vc` (198.51.100.1/24, watched) and `vd` (198.51.100.2/24, peer), both up, with no
+    /// route through it: a second wired interface the default route can move to.
+    func connectSecondLink() throws {
+        try self.ip("-n", self.watched, "link", "add", "vc", "type", "veth", "peer", "name", "vd", "netns", self.peer)
+        try self.ip("-n", self.watched, "addr", "add", "198.51.100.1/24", "dev", "vc")
+        try self.ip("-n", self.peer, "addr", "add", "198.51.100.2/24", "dev", "vd")
+        try self.ip("-n", self.peer, "link", "set", "vd", "up")
+        try self.ip("-n", self.watched, "link", "set", "vc", "up")
+    }
+
+    /// Drops every packet `va` and `vb` send (a `pfifo` queue of length 0 on each; this kernel has no `netem`),
+    /// so the link stays up while nothing crosses it. `unblackhole()` removes the queues.
+    func blackhole() throws {
+        let tc = Self.tcExecutable
+        try self.ip("netns", "exec", self.watched, tc, "qdisc", "replace", "dev", "va", "root", "pfifo", "limit", "0")
+        try self.ip("netns", "exec", self.peer, tc, "qdisc", "replace", "dev", "vb", "root", "pfifo", "limit", "0")
+    }
+
+    func unblackhole() throws {
+        try self.ip("netns", "exec", self.watched, Self.tcExecutable, "qdisc", "del", "dev", "va", "root")
+        try self.ip("netns", "exec", self.peer, Self.tcExecutable, "qdisc", "del", "dev", "vb", "root")
     }
 
     /// Runs `ip` in the watched namespace (`ip -n WATCHED ...`) and returns when it has exited.
