@@ -41,7 +41,9 @@ let package = Package(
             ]
         ),
         .target(name: "TetherTestServer", dependencies: ["TetherWire", "TetherPOSIX"]),
-        .target(name: "TetherCLI", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherPOSIX"]),
+        .target(
+            name: "TetherCLI", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+        ),
         .executableTarget(name: "tether", dependencies: ["TetherCLI"]),
         .executableTarget(
             name: "tether-bench",

@@ -1,4 +1,5 @@
 import Foundation
+import TetherWire
 import TetherTestServer
 
 /// Turns `tether`'s arguments into a `Command`, or a typed `ArgumentError` (never a crash).
@@ -59,7 +60,7 @@ public enum CommandLineParser {
                 headers.append(try self.header(cursor.value(for: "--header")))
             case .flag("--protocol"):
                 let name = try cursor.value(for: "--protocol")
-                guard Self.isToken(name) else {
+                guard HTTPToken.isValid(name) else {
                     throw .invalidValue(
                         flag: "--protocol", value: name, expected: "a token (letters, digits, -._~...)")
                 }
@@ -142,7 +143,7 @@ public enum CommandLineParser {
             case .flag("--close-code"):
                 let code = try cursor.integer(
                     for: "--close-code", in: 1000...4999, expected: "a close code 1000-1003, 1007-1014 or 3000-4999")
-                guard Self.isSendableCloseCode(code) else {
+                guard let wireCode = UInt16(exactly: code), CloseCode.isValidOnWire(wireCode) else {
                     throw .invalidNumber(
                         flag: "--close-code", value: String(code),
                         expected: "a close code 1000-1003, 1007-1014 or 3000-4999")
@@ -224,28 +225,11 @@ public enum CommandLineParser {
         guard let colon = text.firstIndex(of: ":") else { throw .invalidHeader(text) }
         let name = String(text[..<colon]).trimmingCharacters(in: .whitespaces)
         let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-        guard Self.isToken(name), !value.contains("\r"), !value.contains("\n") else {
+        guard HTTPToken.isValid(name), !value.contains("\r"), !value.contains("\n") else {
             throw .invalidHeader(name.isEmpty ? text : name + ":...")
         }
         return HeaderOption(name: name, value: value)
     }
 
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-        }
-    }
 
-    static func isSendableCloseCode(_ code: Int) -> Bool {
-        switch code {
-        case 1000...1003, 1007...1014, 3000...4999: true
-        default: false
-        }
-    }
 }

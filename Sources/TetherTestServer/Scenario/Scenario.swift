@@ -1,3 +1,5 @@
+import TetherWire
+
 /// What the test server does on one connection. A plain value: start from a static factory and
 /// combine with the modifiers, for example `Scenario.echo.delayingPongs(byMilliseconds: 200)` or
 /// `Scenario.send(count: 10_000, size: 32).closing(afterMilliseconds: 500, code: 1001)`.
@@ -243,7 +245,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check(milliseconds >= 0, "pong delay must not be negative")
         }
         if let subprotocol = self.subprotocol {
-            try check(Self.isToken(subprotocol), "subprotocol must be an HTTP token")
+            try check(HTTPToken.isValid(subprotocol), "subprotocol must be an HTTP token")
         }
         if let stream = self.stream {
             try check(stream.count >= 0 && stream.size >= 0, "stream count and size must not be negative")
@@ -254,7 +256,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if let close = self.close {
             try check(close.afterMilliseconds >= 0, "close delay must not be negative")
-            try check(Self.isValidCloseCode(close.code), "close code \(close.code) may not be sent")
+            try check(CloseCode.isValidOnWire(close.code), "close code \(close.code) may not be sent")
             try check(close.reason.utf8.count <= 123, "close reason must fit in 123 bytes")
         }
         if let reset = self.resetAfterMilliseconds {
@@ -263,24 +265,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         try check(self.closeTimeoutMilliseconds >= 0, "close timeout must not be negative")
     }
 
-    static func isValidCloseCode(_ code: UInt16) -> Bool {
-        switch code {
-        case 1000...1003, 1007...1014, 3000...4999: true
-        default: false
-        }
-    }
 
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"):
-                true
-            default:
-                "!#$%&'*+-.^_`|~".utf8.contains(byte)
-            }
-        }
-    }
 
     /// A one-line summary, for example `accept, pong delayed 200 ms, echo`.
     public var description: String {
