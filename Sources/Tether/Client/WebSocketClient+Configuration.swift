@@ -42,10 +42,10 @@ public struct WebSocketConfiguration: Sendable {
     /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
     public var pathMonitoring: PathMonitoring
     #if os(Linux)
-    /// The event loop whose thread runs this client's actor, and the default transport's sockets.
-    /// Default: the process-wide shared loop. A private loop (which must outlive the client) keeps a
-    /// group of clients off a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets.
-    /// `tether check` and the real-time tests do that.
+    /// The event loop whose timer heap wakes this client (with the continuous clock). Default: the
+    /// process-wide shared loop. A private loop (which must outlive the client) keeps a group of clients off
+    /// a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets. `tether check` and the
+    /// real-time tests do that.
     public var eventLoop: EventLoop = .shared
     #endif
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,

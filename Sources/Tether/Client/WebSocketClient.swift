@@ -11,9 +11,7 @@ import TetherPOSIX
 /// machine's action is run by `run(_:)`, which re-checks the action's generation first. One timer
 /// sleeps until the machine's next wake time; nothing polls.
 ///
-/// On Linux the actor runs on the socket event loop's thread (see `EventLoopExecutor`), so a busy
-/// cooperative pool cannot delay a pong or a deadline into a false verdict. A started client keeps
-/// running (its timer and readers hold it) until `stop()` or the cancellation of `run()`.
+/// A started client keeps running (its readers hold it) until `stop()` or the cancellation of `run()`.
 ///
 /// ```swift
 /// let client = WebSocketClient(configuration: WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!))
@@ -24,15 +22,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// Everything the client reports, in order. Unicast: iterate it from one task only.
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
     public nonisolated let events: AsyncStream<WebSocketEvent>
-
-    #if os(Linux)
-    private nonisolated let executor: EventLoopExecutor
-
-    /// The event loop thread (see the type's documentation).
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        self.executor.asUnownedSerialExecutor()
-    }
-    #endif
 
     private let eventSink: AsyncStream<WebSocketEvent>.Continuation
     private let configuration: Configuration
@@ -56,9 +45,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
     public init(configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil) {
         (self.events, self.eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        #if os(Linux)
-        self.executor = EventLoopExecutor(loop: configuration.eventLoop)
-        #endif
         self.configuration = configuration
         self.request = configuration.transportRequest
         self.clock = clock
@@ -365,11 +351,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard let wake else { return }
         let deadline = self.origin.advanced(by: .milliseconds(wake))
         #if os(Linux)
-        // On the continuous clock the event loop's own timer wakes the actor on its executor directly: no
-        // cooperative thread is needed, so a busy pool cannot make a deadline late.
+        // On the continuous clock the event loop's timer heap wakes the machine: scheduling and cancelling cost
+        // a heap entry, where a sleeping task costs a task and a Dispatch timer that, once cancelled (every pong
+        // cancels the ping deadline), still wakes a thread at its old deadline.
         if let instant = deadline as? ContinuousClock.Instant {
-            self.timer = .loop(self.executor.loop.schedule(at: instant) { [weak self] in
-                self?.assumeIsolated { client in client.timerFired(wake: wake) }
+            self.timer = .loop(self.configuration.eventLoop.schedule(at: instant) { [weak self] in
+                guard let self else { return }
+                Task { await self.timerFired(wake: wake) }
             })
             return
         }
@@ -402,8 +390,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 }
 
-/// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) an event
-/// loop timer that runs on the actor's own executor.
+/// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) a timer on
+/// the configuration's event loop.
 private enum WakeTimer {
     case task(Task<Void, Never>)
     #if os(Linux)

@@ -77,7 +77,7 @@ final class LateCallbackConnection: TransportConnection {
         self.sink.finish()
     }
 
-    func send(_ message: WebSocketMessage) async throws { try await self.inner.send(message) }
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws { try await self.inner.send(message) }
     func sendPing(id: UInt64) { self.inner.sendPing(id: id) }
     func close(code: UInt16, reason: String) { self.inner.close(code: code, reason: reason) }
     func waitUntilCloseSent() async { await self.inner.waitUntilCloseSent() }

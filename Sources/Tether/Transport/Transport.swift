@@ -71,7 +71,7 @@ public protocol TransportConnection: AnyObject, Sendable {
     var events: AsyncStream<TransportEvent> { get }
     /// Sends a data message. Returns when it was handed to the kernel (or the platform API);
     /// throws `WebSocketSendError` otherwise. Never drops a message silently.
-    func send(_ message: WebSocketMessage) async throws
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws
     /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
     func sendPing(id: UInt64)
     /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not

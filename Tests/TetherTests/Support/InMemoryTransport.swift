@@ -87,7 +87,7 @@ final class InMemoryConnection: TransportConnection {
     /// Everything the client has asked this connection to do, in order.
     var log: [Command] { self.state.withLock { $0.log } }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         let accepted = self.state.withLock { state in
             guard state.open, !state.ended else { return false }
             state.log.append(.send(message))

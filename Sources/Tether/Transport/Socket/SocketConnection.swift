@@ -47,7 +47,7 @@ final class SocketConnection: TransportConnection {
         self.loop.execute { core.value.close(code: 1001, reason: "") }
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
         var frame: [UInt8] = []
         switch message {

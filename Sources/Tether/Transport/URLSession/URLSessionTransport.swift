@@ -77,7 +77,7 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
 
     // MARK: TransportConnection
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         guard let task = self.task.withLock({ $0 }), self.state.withLock({ $0.opened && !$0.ended }) else {
             throw WebSocketSendError.notOpen
         }
