@@ -54,6 +54,40 @@ struct HTTPHeadBuffer: Sendable {
     }
 }
 
+/// The part both handshake parsers share: bytes in, a head once it is complete, and a failure that sticks
+/// (every call after the first error throws it again).
+struct HandshakeParsing: Sendable {
+    private(set) var buffer: HTTPHeadBuffer
+    private var failure: HandshakeError?
+
+    init(limit: Int) {
+        self.buffer = HTTPHeadBuffer(limit: limit)
+    }
+
+    mutating func append(_ bytes: some Sequence<UInt8>) {
+        self.buffer.append(bytes)
+    }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        self.buffer.append(bytes)
+    }
+
+    /// The complete head validated by `validate` (given the bytes after the head), nil when more bytes are
+    /// needed; a thrown error is remembered and thrown again by every later call.
+    mutating func parse<Value>(
+        _ validate: (HTTPHead, _ remaining: [UInt8]) throws(HandshakeError) -> Value
+    ) throws(HandshakeError) -> Value? {
+        if let failure = self.failure { throw failure }
+        do throws(HandshakeError) {
+            guard let end = try self.buffer.findHeadEnd() else { return nil }
+            return try validate(HTTPHead(self.buffer.bytes[..<end]), self.buffer.remaining)
+        } catch {
+            self.failure = error
+            throw error
+        }
+    }
+}
+
 /// A parsed message head.
 struct HTTPHead {
     var startLine: [UInt8]

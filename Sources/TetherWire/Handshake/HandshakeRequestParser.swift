@@ -38,39 +38,30 @@ public struct HandshakeRequest: Sendable {
 /// block are kept in `HandshakeRequest.remaining`. A failed handshake throws on every later call; answer it
 /// with `ServerHandshake.reject(status:reason:)` (400, or 426 for a wrong version).
 public struct HandshakeRequestParser: Sendable {
-    private var buffer: HTTPHeadBuffer
-    private var failure: HandshakeError?
+    private var parsing: HandshakeParsing
 
     /// - Parameter maximumHeaderSize: the largest header block accepted (default 16 KiB), guarding memory against
     ///   a client that never ends its headers.
     public init(maximumHeaderSize: Int = 16 << 10) {
-        self.buffer = HTTPHeadBuffer(limit: maximumHeaderSize)
+        self.parsing = HandshakeParsing(limit: maximumHeaderSize)
     }
 
     /// Appends bytes received from the client.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
-        self.buffer.append(bytes)
+        self.parsing.append(bytes)
     }
 
     /// Appends bytes received from the client.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        self.buffer.append(bytes)
+        self.parsing.append(bytes)
     }
 
     /// Returns the validated request, nil when more bytes are needed, or throws why it is not a valid upgrade.
     public mutating func parse() throws(HandshakeError) -> HandshakeRequest? {
-        if let failure = self.failure { throw failure }
-        do throws(HandshakeError) {
-            guard let end = try self.buffer.findHeadEnd() else { return nil }
-            let head = try HTTPHead(self.buffer.bytes[..<end])
-            return try self.validate(head)
-        } catch {
-            self.failure = error
-            throw error
-        }
+        try self.parsing.parse(Self.validate)
     }
 
-    private func validate(_ head: HTTPHead) throws(HandshakeError) -> HandshakeRequest {
+    private static func validate(_ head: HTTPHead, remaining: [UInt8]) throws(HandshakeError) -> HandshakeRequest {
         let parts = head.startLine.split(separator: 0x20, omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0].allSatisfy(HTTPSyntax.isTokenCharacter), !parts[0].isEmpty,
             !parts[1].isEmpty, parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F })
@@ -114,7 +105,7 @@ public struct HandshakeRequestParser: Sendable {
             headers: head.headers.map { (name: $0.name, value: $0.value) },
             key: key,
             subprotocols: subprotocols,
-            remaining: self.buffer.remaining
+            remaining: remaining
         )
     }
 }

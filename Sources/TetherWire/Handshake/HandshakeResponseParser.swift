@@ -21,8 +21,7 @@ public struct HandshakeResponse: Equatable, Sendable {
 public struct HandshakeResponseParser: Sendable {
     /// The request this parser validates the response against.
     public let handshake: ClientHandshake
-    private var buffer: HTTPHeadBuffer
-    private var failure: HandshakeError?
+    private var parsing: HandshakeParsing
 
     /// - Parameters:
     ///   - handshake: the request that was sent (for the accept value and what was offered).
@@ -30,33 +29,30 @@ public struct HandshakeResponseParser: Sendable {
     ///     server that never ends its headers.
     public init(handshake: ClientHandshake, maximumHeaderSize: Int = 16 << 10) {
         self.handshake = handshake
-        self.buffer = HTTPHeadBuffer(limit: maximumHeaderSize)
+        self.parsing = HandshakeParsing(limit: maximumHeaderSize)
     }
 
     /// Appends bytes received from the server.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
-        self.buffer.append(bytes)
+        self.parsing.append(bytes)
     }
 
     /// Appends bytes received from the server.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        self.buffer.append(bytes)
+        self.parsing.append(bytes)
     }
 
     /// Returns the validated response, nil when more bytes are needed, or throws why the handshake failed.
     public mutating func parse() throws(HandshakeError) -> HandshakeResponse? {
-        if let failure = self.failure { throw failure }
-        do throws(HandshakeError) {
-            guard let end = try self.buffer.findHeadEnd() else { return nil }
-            let head = try HTTPHead(self.buffer.bytes[..<end])
-            return try self.validate(head)
-        } catch {
-            self.failure = error
-            throw error
+        let handshake = self.handshake
+        return try self.parsing.parse { head, remaining throws(HandshakeError) in
+            try Self.validate(head, remaining: remaining, against: handshake)
         }
     }
 
-    private func validate(_ head: HTTPHead) throws(HandshakeError) -> HandshakeResponse {
+    private static func validate(
+        _ head: HTTPHead, remaining: [UInt8], against handshake: ClientHandshake
+    ) throws(HandshakeError) -> HandshakeResponse {
         let status = try Self.parseStatusLine(head.startLine)
         guard status.code == 101 else {
             throw HandshakeError.rejected(status: status.code, retryAfterSeconds: Self.retryAfter(head))
@@ -73,23 +69,23 @@ public struct HandshakeResponseParser: Sendable {
             throw HandshakeError.invalidUpgrade(
                 accepts.isEmpty ? "Sec-WebSocket-Accept missing" : "Sec-WebSocket-Accept repeated")
         }
-        guard accepts[0] == self.handshake.expectedAccept else {
+        guard accepts[0] == handshake.expectedAccept else {
             throw HandshakeError.invalidUpgrade("Sec-WebSocket-Accept does not match the key")
         }
         let protocols = head.listElements("Sec-WebSocket-Protocol")
         guard protocols.count <= 1 else { throw HandshakeError.invalidUpgrade("more than one subprotocol selected") }
-        if let selected = protocols.first, !self.handshake.subprotocols.contains(selected) {
+        if let selected = protocols.first, !handshake.subprotocols.contains(selected) {
             throw HandshakeError.invalidUpgrade("subprotocol not offered")
         }
         let extensions = head.listElements("Sec-WebSocket-Extensions")
         for element in extensions {
             let name = HTTPSyntax.extensionName(element)
-            guard HTTPSyntax.listContains(self.handshake.offeredExtensions, name) else {
+            guard HTTPSyntax.listContains(handshake.offeredExtensions, name) else {
                 throw HandshakeError.invalidUpgrade("extension not offered")
             }
         }
         return HandshakeResponse(
-            subprotocol: protocols.first, extensions: extensions, remaining: self.buffer.remaining)
+            subprotocol: protocols.first, extensions: extensions, remaining: remaining)
     }
 
     /// Parses `HTTP/1.x SP 3DIGIT [SP reason]`.
