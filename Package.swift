@@ -53,7 +53,8 @@ let package = Package(
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
         .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
         .testTarget(
-            name: "TetherTests", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+            name: "TetherTests",
+            dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
         ),
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
         .testTarget(name: "TetherCLITests", dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer"]),

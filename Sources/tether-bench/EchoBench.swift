@@ -225,7 +225,8 @@ enum EchoBench {
         }
         sources.forEach { $0.cancel() }
         let served = server.connections
-        self.progress("echo: served \(served.count) connections, \(served.reduce(0) { $0 + $1.messageCount }) messages")
+        let messages = served.reduce(0) { $0 + $1.messageCount }
+        self.progress("echo: served \(served.count) connections, \(messages) messages")
         await server.stop()
     }
 

@@ -68,9 +68,13 @@ enum IdleBench {
         // runtime metadata) are not counted per connection.
         let warmUp = self.makeClient(url: url, tally: tally)
         await warmUp.start()
-        try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) { tally.open.load(ordering: .relaxed) == 1 }
+        try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) {
+            tally.open.load(ordering: .relaxed) == 1
+        }
         await warmUp.stop()
-        try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) { tally.open.load(ordering: .relaxed) == 0 }
+        try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) {
+            tally.open.load(ordering: .relaxed) == 0
+        }
 
         let rssBefore = self.residentKiB()
         let clock = ContinuousClock()
@@ -87,7 +91,8 @@ enum IdleBench {
         }
         let rssOpen = self.residentKiB()
         EchoBench.progress(
-            "idle: \(connections) connections open in \(clock.now - openingStart), RSS \(rssBefore) → \(rssOpen) KiB")
+            "idle: \(connections) connections open in \(clock.now - openingStart), "
+                + "RSS \(rssBefore) → \(rssOpen) KiB")
 
         let threadsStart = self.threadCPUNanoseconds()
         let cpuStart = self.processCPUSeconds()

@@ -37,8 +37,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var timer: WakeTimer?
     private var timerWake: Int?
     private var published: ConnectionState
-    /// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
-    private var pathMonitor: (monitor: any PathMonitor, generation: Int, reader: Task<Void, Never>, last: PathSnapshot?)?
+    /// The running path monitor, if any.
+    private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
@@ -189,7 +189,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 self.pathDelivered(snapshot, monitor: generation)
             }
         }
-        self.pathMonitor = (monitor, generation, reader, nil)
+        self.pathMonitor = PathFeed(monitor: monitor, generation: generation, reader: reader, last: nil)
         monitor.start { snapshot in
             sink.yield(snapshot)
         }
@@ -280,7 +280,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         )
     }
 
-    private func pathChanged(monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool) {
+    private func pathChanged(
+        monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool
+    ) {
         self.handle(self.machine.pathChanged(
             monitor: monitor, state: state, expensive: expensive, constrained: constrained,
             interfacesChanged: interfacesChanged, now: self.now()
@@ -388,6 +390,14 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             path: machine.hint.state
         )
     }
+}
+
+/// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
+private struct PathFeed {
+    var monitor: any PathMonitor
+    var generation: Int
+    var reader: Task<Void, Never>
+    var last: PathSnapshot?
 }
 
 /// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) a timer on

@@ -64,7 +64,7 @@ struct AcceptanceHarness {
 /// Starts a server with `scenario` (per connection) and a client for `path`, runs `body`, then stops both.
 func withHarness(
     path: String = "/feed",
-    configure: (String) -> WebSocketClient<ContinuousClock>.Configuration = { AcceptanceHarness.configuration(url: $0) },
+    configure: (String) -> WebSocketConfiguration = { AcceptanceHarness.configuration(url: $0) },
     scenario: @escaping @Sendable (ConnectionContext) -> Scenario,
     _ body: (AcceptanceHarness) async throws -> Void
 ) async throws {
@@ -84,7 +84,7 @@ func withHarness(
 
 func withHarness(
     path: String = "/feed",
-    configure: (String) -> WebSocketClient<ContinuousClock>.Configuration = { AcceptanceHarness.configuration(url: $0) },
+    configure: (String) -> WebSocketConfiguration = { AcceptanceHarness.configuration(url: $0) },
     scenario: Scenario,
     _ body: (AcceptanceHarness) async throws -> Void
 ) async throws {

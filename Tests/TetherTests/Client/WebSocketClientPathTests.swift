@@ -8,7 +8,9 @@ import TetherCore
     let clock = ManualClock()
     let transport = InMemoryTransport()
     static let wifi = PathSnapshot(status: .satisfied, isExpensive: false, isConstrained: false, interfaces: [.wifi])
-    static let cellular = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: false, interfaces: [.cellular])
+    static let cellular = PathSnapshot(
+        status: .satisfied, isExpensive: true, isConstrained: false, interfaces: [.cellular]
+    )
     static let offline = PathSnapshot(status: .unsatisfied, isExpensive: false, isConstrained: false, interfaces: [])
 
     func makeClient(monitor: ScriptedPathMonitor) -> (WebSocketClient<ManualClock>, EventProbe) {

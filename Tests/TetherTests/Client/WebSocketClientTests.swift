@@ -237,6 +237,7 @@ import TetherCore
         let text = probe.all.map(\.description).joined(separator: "\n")
         #expect(!text.contains("s3cr3t"))
         #expect(!text.contains("hunter2"))
-        #expect(URL(string: "ws://user:pw@example.test:81/feed?token=x#frag")!.redactedForLogs == "ws://example.test:81/feed")
+        let url = URL(string: "ws://user:pw@example.test:81/feed?token=x#frag")!
+        #expect(url.redactedForLogs == "ws://example.test:81/feed")
     }
 }

@@ -53,7 +53,8 @@ import TetherCore
     }
 
     @Test func platformErrorsMapToConnectFailures() {
-        #expect(URLSessionConnection.end(for: URLError(.cannotConnectToHost), opened: false) == .connectFailed(.refused))
+        #expect(URLSessionConnection.end(for: URLError(.cannotConnectToHost), opened: false)
+            == .connectFailed(.refused))
         #expect(URLSessionConnection.end(for: URLError(.timedOut), opened: false) == .connectFailed(.timedOut))
         #expect(URLSessionConnection.end(for: URLError(.cannotFindHost), opened: false)
             == .connectFailed(.nameResolution))

@@ -72,7 +72,8 @@ enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .tlsNotSupported: "TLS not supported on this platform yet: wss:// URLs cannot be used with SocketTransport"
+        case .tlsNotSupported:
+            "TLS not supported on this platform yet: wss:// URLs cannot be used with SocketTransport"
         case .scheme(let scheme): "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// only"
         case .missingHost: "the URL has no host"
         case .invalidRequest(let detail): "the opening handshake cannot carry this request: \(detail)"

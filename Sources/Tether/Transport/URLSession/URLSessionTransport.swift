@@ -62,7 +62,8 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
             urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
         }
         if !request.subprotocols.isEmpty {
-            urlRequest.setValue(request.subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+            let offered = request.subprotocols.joined(separator: ", ")
+            urlRequest.setValue(offered, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
