@@ -22,19 +22,12 @@ import TetherCore
         return (client, EventProbe(client.events))
     }
 
-    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws -> InMemoryConnection {
-        await client.start()
-        let connection = try #require(await self.transport.nextConnection())
-        connection.emit(.opened(subprotocol: nil))
-        #expect(await probe.state(.open) != nil)
-        return connection
-    }
 
     // MARK: - keepAndProbe
 
     @Test func keepAndProbePausesTheHeartbeatAndAnAnsweredProbeKeepsTheSameGeneration() async throws {
         let (client, probe) = self.makeClient(lifecycle: .keepAndProbe)
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await probe.state(.suspended)?.generation == 1)
         self.clock.advance(toMilliseconds: 60_000)  // timers are not guaranteed in the background: none runs
@@ -65,7 +58,7 @@ import TetherCore
 
     @Test func keepAndProbeWithoutAPongClosesWithProbeTimeoutThenOpensANewGenerationAtOnce() async throws {
         let (client, probe) = self.makeClient(lifecycle: .keepAndProbe)
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await probe.state(.suspended) != nil)
         self.clock.advance(toMilliseconds: 5_000)
@@ -94,7 +87,7 @@ import TetherCore
 
     @Test func closeInBackgroundReturnsOnlyOnceTheCloseFrameWasSent() async throws {
         let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         let returned = Task { await client.enterBackground() }
         #expect(await connection.nextCommand() == .close(code: 1001, reason: "entered_background"))
         #expect(await probe.state(.suspended) != nil)
@@ -106,7 +99,7 @@ import TetherCore
 
     @Test func closeInBackgroundGivesUpWaitingForTheCloseFrameAfterTheCloseTimeout() async throws {
         let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         let returned = Task { await client.enterBackground() }
         #expect(await connection.nextCommand() == .close(code: 1001, reason: "entered_background"))
@@ -118,7 +111,7 @@ import TetherCore
 
     @Test func foregroundAfterCloseInBackgroundOpensANewGenerationOrWaitsOfflineWithoutAPath() async throws {
         let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         let background = Task { await client.enterBackground() }
         #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
         first.flushClose()

@@ -28,18 +28,10 @@ import TetherCore
         try #require(await self.transport.nextConnection())
     }
 
-    /// Opens the first connection and waits until the client reports it open.
-    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws -> InMemoryConnection {
-        await client.start()
-        let connection = try await self.nextConnection()
-        connection.emit(.opened(subprotocol: nil))
-        #expect(await probe.state(.open) != nil)
-        return connection
-    }
 
     @Test func pingAfterOneIntervalAndPongRecordsRoundTrip() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
 
         self.clock.advance(toMilliseconds: 99)
         self.clock.advance(toMilliseconds: 100)
@@ -59,7 +51,7 @@ import TetherCore
 
     @Test func missingPongClosesOnceWithPongTimeoutThenReconnectsAfterBackoff() async throws {
         let (client, probe) = self.makeClient()
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
 
@@ -82,7 +74,7 @@ import TetherCore
 
     @Test func lateCallbacksFromAnOldConnectionChangeNothing() async throws {
         let (client, probe) = self.makeClient()
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
         self.clock.advance(toMilliseconds: 1100)
@@ -124,14 +116,14 @@ import TetherCore
 
     @Test func sendGoesToTheOpenConnection() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         try await client.send(text: "hello")
         #expect(await connection.nextCommand() == .send(.text("hello")))
     }
 
     @Test func messagesAreDeliveredInOrder() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         for index in 0..<100 {
             connection.emit(.message(.text("m\(index)")))
         }
@@ -152,7 +144,7 @@ import TetherCore
 
     @Test func stopWhileOpenClosesWith1000AndLeavesNothingBehind() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         async let stopped: Void = client.stop()
         #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
         connection.emit(.ended(.closedLocally))
@@ -200,7 +192,7 @@ import TetherCore
 
     @Test func backgroundClosesWith1001AndForegroundReconnects() async throws {
         let (client, probe) = self.makeClient()
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
         #expect(await probe.state(.suspended) != nil)
@@ -231,7 +223,7 @@ import TetherCore
 
     @Test func noLogRecordOrEventDescriptionCarriesQueryOrBody() async throws {
         let (client, probe) = self.makeClient(url: "ws://example.test/feed?token=s3cr3t-t0ken")
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         connection.emit(.message(.text("password=hunter2")))
         _ = await probe.next { if case .message = $0 { true } else { false } }
         let text = probe.all.map(\.description).joined(separator: "\n")

@@ -53,17 +53,10 @@ import TetherCore
         return (client, EventProbe(client.events))
     }
 
-    func open(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws -> InMemoryConnection {
-        await client.start()
-        let connection = try #require(await self.transport.nextConnection())
-        connection.emit(.opened(subprotocol: nil))
-        #expect(await probe.state(.open) != nil)
-        return connection
-    }
 
     @Test func backgroundTaskIsHeldUntilTheCloseFrameWasSent() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)
 
@@ -79,7 +72,7 @@ import TetherCore
 
     @Test func backgroundThenForegroundReachTheClientInOrder() async throws {
         let (client, probe) = self.makeClient()
-        let first = try await self.open(client, probe)
+        let first = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)
 
@@ -96,7 +89,7 @@ import TetherCore
 
     @Test func expiredBackgroundTaskIsEndedOnceAndNotAgainWhenTheCloseCompletes() async throws {
         let (client, probe) = self.makeClient()
-        let connection = try await self.open(client, probe)
+        let connection = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)
 

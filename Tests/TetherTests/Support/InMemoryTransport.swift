@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import Tether
 import TetherCore
 
@@ -32,6 +33,17 @@ final class InMemoryTransport: WebSocketTransport {
             var iterator = connections.makeAsyncIterator()
             return await iterator.next()
         }
+    }
+
+    /// Starts `client`, opens the connection it makes, and waits until `probe` sees the client open.
+    func open<ClockType>(
+        _ client: WebSocketClient<ClockType>, _ probe: EventProbe
+    ) async throws -> InMemoryConnection {
+        await client.start()
+        let connection = try #require(await self.nextConnection())
+        connection.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+        return connection
     }
 
     /// Every connection made so far.
