@@ -116,8 +116,9 @@ public struct WebSocketConfiguration: Sendable {
 }
 
 extension Duration {
-    /// Whole milliseconds, rounded down; the unit every pure machine works in.
-    var milliseconds: Int {
+    /// Whole milliseconds, rounded down; the unit every pure machine works in. Package-wide, so the `tether`
+    /// command measures with the same conversion.
+    package var milliseconds: Int {
         let (seconds, attoseconds) = self.components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }

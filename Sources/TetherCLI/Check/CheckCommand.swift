@@ -80,11 +80,3 @@ public enum CheckCommand {
     }
     #endif
 }
-
-extension Duration {
-    /// Whole milliseconds, rounded down.
-    var milliseconds: Int {
-        let (seconds, attoseconds) = self.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
-    }
-}
