@@ -1,19 +1,24 @@
 #if os(Linux)
 import Glibc
+import Synchronization
 
 /// A connected, non-blocking TCP socket driven by an `EventLoop`.
 ///
 /// - Reading starts when a handler is installed with `setHandler(_:)` (on the loop thread); until
 ///   then the kernel buffers what arrives. The handler receives each chunk read and then exactly
 ///   one `ended(_:on:)`.
-/// - Writing queues bytes and flushes them as the socket becomes writable (the loop watches for
-///   writability only while bytes are pending). Every write either completes or fails with a
-///   `SocketError`; nothing is dropped silently. Writes after the connection ended fail `.closed`.
+/// - Writing hands bytes to the kernel at once, on the calling thread, when nothing is queued
+///   before them; what the kernel does not take is queued and flushed by the loop as the socket
+///   becomes writable (the loop watches for writability only while bytes are pending). Every
+///   write either completes or fails with a `SocketError`; nothing is dropped silently. Writes
+///   after the connection ended, after `close()`, or after a sealing write fail `.closed`.
 /// - The descriptor is closed exactly once: after `close()` has flushed, on `reset()`, after the
 ///   peer's end of stream has been seen and pending writes flushed, or on an error.
 ///
-/// All public methods may be called from any thread; off the loop they hop onto it, keeping
-/// their order. Callbacks (handler calls, write completions) run on the loop thread.
+/// All public methods may be called from any thread. Writes from one thread keep their order
+/// (they pass through one lock, which also keeps each write's bytes contiguous on the wire);
+/// other calls hop onto the loop, keeping their order. Callbacks (handler calls, write
+/// completions) run on the loop thread.
 public final class TCPConnection: Sendable, CustomStringConvertible {
     /// How a connection ended, as reported once to its handler.
     public enum End: Equatable, Sendable, CustomStringConvertible {
@@ -47,6 +52,10 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// The socket's descriptor number (for tests; closed when the connection ends).
     let descriptor: Int32
     private let core: LoopBound<ConnectionCore>
+    /// The write side, shared by every writing thread and the loop. Whoever holds the lock may call
+    /// `send` on the descriptor; the loop clears `descriptorOpen` under it before closing the
+    /// descriptor, so a writer can never reach a closed (possibly reused) descriptor number.
+    fileprivate let output = Mutex(Output())
 
     /// Takes ownership of a connected, non-blocking socket.
     init(descriptor: Int32, loop: EventLoop) {
@@ -82,42 +91,124 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.core.value.install(handler, owner: self)
     }
 
-    /// Queues `bytes` for sending.
-    /// - Parameter completion: called on the loop thread with `.success` once all of `bytes` has
-    ///   been handed to the kernel, or with the error that stopped it (`.closed` after the end).
-    ///   Never called from inside this `write` call.
+    /// Writes `bytes`: at once on the calling thread as far as the kernel takes them, the rest
+    /// queued (the array itself, no copy) and flushed by the loop.
+    /// - Parameters:
+    ///   - sealing: this is the last write the connection accepts (a protocol's closing frame):
+    ///     later writes fail `.closed`, atomically with this one, while reading goes on and the
+    ///     descriptor stays open until `close()`, `reset()` or the end.
+    ///   - completion: called on the loop thread with `.success` once all of `bytes` has been
+    ///     handed to the kernel, or with the error that stopped it (`.closed` after the end).
+    ///     Never called from inside this `write` call.
     public func write(
         _ bytes: [UInt8],
+        sealing: Bool = false,
         completion: TCPConnection.WriteCompletion? = nil
     ) {
-        if self.loop.inEventLoop {
-            bytes.withUnsafeBytes { self.core.value.write($0, array: bytes, completion: completion, owner: self) }
-        } else {
-            let accepted = self.loop.execute { [self] in
-                bytes.withUnsafeBytes { self.core.value.write($0, array: bytes, completion: completion, owner: self) }
+        let outcome = bytes.withUnsafeBytes { raw in
+            self.output.withLock { output in
+                output.write(raw, array: bytes, sealing: sealing, descriptor: self.descriptor) { completion }
             }
-            if !accepted { completion?(.failure(.closed)) }
         }
+        self.finish(outcome, completion: completion)
     }
 
-    /// Queues borrowed bytes for sending without an intermediate array: the bytes are written to
-    /// the kernel at once as far as it takes them, and only a remainder is copied. Loop thread only.
-    /// - Parameter completion: as in `write(_:completion:)`.
+    /// Writes borrowed bytes without an intermediate array: the bytes are written to the kernel at
+    /// once as far as it takes them, and only a remainder is copied.
+    /// - Parameters: as in `write(_:sealing:completion:)`.
     public func write(
         borrowing bytes: UnsafeRawBufferPointer,
+        sealing: Bool = false,
         completion: TCPConnection.WriteCompletion? = nil
     ) {
-        precondition(self.loop.inEventLoop, "TCPConnection.write(borrowing:) must be called on the loop thread")
-        self.core.value.write(bytes, array: nil, completion: completion, owner: self)
+        let outcome = self.output.withLock { output in
+            output.write(bytes, array: nil, sealing: sealing, descriptor: self.descriptor) { completion }
+        }
+        self.finish(outcome, completion: completion)
     }
 
-    /// Sends `bytes` and returns once they were all handed to the kernel.
-    /// - Throws: the `SocketError` that stopped the write (`.closed` after the end).
-    public func send(_ bytes: [UInt8]) async throws(SocketError) {
-        let result: Result<Void, SocketError> = await withCheckedContinuation { continuation in
-            self.write(bytes) { continuation.resume(returning: $0) }
+    /// Writes `bytes` like `write(_:sealing:completion:)` but reports only a failure, so that a
+    /// write the kernel takes at once costs no loop turn.
+    /// - Parameter onFailure: called on the loop thread with the error when the write is refused
+    ///   (`.closed`) or fails, now or while queued. Never called from inside this call.
+    public func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void) {
+        let completion: TCPConnection.WriteCompletion = { result in
+            if case .failure(let error) = result { onFailure(error) }
         }
-        try result.get()
+        let outcome = bytes.withUnsafeBytes { raw in
+            self.output.withLock { output in
+                output.write(raw, array: bytes, sealing: false, descriptor: self.descriptor) { completion }
+            }
+        }
+        if case .written = outcome { return }
+        self.finish(outcome, completion: completion)
+    }
+
+    /// Sends `bytes` and returns once they were all handed to the kernel. When nothing is queued
+    /// and the kernel takes them at once, this returns without leaving the calling thread.
+    /// - Parameter sealing: as in `write(_:sealing:completion:)`.
+    /// - Throws: the `SocketError` that stopped the write (`.closed` once writes are no longer
+    ///   accepted).
+    public func send(_ bytes: [UInt8], sealing: Bool = false) async throws(SocketError) {
+        var waiter: WriteWaiter?
+        let outcome = bytes.withUnsafeBytes { raw in
+            self.output.withLock { output in
+                output.write(raw, array: bytes, sealing: sealing, descriptor: self.descriptor) {
+                    let created = WriteWaiter()
+                    waiter = created
+                    return { created.finish($0) }
+                }
+            }
+        }
+        switch outcome {
+        case .written:
+            return
+        case .refused:
+            throw .closed
+        case .failed(let error):
+            self.broke(error)
+            throw error
+        case .queued(let first):
+            if first { self.watchWritability() }
+            try await waiter!.result().get()
+        }
+    }
+
+    /// Reports a write's immediate outcome: completes it on the next loop turn unless queued, asks
+    /// the loop to watch for writability when it started the queue, and ends the connection when
+    /// the kernel refused the bytes.
+    private func finish(_ outcome: WriteOutcome, completion: TCPConnection.WriteCompletion?) {
+        switch outcome {
+        case .written:
+            self.completeLater(completion, with: .success(()))
+        case .queued(let first):
+            if first { self.watchWritability() }
+        case .refused:
+            self.completeLater(completion, with: .failure(.closed))
+        case .failed(let error):
+            self.completeLater(completion, with: .failure(error))
+            self.broke(error)
+        }
+    }
+
+    private func completeLater(_ completion: TCPConnection.WriteCompletion?, with result: Result<Void, SocketError>) {
+        guard let completion else { return }
+        if !self.loop.execute({ completion(result) }) { completion(result) }
+    }
+
+    /// The first write of a queue was left partly unwritten: the loop must watch for writability.
+    private func watchWritability() {
+        self.onLoop { core, owner in core.pendingWritesChanged(owner: owner) }
+    }
+
+    /// A `send` call failed: the connection is broken, and the loop ends it with the error.
+    private func broke(_ error: SocketError) {
+        let core = self.core
+        if self.loop.inEventLoop {
+            core.value.fail(error, owner: self, deferred: true)
+        } else {
+            self.loop.execute { [self] in core.value.fail(error, owner: self, deferred: false) }
+        }
     }
 
     /// Graceful close: stops reading at once, flushes pending writes, then closes the descriptor
@@ -125,6 +216,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// effect once the connection ended. A peer that never reads keeps the flush pending: use
     /// `reset()` after your own timeout.
     public func close() {
+        self.refuseWrites()
         self.onLoop { core, owner in core.close(owner: owner) }
     }
 
@@ -132,16 +224,19 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// `SO_LINGER` 0 so the peer sees RST (`SocketError.reset`). Reports `.closedLocally` unless the
     /// connection already ended. Idempotent.
     public func reset() {
+        self.refuseWrites()
         self.onLoop { core, owner in core.reset(owner: owner) }
     }
 
     /// Half-close: after pending writes are flushed, sends FIN (`shutdown(SHUT_WR)`) while reading
     /// goes on until the peer's end of stream. Later writes fail with `.closed`.
     public func shutdownOutput() {
+        self.refuseWrites()
         self.onLoop { core, owner in core.shutdownOutput(owner: owner) }
     }
 
-    /// Stops reading: the kernel buffers what arrives and, once its buffer is full, TCP flow control
+    /// Stops reading (from another thread: once the loop has run the work queued before it): the kernel buffers
+    /// what arrives and, once its buffer is full, TCP flow control
     /// slows the peer down. Use it when the consumer of the bytes falls behind. An end of stream or
     /// error is noticed only after `resumeReading()` (a reset is still seen by a pending write).
     public func pauseReading() {
@@ -153,6 +248,12 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.onLoop { core, owner in core.setReadingPaused(false, owner: owner) }
     }
 
+    /// Writes made after `close()`, `reset()` or `shutdownOutput()` returned fail `.closed`, even from another
+    /// thread before the loop has run the call.
+    private func refuseWrites() {
+        self.output.withLock { $0.accepting = false }
+    }
+
     private func onLoop(_ body: @escaping @Sendable (ConnectionCore, TCPConnection) -> Void) {
         if self.loop.inEventLoop {
             body(self.core.value, self)
@@ -161,8 +262,8 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Bytes queued but not yet handed to the kernel. Loop thread only.
-    var pendingWriteBytes: Int { self.core.value.pendingByteCount }
+    /// Bytes queued but not yet handed to the kernel.
+    var pendingWriteBytes: Int { self.output.withLock { $0.byteCount } }
 
     fileprivate func deliverDeferredEnd() {
         self.core.value.deliverEnd(owner: self)
@@ -186,7 +287,167 @@ private struct PendingWrite {
     let completion: TCPConnection.WriteCompletion?
 }
 
-/// The connection's state. Used only on the loop thread (it lives in a `LoopBound`).
+/// What a write did at once, under the output lock.
+private enum WriteOutcome {
+    /// The kernel took all of it.
+    case written
+    /// Some or all of it waits in the queue; `first` when it started the queue.
+    case queued(first: Bool)
+    /// Writes are no longer accepted (`.closed`).
+    case refused
+    /// `send` failed: the connection is broken.
+    case failed(SocketError)
+}
+
+/// The write side of a connection, behind `TCPConnection.output`'s lock.
+private struct Output {
+    var pending: [PendingWrite] = []
+    var head = 0
+    var byteCount = 0
+    /// New writes are taken. Cleared for good by a sealing write, `close()`, `shutdownOutput()` and the end.
+    var accepting = true
+    /// The descriptor may be written to. Cleared (under the lock) before the loop closes it.
+    var descriptorOpen = true
+
+    var hasPending: Bool { self.head < self.pending.count }
+
+    /// Writes `bytes` at once as far as the kernel takes them, when nothing is queued before them, and queues
+    /// the rest: `array` itself when the bytes are an array's (no copy), otherwise a copy of the remainder.
+    /// `completion` is asked for only when something is queued.
+    mutating func write(
+        _ bytes: UnsafeRawBufferPointer,
+        array: [UInt8]?,
+        sealing: Bool,
+        descriptor: Int32,
+        completion: () -> TCPConnection.WriteCompletion?
+    ) -> WriteOutcome {
+        guard self.accepting, self.descriptorOpen else { return .refused }
+        if sealing { self.accepting = false }
+        let first = !self.hasPending
+        var written = 0
+        if first {
+            switch Self.sendNow(bytes, descriptor: descriptor) {
+            case .success(let count):
+                written = count
+            case .failure(let error):
+                self.accepting = false
+                return .failed(error)
+            }
+        }
+        if written == bytes.count { return .written }
+        let write = if let array {
+            PendingWrite(bytes: array, offset: written, completion: completion())
+        } else {
+            PendingWrite(
+                bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[written...])),
+                offset: 0,
+                completion: completion()
+            )
+        }
+        self.pending.append(write)
+        self.byteCount += write.bytes.count - write.offset
+        return .queued(first: first)
+    }
+
+    /// Writes queued bytes until the kernel pushes back, appending the completions of finished writes to
+    /// `completed`. Returns `nil` once the queue is empty, `false` while bytes remain, or the error.
+    mutating func flush(
+        descriptor: Int32,
+        completed: inout [TCPConnection.WriteCompletion]
+    ) -> Result<Bool, SocketError> {
+        while self.hasPending {
+            let head = self.pending[self.head]
+            let result = head.bytes.withUnsafeBytes { bytes in
+                Self.sendNow(UnsafeRawBufferPointer(rebasing: bytes[head.offset...]), descriptor: descriptor)
+            }
+            switch result {
+            case .failure(let error):
+                self.accepting = false
+                return .failure(error)
+            case .success(let count):
+                self.byteCount -= count
+                if head.offset + count < head.bytes.count {
+                    self.pending[self.head].offset += count
+                    return .success(false)
+                }
+                self.pending[self.head] = PendingWrite(bytes: [], offset: 0, completion: nil)
+                self.head += 1
+                if self.head >= 64, self.head * 2 >= self.pending.count {
+                    self.pending.removeFirst(self.head)
+                    self.head = 0
+                }
+                if let completion = head.completion { completed.append(completion) }
+            }
+        }
+        self.pending.removeAll(keepingCapacity: self.pending.count <= 16)
+        self.head = 0
+        return .success(true)
+    }
+
+    /// Empties the queue, returning the completions still waiting.
+    mutating func discardPending() -> [TCPConnection.WriteCompletion] {
+        let completions = self.pending[self.head...].compactMap(\.completion)
+        self.pending.removeAll()
+        self.head = 0
+        self.byteCount = 0
+        return completions
+    }
+
+    /// Sends as much as the kernel takes now. `.success(n)` with `n` possibly short (0 on EAGAIN).
+    private static func sendNow(_ bytes: UnsafeRawBufferPointer, descriptor: Int32) -> Result<Int, SocketError> {
+        var total = 0
+        while total < bytes.count {
+            let remaining = bytes.count - total
+            let count = Glibc.send(descriptor, bytes.baseAddress! + total, remaining, Int32(MSG_NOSIGNAL))
+            if count >= 0 {
+                total += count
+                continue
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            return .failure(SocketError(operation: "send", errno: code))
+        }
+        return .success(total)
+    }
+}
+
+/// Where `TCPConnection.send` waits for a write the kernel did not take at once.
+private final class WriteWaiter: Sendable {
+    private enum State {
+        case waiting(CheckedContinuation<Result<Void, SocketError>, Never>?)
+        case finished(Result<Void, SocketError>)
+    }
+
+    private let state = Mutex(State.waiting(nil))
+
+    func finish(_ result: Result<Void, SocketError>) {
+        let continuation = self.state.withLock { state -> CheckedContinuation<Result<Void, SocketError>, Never>? in
+            guard case .waiting(let continuation) = state else { return nil }
+            state = .finished(result)
+            return continuation
+        }
+        continuation?.resume(returning: result)
+    }
+
+    func result() async -> Result<Void, SocketError> {
+        await withCheckedContinuation { continuation in
+            let finished = self.state.withLock { state -> Result<Void, SocketError>? in
+                switch state {
+                case .waiting:
+                    state = .waiting(continuation)
+                    return nil
+                case .finished(let result):
+                    return result
+                }
+            }
+            if let finished { continuation.resume(returning: finished) }
+        }
+    }
+}
+
+/// The connection's reading and lifecycle state. Used only on the loop thread (it lives in a `LoopBound`); the
+/// write queue is the owner's `output`.
 private final class ConnectionCore {
     private let descriptor: Int32
     private var descriptorClosed = false
@@ -195,9 +456,6 @@ private final class ConnectionCore {
     private var registrationID: UInt64?
     /// What epoll watches the descriptor for; empty when it is not in epoll.
     private var watchedInterest: Interest = []
-    private var pending: [PendingWrite] = []
-    private var pendingHead = 0
-    private(set) var pendingByteCount = 0
     /// `close()` was called, or the peer's end of stream was seen: close after the flush.
     private var closeAfterFlush = false
     private var writeSide = WriteSide.open
@@ -206,6 +464,8 @@ private final class ConnectionCore {
     private var end: TCPConnection.End?
     private var endDelivered = false
     private var endDeliveryScheduled = false
+    /// Completions collected under the output lock by `flush`, called after it is released.
+    private var completed: [TCPConnection.WriteCompletion] = []
 
     private enum WriteSide {
         case open
@@ -220,8 +480,18 @@ private final class ConnectionCore {
     private var isReading: Bool {
         self.handler != nil && self.end == nil && !self.closeAfterFlush && !self.readingPaused
     }
-    private var hasPendingWrites: Bool { self.pendingHead < self.pending.count }
-    private var acceptsWrites: Bool { self.end == nil && !self.closeAfterFlush && self.writeSide == .open }
+
+    private func hasPendingWrites(_ owner: TCPConnection) -> Bool {
+        owner.output.withLock { $0.hasPending }
+    }
+
+    /// Stops taking writes; returns whether bytes are still queued.
+    private func stopAcceptingWrites(_ owner: TCPConnection) -> Bool {
+        owner.output.withLock { output in
+            output.accepting = false
+            return output.hasPending
+        }
+    }
 
     // MARK: Handler
 
@@ -254,6 +524,7 @@ private final class ConnectionCore {
     private func recordEnd(_ end: TCPConnection.End, owner: TCPConnection, deferred: Bool) {
         guard self.end == nil else { return }
         self.end = end
+        _ = self.stopAcceptingWrites(owner)
         if deferred {
             self.scheduleEndDelivery(owner: owner)
         } else {
@@ -264,6 +535,11 @@ private final class ConnectionCore {
     func setReadingPaused(_ paused: Bool, owner: TCPConnection) {
         guard self.readingPaused != paused else { return }
         self.readingPaused = paused
+        self.updateInterest(owner: owner)
+    }
+
+    /// A writer started the queue: watch for writability.
+    func pendingWritesChanged(owner: TCPConnection) {
         self.updateInterest(owner: owner)
     }
 
@@ -282,8 +558,8 @@ private final class ConnectionCore {
             self.fail(error, owner: owner, deferred: false)
             return
         }
-        if !self.descriptorClosed, readiness.writable || (readiness.hangUp && self.hasPendingWrites) {
-            self.flush(owner: owner, deferred: false)
+        if !self.descriptorClosed, readiness.writable || (readiness.hangUp && self.hasPendingWrites(owner)) {
+            self.flush(owner: owner)
         }
         if !self.descriptorClosed {
             self.updateInterest(owner: owner)
@@ -319,105 +595,32 @@ private final class ConnectionCore {
         self.closeAfterFlush = true
         self.recordEnd(.endOfStream, owner: owner, deferred: false)
         guard !self.descriptorClosed else { return }
-        if !self.hasPendingWrites { self.closeDescriptor(owner: owner) }
+        if !self.hasPendingWrites(owner) { self.closeDescriptor(owner: owner) }
     }
 
     // MARK: Writing
 
-    /// Writes `bytes` at once as far as the kernel takes them and queues the rest: `array` itself
-    /// when the bytes are an array's (no copy), otherwise a copy of the remainder.
-    func write(
-        _ bytes: UnsafeRawBufferPointer,
-        array: [UInt8]?,
-        completion: TCPConnection.WriteCompletion?,
-        owner: TCPConnection
-    ) {
-        guard self.acceptsWrites else {
-            self.complete(completion, with: .failure(.closed), owner: owner, deferred: true)
-            return
+    /// Writes queued bytes until the kernel pushes back; completes finished writes (outside the lock, so that
+    /// a completion may write again); then performs a requested close or output shutdown once all is out.
+    private func flush(owner: TCPConnection) {
+        let result = owner.output.withLock { output in
+            output.flush(descriptor: self.descriptor, completed: &self.completed)
         }
-        var written = 0
-        if !self.hasPendingWrites {
-            switch self.sendNow(bytes) {
-            case .success(let count):
-                written = count
-            case .failure(let error):
-                self.complete(completion, with: .failure(error), owner: owner, deferred: true)
-                self.fail(error, owner: owner, deferred: true)
-                return
+        if !self.completed.isEmpty {
+            let completed = self.completed
+            self.completed.removeAll(keepingCapacity: true)
+            for completion in completed {
+                completion(.success(()))
             }
         }
-        if written == bytes.count {
-            self.complete(completion, with: .success(()), owner: owner, deferred: true)
-            return
+        switch result {
+        case .failure(let error):
+            self.fail(error, owner: owner, deferred: false)
+        case .success(true):
+            if !self.descriptorClosed { self.afterFlush(owner: owner, deferred: false) }
+        case .success(false):
+            break
         }
-        let pending = if let array {
-            PendingWrite(bytes: array, offset: written, completion: completion)
-        } else {
-            PendingWrite(
-                bytes: Array(UnsafeRawBufferPointer(rebasing: bytes[written...])),
-                offset: 0,
-                completion: completion
-            )
-        }
-        self.enqueue(pending, owner: owner)
-    }
-
-    private func enqueue(_ write: PendingWrite, owner: TCPConnection) {
-        self.pending.append(write)
-        self.pendingByteCount += write.bytes.count - write.offset
-        self.updateInterest(owner: owner)
-    }
-
-    /// Sends as much as the kernel takes now. `.success(n)` with `n` possibly short (0 on EAGAIN).
-    private func sendNow(_ bytes: UnsafeRawBufferPointer) -> Result<Int, SocketError> {
-        var total = 0
-        while total < bytes.count {
-            let remaining = bytes.count - total
-            let count = Glibc.send(self.descriptor, bytes.baseAddress! + total, remaining, Int32(MSG_NOSIGNAL))
-            if count >= 0 {
-                total += count
-                continue
-            }
-            let code = errno
-            if code == EINTR { continue }
-            if code == EAGAIN || code == EWOULDBLOCK { break }
-            return .failure(SocketError(operation: "send", errno: code))
-        }
-        return .success(total)
-    }
-
-    /// Writes pending bytes until the kernel pushes back; completes finished writes; then performs
-    /// a requested close or output shutdown once everything is out.
-    private func flush(owner: TCPConnection, deferred: Bool) {
-        while self.hasPendingWrites {
-            let head = self.pending[self.pendingHead]
-            let result = head.bytes.withUnsafeBytes { bytes in
-                self.sendNow(UnsafeRawBufferPointer(rebasing: bytes[head.offset...]))
-            }
-            switch result {
-            case .failure(let error):
-                self.fail(error, owner: owner, deferred: deferred)
-                return
-            case .success(let count):
-                self.pendingByteCount -= count
-                if head.offset + count < head.bytes.count {
-                    self.pending[self.pendingHead].offset += count
-                    return
-                }
-                self.pending[self.pendingHead] = PendingWrite(bytes: [], offset: 0, completion: nil)
-                self.pendingHead += 1
-                if self.pendingHead >= 64, self.pendingHead * 2 >= self.pending.count {
-                    self.pending.removeFirst(self.pendingHead)
-                    self.pendingHead = 0
-                }
-                self.complete(head.completion, with: .success(()), owner: owner, deferred: deferred)
-                if self.descriptorClosed { return }
-            }
-        }
-        self.pending.removeAll(keepingCapacity: self.pending.count <= 16)
-        self.pendingHead = 0
-        self.afterFlush(owner: owner, deferred: deferred)
     }
 
     private func afterFlush(owner: TCPConnection, deferred: Bool) {
@@ -431,16 +634,17 @@ private final class ConnectionCore {
     }
 
     private func complete(
-        _ completion: TCPConnection.WriteCompletion?,
+        _ completions: [TCPConnection.WriteCompletion],
         with result: Result<Void, SocketError>,
         owner: TCPConnection,
         deferred: Bool
     ) {
-        guard let completion else { return }
-        if deferred {
-            if !owner.loop.execute({ completion(result) }) { completion(result) }
-        } else {
-            completion(result)
+        for completion in completions {
+            if deferred {
+                if !owner.loop.execute({ completion(result) }) { completion(result) }
+            } else {
+                completion(result)
+            }
         }
     }
 
@@ -449,7 +653,7 @@ private final class ConnectionCore {
     func close(owner: TCPConnection) {
         guard self.end == nil, !self.closeAfterFlush, !self.descriptorClosed else { return }
         self.closeAfterFlush = true
-        if self.hasPendingWrites {
+        if self.stopAcceptingWrites(owner) {
             self.updateInterest(owner: owner)  // stop reading, keep flushing
         } else {
             self.afterFlush(owner: owner, deferred: true)
@@ -465,9 +669,9 @@ private final class ConnectionCore {
     }
 
     func shutdownOutput(owner: TCPConnection) {
-        guard self.acceptsWrites else { return }
+        guard self.end == nil, !self.closeAfterFlush, self.writeSide == .open, !self.descriptorClosed else { return }
         self.writeSide = .shutdownAfterFlush
-        if !self.hasPendingWrites { self.afterFlush(owner: owner, deferred: true) }
+        if !self.stopAcceptingWrites(owner) { self.afterFlush(owner: owner, deferred: true) }
     }
 
     /// Ends the connection with `error`: pending writes fail with it, the descriptor is closed.
@@ -479,13 +683,11 @@ private final class ConnectionCore {
     }
 
     private func failPendingWrites(_ error: SocketError, owner: TCPConnection, deferred: Bool) {
-        let failed = self.pending[self.pendingHead...]
-        self.pending.removeAll()
-        self.pendingHead = 0
-        self.pendingByteCount = 0
-        for write in failed {
-            self.complete(write.completion, with: .failure(error), owner: owner, deferred: deferred)
+        let failed = owner.output.withLock { output in
+            output.accepting = false
+            return output.discardPending()
         }
+        self.complete(failed, with: .failure(error), owner: owner, deferred: deferred)
     }
 
     /// The owner was released without being closed while nothing was registered.
@@ -498,6 +700,10 @@ private final class ConnectionCore {
     private func closeDescriptor(owner: TCPConnection) {
         guard !self.descriptorClosed else { return }
         self.descriptorClosed = true
+        owner.output.withLock { output in
+            output.accepting = false
+            output.descriptorOpen = false
+        }
         if let id = self.registrationID {
             try? owner.loop.watch(self.descriptor, id: id, interest: [], previous: self.watchedInterest)
             self.watchedInterest = []
@@ -517,7 +723,7 @@ private final class ConnectionCore {
         guard !self.descriptorClosed else { return }
         var interest: Interest = []
         if self.isReading { interest.insert(.readable) }
-        if self.hasPendingWrites { interest.insert(.writable) }
+        if self.hasPendingWrites(owner) { interest.insert(.writable) }
         let retain = self.handler != nil || !interest.isEmpty
         do {
             if retain, self.registrationID == nil {

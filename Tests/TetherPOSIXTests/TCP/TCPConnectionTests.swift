@@ -319,6 +319,7 @@ extension TCPConnectionTests {
         let client = try await connect(to: [accepted.address], loop: loop)
         var server = try await ConnectionProbe(await accepted.next())
         server.connection.pauseReading()
+        try await loop.submit {}  // the pause is in effect once the loop has run it
         try await client.send([1, 2, 3])
         client.close()
         // A round trip through a second connection shows the loop turned while the bytes waited.

@@ -1,22 +1,28 @@
 #if os(Linux)
 import Foundation
+import Synchronization
 import TetherCore
 import TetherPOSIX
 import TetherWire
 
 /// One connection made by `SocketTransport`.
 ///
-/// Thread confinement: every piece of protocol state (phase, handshake parser, frame decoder, outstanding
-/// pings, timers, the TCP connection) lives in a `SocketConnectionCore` wrapped in a `LoopBound` of the
-/// connection's event loop, and is touched only on that loop's single thread. The TCP callbacks and timers run
-/// there by construction; `send`, `sendPing` and `close` hop there with `EventLoop.execute`, which runs work in
-/// call order, so calls from one task keep their order. `LoopBound` checks the thread on every access, so a
-/// mistake traps instead of racing. Only the encoding of an outgoing data message (masking included) happens
-/// on the caller's thread, which keeps large payloads' CPU work off the shared loop.
+/// Thread confinement: the protocol state (phase, handshake parser, frame decoder, timers) lives in a
+/// `SocketConnectionCore` wrapped in a `LoopBound` of the connection's event loop, and is touched only on that
+/// loop's single thread. The TCP callbacks and timers run there by construction; `close` and
+/// `waitUntilCloseSent` hop there with `EventLoop.execute`, which runs work in call order. `LoopBound` checks the
+/// thread on every access, so a mistake traps instead of racing.
+///
+/// Sending does not hop: `send` and `sendPing` encode (and mask) the frame on the caller's thread and hand it to
+/// `TCPConnection`, which writes it to the kernel at once when nothing is queued. What they share with the loop
+/// is the `OpenWire` (the open TCP connection and the outstanding ping ids, under a lock). The core's close
+/// frame is a sealing write, so no data frame can follow it on the wire, however a send races a close.
 final class SocketConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
     private let loop: EventLoop
     private let core: LoopBound<SocketConnectionCore>
+    private let wire = OpenWire()
+    private let sink: AsyncStream<TransportEvent>.Continuation
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
 
@@ -24,8 +30,11 @@ final class SocketConnection: TransportConnection {
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         self.events = events
         self.loop = loop
+        self.sink = sink
         self.sendLimit = request.maximumMessageSize
-        let core = SocketConnectionCore(request: request, sink: sink, loop: loop, namespace: namespace)
+        let core = SocketConnectionCore(
+            request: request, sink: sink, loop: loop, wire: self.wire, namespace: namespace
+        )
         self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request) {
         case .success(let endpoint):
@@ -65,18 +74,36 @@ final class SocketConnection: TransportConnection {
             frame.reserveCapacity(data.count + FrameSize.maximumClientHeader)
             data.withUnsafeBytes { encoder.encode(.binary, payload: $0, into: &frame) }
         }
-        let encoded = frame
-        let core = self.core
-        let failure: WebSocketSendError? = await withCheckedContinuation { continuation in
-            let accepted = self.loop.execute { core.value.send(encoded, continuation: continuation) }
-            if !accepted { continuation.resume(returning: .notOpen) }
+        guard let tcp = self.wire.connection else { throw WebSocketSendError.notOpen }
+        do {
+            try await tcp.send(frame)
+        } catch .closed {
+            throw WebSocketSendError.notOpen  // our close frame went first, or the connection just ended
+        } catch {
+            throw WebSocketSendError.connectionFailed
         }
-        if let failure { throw failure }
     }
 
     func sendPing(id: UInt64) {
-        let core = self.core
-        self.loop.execute { core.value.sendPing(id: id) }
+        guard let tcp = self.wire.connectionRecordingPing(id) else {
+            self.sink.yield(.pingFailed(id: id))  // dropped by the stream once it has finished
+            return
+        }
+        var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
+        var frame: [UInt8] = []
+        frame.reserveCapacity(2 + 4 + 8)
+        do {
+            try withUnsafeBytes(of: id.bigEndian) { payload throws(WireUsageError) in
+                try encoder.ping(payload, into: &frame)
+            }
+        } catch {
+            preconditionFailure("an 8-byte ping payload is always valid: \(error)")
+        }
+        let wire = self.wire
+        let sink = self.sink
+        tcp.write(frame) { _ in
+            if wire.forgetPing(id) { sink.yield(.pingFailed(id: id)) }
+        }
     }
 
     func close(code: UInt16, reason: String) {
@@ -91,6 +118,59 @@ final class SocketConnection: TransportConnection {
             if !self.loop.execute({ core.value.waitUntilCloseSent(continuation) }) {
                 continuation.resume()  // the loop has shut down: nothing is pending any more
             }
+        }
+    }
+}
+
+/// What the sending side shares with the loop: the TCP connection while the WebSocket connection is open, and
+/// the ids of pings sent and not yet answered (oldest first).
+final class OpenWire: Sendable {
+    private struct State {
+        var connection: TCPConnection?
+        var outstandingPings: [UInt64] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// The TCP connection, while open.
+    var connection: TCPConnection? { self.state.withLock { $0.connection } }
+
+    /// The handshake completed: data may be sent on `connection`.
+    func open(_ connection: TCPConnection) {
+        self.state.withLock { $0.connection = connection }
+    }
+
+    /// No more sending: our close frame went out, or the end is decided.
+    func closeForSending() {
+        self.state.withLock { $0.connection = nil }
+    }
+
+    /// The TCP connection to write a ping to, with `id` recorded as outstanding first (so that its pong, read
+    /// on the loop, always finds it); nil when not open.
+    func connectionRecordingPing(_ id: UInt64) -> TCPConnection? {
+        self.state.withLock { state in
+            guard let connection = state.connection else { return nil }
+            state.outstandingPings.append(id)
+            return connection
+        }
+    }
+
+    /// Removes `id` from the outstanding pings; `false` if it was not there (answered, repeated, or failed).
+    func forgetPing(_ id: UInt64) -> Bool {
+        self.state.withLock { state in
+            guard let index = state.outstandingPings.firstIndex(of: id) else { return false }
+            state.outstandingPings.remove(at: index)
+            return true
+        }
+    }
+
+    /// Closes for sending and returns the pings still outstanding, which now fail.
+    func end() -> [UInt64] {
+        self.state.withLock { state in
+            state.connection = nil
+            let pings = state.outstandingPings
+            state.outstandingPings.removeAll()
+            return pings
         }
     }
 }

@@ -43,12 +43,12 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var closeTimer: TimerHandle?
     private var parser: HandshakeResponseParser?
     private var decoder: WebSocketDecoder
-    /// Encodes control frames (pong, ping, close) on the loop; data messages are encoded by the caller.
+    /// Encodes control frames (pong, close) on the loop; data messages and pings are encoded by the caller.
     private var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
     /// Reused for control frames, so that answering a ping allocates nothing.
     private var controlFrame: [UInt8] = []
-    /// Ids of pings sent and not yet answered, oldest first.
-    private var outstandingPings: [UInt64] = []
+    /// The open TCP connection and the outstanding pings, shared with the sending side.
+    private let wire: OpenWire
     /// True from our close frame's write until the kernel has taken all of it (or the write failed).
     private var closeFramePending = false
     /// Callers of `waitUntilCloseSent` waiting for `closeFramePending` to clear.
@@ -56,9 +56,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     init(
         request: TransportRequest, sink: AsyncStream<TransportEvent>.Continuation, loop: EventLoop,
-        namespace: NetworkNamespace? = nil
+        wire: OpenWire, namespace: NetworkNamespace? = nil
     ) {
         self.sink = sink
+        self.wire = wire
         self.loop = loop
         self.namespace = namespace
         self.connectTimeout = request.connectTimeout
@@ -155,6 +156,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.connectTimer = nil
         self.parser = nil
         self.phase = .open
+        if let tcp = self.tcp { self.wire.open(tcp) }
         self.sink.yield(.opened(subprotocol: response.subprotocol))
         if !response.remaining.isEmpty {
             response.remaining.withUnsafeBytes { self.decoder.append($0) }
@@ -173,42 +175,6 @@ final class SocketConnectionCore: TCPConnectionHandler {
     }
 
     // MARK: - Calls from the connection's owner
-
-    func send(_ frame: [UInt8], continuation: CheckedContinuation<WebSocketSendError?, Never>) {
-        guard case .open = self.phase, let tcp = self.tcp else {
-            continuation.resume(returning: .notOpen)
-            return
-        }
-        tcp.write(frame) { result in
-            switch result {
-            case .success: continuation.resume(returning: nil)
-            case .failure: continuation.resume(returning: .connectionFailed)
-            }
-        }
-    }
-
-    func sendPing(id: UInt64) {
-        guard case .open = self.phase, let tcp = self.tcp, let bound = self.bound else {
-            self.sink.yield(.pingFailed(id: id))  // dropped by the stream once it has finished
-            return
-        }
-        self.outstandingPings.append(id)
-        self.controlFrame.removeAll(keepingCapacity: true)
-        withUnsafeBytes(of: id.bigEndian) { payload in
-            self.encodeControl { (encoder, frame) throws(WireUsageError) in try encoder.ping(payload, into: &frame) }
-        }
-        self.controlFrame.withUnsafeBytes { bytes in
-            tcp.write(borrowing: bytes) { result in
-                if case .failure = result { bound.value.pingWriteFailed(id: id) }
-            }
-        }
-    }
-
-    private func pingWriteFailed(id: UInt64) {
-        guard let index = self.outstandingPings.firstIndex(of: id) else { return }
-        self.outstandingPings.remove(at: index)
-        self.sink.yield(.pingFailed(id: id))
-    }
 
     func close(code: UInt16, reason: String) {
         switch self.phase {
@@ -264,7 +230,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
     }
 
     func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        self.tcp = nil  // from now on `send` and `sendPing` fail at once
+        self.tcp = nil
+        self.wire.closeForSending()  // from now on `send` and `sendPing` fail at once
         if case .endOfStream = end, let bound = self.bound {
             // The descriptor is closed right after this call returns (or once our last bytes are flushed):
             // report the end on the next turn so that no descriptor is open when `.ended` arrives.
@@ -325,8 +292,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .pong:
             guard message.payload.count == 8 else { return }  // not one of ours
             let id = message.payload.loadUnaligned(as: UInt64.self).bigEndian
-            guard let index = self.outstandingPings.firstIndex(of: id) else { return }  // unsolicited or repeated
-            self.outstandingPings.remove(at: index)
+            guard self.wire.forgetPing(id) else { return }  // unsolicited or repeated
             self.sink.yield(.pong(id: id))
         case .close:
             self.peerClosed(code: message.closeCode)
@@ -402,10 +368,9 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.closeTimer?.cancel()
         self.connectTimer = nil
         self.closeTimer = nil
-        for id in self.outstandingPings {
+        for id in self.wire.end() {
             self.sink.yield(.pingFailed(id: id))
         }
-        self.outstandingPings.removeAll()
         self.sink.yield(.ended(end))
         self.sink.finish()
         self.closeFrameWritten()  // no write completion can come any more
@@ -417,20 +382,23 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     // MARK: - Writing control frames
 
+    /// Writes our close frame as the TCP connection's sealing write: no data frame or ping sent from another thread
+    /// can follow it on the wire.
     /// - Parameter tracked: the close frame counts as pending for `waitUntilCloseSent` until the kernel has taken
     ///   all of it or the write failed (either way nothing is pending any more).
     private func writeClose(code: UInt16?, reason: String, tracked: Bool = false) {
+        self.wire.closeForSending()
         self.controlFrame.removeAll(keepingCapacity: true)
         self.encodeControl { (encoder, frame) throws(WireUsageError) in
             try encoder.close(code: code, reason: reason, into: &frame)
         }
         guard tracked, let tcp = self.tcp, let bound = self.bound else {
-            self.writeControlFrame()
+            self.writeControlFrame(sealing: true)
             return
         }
         self.closeFramePending = true
         self.controlFrame.withUnsafeBytes { bytes in
-            tcp.write(borrowing: bytes) { _ in bound.value.closeFrameWritten() }
+            tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
         }
     }
 
@@ -448,9 +416,9 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     /// Writes `controlFrame`; only what the kernel does not take at once is copied. A failure ends the TCP
     /// connection, which `ended` reports.
-    private func writeControlFrame() {
+    private func writeControlFrame(sealing: Bool = false) {
         guard let tcp = self.tcp else { return }
-        self.controlFrame.withUnsafeBytes { tcp.write(borrowing: $0) }
+        self.controlFrame.withUnsafeBytes { tcp.write(borrowing: $0, sealing: sealing) }
     }
 
     // MARK: - Helpers
