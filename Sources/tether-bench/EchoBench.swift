@@ -124,6 +124,11 @@ enum EchoBench {
             print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
             let mbps = try await self.throughput(&client, large, seconds: options.seconds)
             print("echo.mbps_1m \(WireBench.format(mbps))")
+            let executor = client.client.eventExecutor
+            let rttOnLoop = try await withTaskExecutorPreference(executor) {
+                try await self.roundTrips(&client, small, seconds: options.seconds)
+            }
+            print("echo.rtt_64b_loop_consumer_per_s \(WireBench.format(rttOnLoop))")
             await client.close()
         }
         if options.transport {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TetherCore
 #if os(Linux)
 import TetherPOSIX
@@ -40,6 +41,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The connection `send` writes to: the current generation's while the machine is open, else nil. Kept
+    /// outside the actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy
+    /// with received messages.
+    private nonisolated let sendTarget = Mutex<(any TransportConnection)?>(nil)
+    /// Which connection `sendTarget` holds, as the actor last set it.
+    private var publishedSendTarget: ObjectIdentifier?
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
@@ -110,21 +117,40 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// Sends a message on the open connection.
     /// - Throws: `WebSocketSendError.notOpen` when no connection is open (nothing is queued or dropped
     ///   silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke during the write.
-    public func send(_ message: WebSocketMessage) async throws {
-        guard self.machine.phase == .open, let connection = self.connections[self.machine.generation] else {
+    ///
+    /// Sending does not enter the actor: it writes to the connection that was current and open when the client
+    /// last handled an event, so a send is never queued behind the handling of received messages. Messages sent
+    /// from one task keep their order.
+    public nonisolated func send(_ message: WebSocketMessage) async throws {
+        guard let connection = self.sendTarget.withLock({ $0 }) else {
             throw WebSocketSendError.notOpen
         }
         try await connection.send(message)
     }
 
     /// Sends a text message. See `send(_:)`.
-    public func send(text: String) async throws {
+    public nonisolated func send(text: String) async throws {
         try await self.send(.text(text))
     }
 
     /// Sends a binary message. See `send(_:)`.
-    public func send(data: Data) async throws {
+    public nonisolated func send(data: Data) async throws {
         try await self.send(.binary(data))
+    }
+
+    /// The executor on which this client handles its transport's events and its timer, if it has one of its own:
+    /// on Linux, the configuration's event loop (which the default transport's sockets use too); nil elsewhere.
+    ///
+    /// A task that consumes `events` with this preference (`withTaskExecutorPreference(client.eventExecutor)`
+    /// or `Task(executorPreference:)`) gets each event on the thread that read it from the socket, without waking
+    /// a thread of the global pool: the lowest latency for request–response traffic. Code running there must not
+    /// block, because it holds up every connection of the loop; hop elsewhere for heavy work.
+    public nonisolated var eventExecutor: (any TaskExecutor)? {
+        #if os(Linux)
+        self.configuration.eventLoop
+        #else
+        nil
+        #endif
     }
 
     /// The current connection state.
@@ -248,6 +274,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         }
     }
 
+    /// Handles `connection`'s events on this actor, in order, tagged with the generation captured when the
+    /// connection was created.
+    private func read(_ connection: any TransportConnection, generation: Int) async {
+        for await event in connection.events {
+            self.transportEvent(event, generation: generation)
+        }
+        self.readerFinished(generation)
+    }
+
     private func readerFinished(_ generation: Int) {
         self.readers[generation] = nil
         // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
@@ -305,13 +340,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.configuration.transport.connect(self.request)
             self.connections[generation] = connection
-            // Isolated to this actor: each event is handled on the actor's executor, in order, with the
-            // generation captured here when the connection was created.
-            self.readers[generation] = Task {
-                for await event in connection.events {
-                    self.transportEvent(event, generation: generation)
-                }
-                self.readerFinished(generation)
+            // The task prefers the transport's executor (the socket transport's event loop), so this actor runs
+            // on the thread that read the event.
+            self.readers[generation] = Task(executorPreference: connection.preferredExecutor) {
+                await self.read(connection, generation: generation)
             }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
@@ -336,12 +368,26 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 cause = record.reason
             }
         }
+        self.updateSendTarget()
         let state = Self.snapshot(of: self.machine)
         if state != self.published {
+            // A new round-trip time alone is not a state change: it has its own `.roundTrip` event.
+            var previous = self.published
+            previous.lastRTT = state.lastRTT
             self.published = state
-            self.eventSink.yield(.stateChanged(state, cause: cause))
+            if state != previous {
+                self.eventSink.yield(.stateChanged(state, cause: cause))
+            }
         }
         self.rescheduleTimer()
+    }
+
+    private func updateSendTarget() {
+        let target = self.machine.phase == .open ? self.connections[self.machine.generation] : nil
+        let identity = target.map { ObjectIdentifier($0) }
+        guard identity != self.publishedSendTarget else { return }
+        self.publishedSendTarget = identity
+        self.sendTarget.withLock { $0 = target }
     }
 
     private func rescheduleTimer() {
@@ -357,17 +403,21 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         // a heap entry, where a sleeping task costs a task and a Dispatch timer that, once cancelled (every pong
         // cancels the ping deadline), still wakes a thread at its old deadline.
         if let instant = deadline as? ContinuousClock.Instant {
-            self.timer = .loop(self.configuration.eventLoop.schedule(at: instant) { [weak self] in
+            // The task prefers the loop, so the machine runs on the loop's thread right after the timer, without
+            // waking a thread of the global pool.
+            let loop = self.configuration.eventLoop
+            self.timer = .loop(loop.schedule(at: instant, leeway: self.configuration.effectiveTimerTolerance) { [weak self] in
                 guard let self else { return }
-                Task { await self.timerFired(wake: wake) }
+                Task(executorPreference: loop) { await self.timerFired(wake: wake) }
             })
             return
         }
         #endif
         let clock = self.clock
+        let tolerance = self.configuration.effectiveTimerTolerance
         self.timer = .task(Task {
             do {
-                try await clock.sleep(until: deadline, tolerance: nil)
+                try await clock.sleep(until: deadline, tolerance: tolerance)
             } catch {
                 return  // cancelled: a newer wake time replaced this one
             }

@@ -34,7 +34,8 @@ public struct ConnectionState: Equatable, Sendable {
 
 /// What a client reports, in the order it happened.
 public enum WebSocketEvent: Sendable, CustomStringConvertible {
-    /// The connection state changed; `cause` is the reason of the close that led here, if any.
+    /// The connection state changed; `cause` is the reason of the close that led here, if any. A new round-trip
+    /// time alone is reported as `.roundTrip`, not as a state change (the state carries it as `lastRTT`).
     case stateChanged(ConnectionState, cause: CloseReason?)
     /// A message from the server, in the order the server sent it.
     case message(WebSocketMessage)

@@ -84,6 +84,15 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// The client awaits it (bounded by its close timeout) in `enterBackground()`, so that an app can hold a
     /// background-task assertion exactly until its 1001 close frame has gone out.
     func waitUntilCloseSent() async
+
+    /// Where the consumer of `events` should run, if the transport has a better place than the global
+    /// concurrent executor: the socket transport names its event loop, so that an event is handled on the thread
+    /// that read it instead of waking another. Work run there must not block. Nil (the default): no preference.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension TransportConnection {
+    public var preferredExecutor: (any TaskExecutor)? { nil }
 }
 
 /// Makes connections. One transport may serve many connections and many clients.

@@ -50,8 +50,8 @@ public enum ConnectCommand {
                     gate.update(isOpen: state.phase == .open)
                     status.update(state)
                     if state.phase == .failed { outcome.yield(.failed(state.failure)) }
-                case .roundTrip:
-                    break
+                case .roundTrip(let milliseconds):
+                    status.update(rtt: milliseconds)
                 }
             }
         }
@@ -184,6 +184,7 @@ final class OpenGate: Sendable {
 final class StatusLine: Sendable {
     private struct State {
         var line = ""
+        var connection: ConnectionState?
         var phase: SessionPhase = .stopped
         var retryDelay: Int?
     }
@@ -201,13 +202,30 @@ final class StatusLine: Sendable {
         self.state.withLock { state in
             if connection.phase != .waiting { state.retryDelay = nil }
             state.phase = connection.phase
-            var line = "\(self.url) \(connection.phase.name) gen=\(connection.generation)"
-            line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
-            line += " attempt=\(connection.attempts)"
-            line += " path=\(connection.path.name)"
-            state.line = line
+            state.connection = connection
+            state.line = self.line(for: connection)
             self.draw(state)
         }
+    }
+
+    /// A new round-trip time: redrawn in place on a terminal; otherwise shown with the next state change, so that
+    /// a heartbeat does not print a line.
+    func update(rtt: Int) {
+        self.state.withLock { state in
+            guard var connection = state.connection else { return }
+            connection.lastRTT = rtt
+            state.connection = connection
+            state.line = self.line(for: connection)
+            if self.io.errorIsTerminal { self.draw(state) }
+        }
+    }
+
+    private func line(for connection: ConnectionState) -> String {
+        var line = "\(self.url) \(connection.phase.name) gen=\(connection.generation)"
+        line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
+        line += " attempt=\(connection.attempts)"
+        line += " path=\(connection.path.name)"
+        return line
     }
 
     func update(retryDelay: Int?) {

@@ -138,13 +138,17 @@ public final class EventLoop: Sendable {
     }
 
     /// Runs `work` on the loop's thread once `deadline` is reached.
+    /// - Parameter leeway: how much later the timer may fire (never earlier). Timers whose windows overlap
+    ///   fire on one wake-up of the loop, which saves CPU and power when many connections keep timers of their
+    ///   own (heartbeats). Zero (the default): as soon as the loop is free after `deadline`.
     @discardableResult
     public func schedule(
         at deadline: ContinuousClock.Instant,
+        leeway: Duration = .zero,
         _ work: @escaping @Sendable () -> Void
     ) -> TimerHandle {
         let sequence = self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
-        let timer = ScheduledTimer(deadline: deadline, sequence: sequence, work: work)
+        let timer = ScheduledTimer(deadline: deadline, leeway: leeway, sequence: sequence, work: work)
         if self.identity.isCurrent {
             self.state.value.timers.push(timer)
         } else {
@@ -221,12 +225,12 @@ public final class EventLoop: Sendable {
         state.releaseBuffers()
     }
 
-    /// Milliseconds until the earliest timer (rounded up, so timers never fire early), 0 when work
-    /// is queued, or -1 (sleep until woken) when there is nothing to wait for.
+    /// Milliseconds until the timers' wake time (`TimerHeap.wakeTime`, rounded up, so timers never fire
+    /// early), 0 when work is queued, or -1 (sleep until woken) when there is nothing to wait for.
     private func pollTimeout(_ state: LoopState) -> Int32 {
         if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
-        guard let first = state.timers.peekPending() else { return -1 }
-        let remaining = ContinuousClock.now.duration(to: first.deadline)
+        guard let wake = state.timers.wakeTime() else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: wake)
         guard remaining > .zero else { return 0 }
         let (seconds, attoseconds) = remaining.components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
@@ -242,15 +246,26 @@ public final class EventLoop: Sendable {
     }
 
     /// Runs the queued work. Returns `true` when the loop should stop.
+    ///
+    /// Work queued by that work runs too, for a few rounds: a chain of steps on the loop (a read resumes the
+    /// task reading the connection's events, which resumes the task consuming the client's events) then
+    /// finishes in this turn instead of costing another `epoll_wait` per step. The bound keeps sockets served
+    /// while work keeps re-queueing itself.
     private func runTasks(_ state: LoopState) -> Bool {
-        let stop = self.inbox.withLock { inbox in
-            swap(&inbox.tasks, &state.spareTasks)
-            return inbox.isShutdown
+        for _ in 0..<Self.taskRoundsPerTurn {
+            let (stop, more) = self.inbox.withLock { inbox in
+                swap(&inbox.tasks, &state.spareTasks)
+                return (inbox.isShutdown, !state.spareTasks.isEmpty)
+            }
+            for task in state.spareTasks { task() }
+            state.spareTasks.removeAll(keepingCapacity: true)
+            if stop { return true }
+            guard more else { return false }
         }
-        for task in state.spareTasks { task() }
-        state.spareTasks.removeAll(keepingCapacity: true)
-        return stop
+        return false
     }
+
+    private static let taskRoundsPerTurn = 4
 
     // MARK: - Descriptor accounting (any thread)
 
@@ -365,5 +380,22 @@ private final class LoopState {
 private final class ThreadStart {
     let body: () -> Void
     init(body: @escaping () -> Void) { self.body = body }
+}
+#endif
+
+#if os(Linux)
+/// The loop as a task executor: a task that prefers it (`Task(executorPreference:)`) runs its nonisolated code,
+/// and the code of default actors it calls, on the loop's thread. Work scheduled from the loop thread itself
+/// needs no wake-up, so a reader that consumes a connection's events there handles each event on the thread
+/// that read it. Such work must not block: it delays every socket of the loop.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = self.asUnownedTaskExecutor()
+        if !self.execute({ job.runSynchronously(on: executor) }) {
+            // The loop has shut down (tests only): the task must still run, so it moves to the global pool.
+            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        }
+    }
 }
 #endif

@@ -4,12 +4,19 @@ import Synchronization
 /// decides its fate, so a cancelled timer never runs and a fired one is never "cancelled".
 final class ScheduledTimer: Sendable {
     let deadline: ContinuousClock.Instant
+    /// How much later than `deadline` the timer may fire, so that the loop can fire timers that are close
+    /// together on one wake-up.
+    let leeway: Duration
     /// Breaks ties between equal deadlines: earlier `schedule` calls fire first.
     let sequence: UInt64
     private let work: Mutex<(@Sendable () -> Void)?>
 
-    init(deadline: ContinuousClock.Instant, sequence: UInt64, work: @escaping @Sendable () -> Void) {
+    init(
+        deadline: ContinuousClock.Instant, leeway: Duration = .zero, sequence: UInt64,
+        work: @escaping @Sendable () -> Void
+    ) {
         self.deadline = deadline
+        self.leeway = max(leeway, .zero)
         self.sequence = sequence
         self.work = Mutex(work)
     }
@@ -50,53 +57,99 @@ public struct TimerHandle: Hashable, Sendable {
 
 /// A binary min-heap of timers ordered by (deadline, sequence). Cancelled timers stay until they
 /// reach the top and are dropped there; their work closure is already released by `cancel`.
+///
+/// The ordering keys live in an array of plain values beside the array of timers, so sifting compares and
+/// moves trivial values and touches (retains, releases) no timer object.
 struct TimerHeap {
-    private var storage: [ScheduledTimer] = []
+    private struct Key {
+        let deadline: ContinuousClock.Instant
+        /// `deadline` plus the timer's leeway: the latest moment it may fire.
+        let latest: ContinuousClock.Instant
+        let sequence: UInt64
 
-    var isEmpty: Bool { self.storage.isEmpty }
-    var count: Int { self.storage.count }
+        func firesBefore(_ other: Key) -> Bool {
+            self.deadline < other.deadline || (self.deadline == other.deadline && self.sequence < other.sequence)
+        }
+    }
+
+    private var keys: [Key] = []
+    private var timers: [ScheduledTimer] = []
+
+    var isEmpty: Bool { self.keys.isEmpty }
+    var count: Int { self.keys.count }
 
     mutating func push(_ timer: ScheduledTimer) {
-        self.storage.append(timer)
-        var child = self.storage.count - 1
+        self.keys.append(Key(deadline: timer.deadline, latest: timer.deadline + timer.leeway, sequence: timer.sequence))
+        self.timers.append(timer)
+        var child = self.keys.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard self.storage[child].firesBefore(self.storage[parent]) else { break }
-            self.storage.swapAt(child, parent)
+            guard self.keys[child].firesBefore(self.keys[parent]) else { break }
+            self.swapAt(child, parent)
             child = parent
         }
     }
 
     /// The earliest timer that has not been cancelled, dropping cancelled ones on the way.
     mutating func peekPending() -> ScheduledTimer? {
-        while let first = self.storage.first {
+        while let first = self.timers.first {
             if first.isPending { return first }
             self.popFirst()
         }
         return nil
     }
 
+    /// When the loop must wake up for its timers: the earliest `latest` among the timers due before the first
+    /// pending timer's `latest`, so that every timer fires within its leeway while timers close together share
+    /// one wake-up. Only that window of the heap is visited (a subtree whose root is due later is skipped whole).
+    /// A cancelled timer inside the window may make the wake-up a little early; that costs nothing but the
+    /// wake-up. `nil` when no timer is pending.
+    mutating func wakeTime() -> ContinuousClock.Instant? {
+        guard self.peekPending() != nil else { return nil }
+        return self.keys.withUnsafeBufferPointer { heap in
+            var wake = heap[0].latest
+            guard wake > heap[0].deadline else { return wake }
+            func visit(_ index: Int) {
+                guard index < heap.count, heap[index].deadline < wake else { return }
+                if heap[index].latest < wake { wake = heap[index].latest }
+                visit(2 * index + 1)
+                visit(2 * index + 2)
+            }
+            visit(1)
+            visit(2)
+            return wake
+        }
+    }
+
     @discardableResult
     mutating func popFirst() -> ScheduledTimer? {
-        guard !self.storage.isEmpty else { return nil }
-        self.storage.swapAt(0, self.storage.count - 1)
-        let first = self.storage.removeLast()
+        guard !self.keys.isEmpty else { return nil }
+        self.swapAt(0, self.keys.count - 1)
+        self.keys.removeLast()
+        let first = self.timers.removeLast()
         var parent = 0
+        let count = self.keys.count
         while true {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < self.storage.count, self.storage[left].firesBefore(self.storage[smallest]) { smallest = left }
-            if right < self.storage.count, self.storage[right].firesBefore(self.storage[smallest]) { smallest = right }
+            if left < count, self.keys[left].firesBefore(self.keys[smallest]) { smallest = left }
+            if right < count, self.keys[right].firesBefore(self.keys[smallest]) { smallest = right }
             guard smallest != parent else { break }
-            self.storage.swapAt(parent, smallest)
+            self.swapAt(parent, smallest)
             parent = smallest
         }
         return first
     }
 
+    private mutating func swapAt(_ first: Int, _ second: Int) {
+        self.keys.swapAt(first, second)
+        self.timers.swapAt(first, second)
+    }
+
     mutating func removeAll() {
-        for timer in self.storage { _ = timer.take() }
-        self.storage.removeAll()
+        for timer in self.timers { _ = timer.take() }
+        self.keys.removeAll()
+        self.timers.removeAll()
     }
 }

@@ -169,3 +169,38 @@ extension EventLoopTests {
         #expect(read(ends[0], &byte, 1) == -1 && errno == EAGAIN)
     }
 }
+
+extension EventLoopTests {
+    @Test func timersWithOverlappingLeewayFireOnOneWakeUpAndNeverEarly() async throws {
+        let loop = try EventLoop(name: "test-leeway")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: (Int, ContinuousClock.Instant).self)
+        let base = ContinuousClock.now + .milliseconds(60)
+        // The first timer may wait 40 ms; the second is due 10 ms after it, so both fire on one wake-up.
+        loop.schedule(at: base, leeway: .milliseconds(40)) { continuation.yield((1, .now)) }
+        loop.schedule(at: base + .milliseconds(10)) { continuation.yield((2, .now)) }
+        var fired: [(Int, ContinuousClock.Instant)] = []
+        for await event in stream {
+            fired.append(event)
+            if fired.count == 2 { break }
+        }
+        #expect(fired.map(\.0) == [1, 2])
+        #expect(fired[0].1 >= base + .milliseconds(10), "the first waited for the second, within its leeway")
+        #expect(fired[1].1 >= base + .milliseconds(10))
+    }
+
+    @Test func aTaskPreferringTheLoopRunsOnItsThread() async throws {
+        let loop = try EventLoop(name: "test-executor")
+        let onLoop = await Task(executorPreference: loop) { loop.inEventLoop }.value
+        #expect(onLoop)
+        let nested = await withTaskExecutorPreference(loop) { () async -> Bool in
+            await Task.yield()
+            return loop.inEventLoop
+        }
+        #expect(nested)
+        loop.shutdown()
+        // A job for a loop that has shut down moves to the global pool instead of being lost.
+        let afterShutdown = await Task(executorPreference: loop) { loop.inEventLoop }.value
+        #expect(!afterShutdown)
+    }
+}

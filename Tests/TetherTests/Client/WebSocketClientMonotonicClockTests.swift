@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 @testable import Tether
 
@@ -58,6 +59,44 @@ import TetherTestServer
 
         await client.stop()
         #expect(await client.resources.timers == 0)
+        await server.stop()
+    }
+
+    @Test func aConsumerPreferringTheEventExecutorGetsEveryEchoInOrderOnTheLoop() async throws {
+        let loop = try EventLoop(name: "test-consumer")
+        defer { loop.shutdown() }
+        let server = try TestServer(scenario: .echo)
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+            url: URL(string: server.url(path: "/echo"))!, transport: SocketTransport(loop: loop)
+        )
+        configuration.eventLoop = loop
+        let client = WebSocketClient(configuration: configuration)
+        #expect(client.eventExecutor as? EventLoop === loop)
+        let count = 200
+        let consumer = Task(executorPreference: client.eventExecutor) { () async -> ([String], Bool) in
+            var echoed: [String] = []
+            var alwaysOnLoop = true
+            for await event in client.events {
+                alwaysOnLoop = alwaysOnLoop && loop.inEventLoop
+                switch event {
+                case .stateChanged(let state, _) where state.phase == .open:
+                    for index in 0..<count {
+                        try? await client.send(text: "echo \(index)")
+                    }
+                case .message(.text(let text)):
+                    echoed.append(text)
+                    if echoed.count == count { return (echoed, alwaysOnLoop) }
+                default:
+                    continue
+                }
+            }
+            return (echoed, alwaysOnLoop)
+        }
+        await client.start()
+        let (echoed, alwaysOnLoop) = await withDeadline(.seconds(20)) { await consumer.value } ?? ([], false)
+        #expect(echoed == (0..<count).map { "echo \($0)" })
+        #expect(alwaysOnLoop, "the consumer ran on the loop's thread")
+        await client.stop()
         await server.stop()
     }
 }

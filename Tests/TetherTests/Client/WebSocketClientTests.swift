@@ -49,6 +49,45 @@ import TetherCore
         #expect(await client.state.lastRTT == 30)
     }
 
+    @Test func aNewRoundTripTimeIsARoundTripEventNotAStateChange() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        let changesWhenOpen = probe.all.filter { if case .stateChanged = $0 { true } else { false } }.count
+        for round in 1...3 {
+            self.clock.advance(toMilliseconds: round * 200 - 100)
+            guard case .ping(let id)? = await connection.nextCommand() else {
+                Issue.record("expected ping \(round)")
+                return
+            }
+            self.clock.advance(toMilliseconds: round * 200 - 100 + 10 * round)
+            connection.emit(.pong(id: id))
+            let rtt = await probe.next { if case .roundTrip = $0 { true } else { false } }
+            guard case .roundTrip(let milliseconds)? = rtt else {
+                Issue.record("expected a round trip after pong \(round)")
+                return
+            }
+            #expect(milliseconds == 10 * round)
+        }
+        #expect(await client.state.lastRTT == 30)
+        let changes = probe.all.filter { if case .stateChanged = $0 { true } else { false } }.count
+        #expect(changes == changesWhenOpen, "three pongs changed only lastRTT: no state change event")
+    }
+
+    @Test func sendWritesToTheOpenConnectionAndThrowsNotOpenOnceStopped() async throws {
+        let (client, probe) = self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        try await client.send(text: "first")
+        #expect(await connection.nextCommand() == .send(.text("first")))
+        async let stopped: Void = client.stop()
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        // Stopping retired the connection before it ended: a send now never reaches it.
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.send(text: "while closing") }
+        connection.emit(.ended(.closedLocally))
+        await stopped
+        await #expect(throws: WebSocketSendError.notOpen) { try await client.send(text: "after stop") }
+        #expect(connection.log.filter { if case .send = $0 { true } else { false } }.count == 1)
+    }
+
     @Test func missingPongClosesOnceWithPongTimeoutThenReconnectsAfterBackoff() async throws {
         let (client, probe) = self.makeClient()
         let first = try await self.transport.open(client, probe)

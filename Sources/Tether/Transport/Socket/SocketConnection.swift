@@ -84,6 +84,9 @@ final class SocketConnection: TransportConnection {
         }
     }
 
+    /// The connection's event loop: the client's reader runs on the thread that decoded the event.
+    var preferredExecutor: (any TaskExecutor)? { self.loop }
+
     func sendPing(id: UInt64) {
         guard let tcp = self.wire.connectionRecordingPing(id) else {
             self.sink.yield(.pingFailed(id: id))  // dropped by the stream once it has finished

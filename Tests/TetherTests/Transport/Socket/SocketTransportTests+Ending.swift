@@ -57,6 +57,51 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    @Test func sendsRacingACloseNeverFollowTheCloseFrameAndNoneThatReturnedIsLost() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        let connection = client.connection
+        // Sends go to the socket from this task's thread while the close runs on the loop.
+        let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
+        let sender = Task {
+            var sent = 0
+            for index in 0..<5_000 {
+                do {
+                    try await connection.send(.text("message \(index)"))
+                } catch {
+                    #expect(error as? WebSocketSendError == .notOpen)
+                    break
+                }
+                sent += 1
+                if sent == 10 { startedSink.yield() }
+            }
+            startedSink.finish()
+            return sent
+        }
+        for await _ in started { break }
+        connection.close(code: 1000, reason: "race")
+        let sent = await sender.value
+        var received = 0
+        var closeFrame: WireMessage?
+        while let message = try await server.nextMessage() {
+            if case .close = message {
+                closeFrame = message
+                break
+            }
+            #expect(message == .text("message \(received)"))
+            received += 1
+        }
+        #expect(closeFrame == .close(code: 1000, reason: "race"))
+        #expect(received == sent, "every send that returned is on the wire before the close frame")
+        try await server.sendClose(code: 1000)
+        #expect(try await server.nextMessage() == nil, "nothing follows the close frame")
+        #expect(await client.rest().last == .ended(.closedLocally))
+        await peer.stop()
+    }
+
     @Test func localCloseUnansweredDropsTCPAfterTheCloseTimeout() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url(), closeTimeout: 30)
