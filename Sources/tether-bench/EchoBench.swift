@@ -4,6 +4,10 @@
 //                                 (send, await the echo on `client.events`, repeat)
 //   echo.rtt_64b_text_per_s       the same with 64-byte text messages (UTF-8 validated on both sides)
 //   echo.mbps_1m                  1 MiB binary messages echoed one at a time; payload MB/s (10^6 bytes) one way
+//   echo.rtt_64b_loop_consumer_per_s  the 64-byte binary loop run by a task that prefers `client.eventExecutor`
+//                                 (the event loop), as a latency-sensitive app would: each echo reaches it on the
+//                                 thread that read it, with no hop to the global pool (how Python's asyncio clients
+//                                 run, with the application on the I/O thread)
 //   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
 //   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise
 //

@@ -1,16 +1,21 @@
-// Idle-connection benchmark: `swift run -c release tether-bench idle [--connections N] [--seconds S]`.
+// Idle-connection benchmark:
+//   `swift run -c release tether-bench idle [--connections N] [--seconds S] [--server process|embedded]`.
 //
 // Opens N (default 1,000) `WebSocketClient`s with the default transport, each heartbeating every 1 s (timeout 5 s),
-// to an embedded `TestServer` (`Scenario.normal`: pongs at once) on loopback, holds them for S (default 10) seconds
-// and prints:
+// to a `TestServer` on loopback that answers pings at once, holds them for S (default 10) seconds and prints:
 //   idle.connections        connections open at the end of the hold
 //   idle.pongs              pongs seen by the clients during the hold: about N × S, a little less, as each ping goes
 //                           one interval after the previous pong
-//   idle.cpu_percent        process CPU time (user + system, getrusage) over wall time during the hold, in % of one
-//                           core. It includes the embedded server's thread: client and server together.
-//   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm. Also includes the server's
-//                           side of each connection (its socket, handler, records).
+//   idle.cpu_percent        this process's CPU time (user + system, getrusage) over wall time during the hold, in % of
+//                           one core: what the clients cost, with their event-reading tasks
+//   idle.server_cpu_percent the server's CPU time over the same hold (with `--server process`), for comparison
+//   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
+//
+// `--server process` (the default) runs the server in a child process (`tether-bench echo --serve-only 0`), so that
+// the figures are the clients' alone, as they would be with a remote server. `--server embedded` runs it on its own
+// event-loop thread in this process instead: then idle.cpu_percent and the RSS figures are client and server
+// together.
 #if os(Linux)
 import Foundation
 import Synchronization
@@ -22,20 +27,25 @@ enum IdleBench {
     static func run(_ arguments: [String]) async {
         var connections = 1_000
         var seconds = 10
+        var embedded = false
         var index = 0
         while index < arguments.count {
-            let value = index + 1 < arguments.count ? Int(arguments[index + 1]) : nil
-            switch (arguments[index], value) {
-            case ("--connections", let count?) where count > 0: connections = count
-            case ("--seconds", let count?) where count > 0: seconds = count
+            let text = index + 1 < arguments.count ? arguments[index + 1] : nil
+            let value = text.flatMap { Int($0) }
+            switch (arguments[index], value, text) {
+            case ("--connections", let count?, _) where count > 0: connections = count
+            case ("--seconds", let count?, _) where count > 0: seconds = count
+            case ("--server", _, "process"?): embedded = false
+            case ("--server", _, "embedded"?): embedded = true
             default:
-                EchoBench.progress("usage: tether-bench idle [--connections N] [--seconds S]")
+                EchoBench.progress(
+                    "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded]")
                 exit(2)
             }
             index += 2
         }
         do {
-            try await self.measure(connections: connections, seconds: seconds)
+            try await self.measure(connections: connections, seconds: seconds, embedded: embedded)
         } catch {
             EchoBench.progress("tether-bench idle: \(error)")
             exit(1)
@@ -54,12 +64,12 @@ enum IdleBench {
         }
     }
 
-    static func measure(connections: Int, seconds: Int) async throws {
+    static func measure(connections: Int, seconds: Int, embedded: Bool) async throws {
         // Client and server sockets are both in this process, plus the loops' descriptors.
         self.raiseDescriptorLimit(to: 2 * connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
-        let server = try TestServer(scenario: .normal)
-        let url = URL(string: server.url(path: "/idle"))!
+        let server: IdleServer = embedded ? .embedded(try TestServer(scenario: .normal)) : .process(try ServerProcess())
+        let url = server.url
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
         let tally = Tally(changes: changesSink)
         var changeIterator = changes.makeAsyncIterator()
@@ -95,12 +105,14 @@ enum IdleBench {
                 + "RSS \(rssBefore) → \(rssOpen) KiB")
 
         let threadsStart = self.threadCPUNanoseconds()
+        let serverCPUStart = server.cpuSeconds
         let cpuStart = self.processCPUSeconds()
         let holdStart = clock.now
         tally.holding.store(true, ordering: .relaxed)
         try await Task.sleep(until: holdStart + .seconds(seconds), clock: clock)
         tally.holding.store(false, ordering: .relaxed)
         let cpuEnd = self.processCPUSeconds()
+        let serverCPUEnd = server.cpuSeconds
         let wall = EchoBench.seconds(holdStart.duration(to: clock.now))
         let rssEnd = self.residentKiB()
         self.reportThreads(from: threadsStart, to: self.threadCPUNanoseconds(), wall: wall)
@@ -108,6 +120,9 @@ enum IdleBench {
         print("idle.connections \(tally.open.load(ordering: .relaxed))")
         print("idle.pongs \(tally.pongs.load(ordering: .relaxed))")
         print("idle.cpu_percent \(WireBench.format((cpuEnd - cpuStart) / wall * 100))")
+        if let serverCPUStart, let serverCPUEnd {
+            print("idle.server_cpu_percent \(WireBench.format((serverCPUEnd - serverCPUStart) / wall * 100))")
+        }
         print("idle.rss_kib_per_conn \(WireBench.format(Double(rssOpen - rssBefore) / Double(connections)))")
         print("idle.rss_kib_per_conn_after_hold \(WireBench.format(Double(rssEnd - rssBefore) / Double(connections)))")
 
@@ -158,6 +173,83 @@ enum IdleBench {
             }
             _ = await changes.next()
             guardTask.cancel()
+        }
+    }
+
+    /// Where the clients connect: a `TestServer` in this process, or one in a child process.
+    enum IdleServer {
+        case embedded(TestServer)
+        case process(ServerProcess)
+
+        var url: URL {
+            switch self {
+            case .embedded(let server): URL(string: server.url(path: "/idle"))!
+            case .process(let child): child.url
+            }
+        }
+
+        /// The child's CPU time so far; nil for the embedded server (its thread counts in this process).
+        var cpuSeconds: Double? {
+            switch self {
+            case .embedded: nil
+            case .process(let child): child.cpuSeconds()
+            }
+        }
+
+        func stop() async {
+            switch self {
+            case .embedded(let server): await server.stop()
+            case .process(let child): child.stop()
+            }
+        }
+    }
+
+    /// `tether-bench echo --serve-only 0` as a child process: the embedded echo server, which answers pings at
+    /// once, alone in its process.
+    final class ServerProcess: Sendable {
+        let url: URL
+        private let process: Process
+
+        init() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            process.arguments = ["echo", "--serve-only", "0"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            // The child prints `echo.serve_url ws://127.0.0.1:PORT/echo` once it listens.
+            var line: [UInt8] = []
+            let reader = output.fileHandleForReading
+            while line.last != UInt8(ascii: "\n") {
+                let chunk = reader.readData(ofLength: 1)
+                guard !chunk.isEmpty else { break }
+                line.append(contentsOf: chunk)
+            }
+            let fields = String(decoding: line, as: UTF8.self).split(separator: " ")
+            guard fields.count == 2, fields[0] == "echo.serve_url",
+                  let url = URL(string: fields[1].trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                process.terminate()
+                throw EchoBench.Failure("the server process did not report its URL")
+            }
+            self.process = process
+            self.url = url
+            EchoBench.progress("idle: server process \(process.processIdentifier) at \(url)")
+        }
+
+        /// User plus system CPU time of the child, in seconds (`/proc/PID/stat`, fields 14 and 15).
+        func cpuSeconds() -> Double? {
+            let path = "/proc/\(self.process.processIdentifier)/stat"
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                  let end = text.lastIndex(of: ")") else { return nil }
+            // Fields after the command name (which may hold spaces) start with field 3, the state.
+            let fields = text[text.index(after: end)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+            return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        }
+
+        func stop() {
+            self.process.terminate()
+            self.process.waitUntilExit()
         }
     }
 
