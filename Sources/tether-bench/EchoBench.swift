@@ -15,6 +15,8 @@
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
+//   --stop-on-stdin-eof         with --serve-only: also stop when standard input ends (a parent process's pipe
+//                               closes when it exits, so the server never outlives it)
 //   --serve-only PORT           only run the embedded echo server on 127.0.0.1:PORT (0: any) until SIGINT/SIGTERM,
 //                               for other clients (scripts/bench-python-echo.sh)
 //
@@ -42,7 +44,7 @@ enum EchoBench {
             exit(2)
         }
         if let port = options.serveOnlyPort {
-            await self.serve(port: port)
+            await self.serve(port: port, stopOnStandardInputEnd: options.stopOnStandardInputEnd)
             return
         }
         do {
@@ -57,6 +59,7 @@ enum EchoBench {
         var url: URL?
         var seconds = 2.5
         var serveOnlyPort: Int?
+        var stopOnStandardInputEnd = false
         var client = true
         var transport = true
 
@@ -80,6 +83,8 @@ enum EchoBench {
                 case "--seconds":
                     guard let seconds = Double(try value()), seconds > 0 else { throw Failure("bad --seconds") }
                     self.seconds = seconds
+                case "--stop-on-stdin-eof":
+                    self.stopOnStandardInputEnd = true
                 case "--serve-only":
                     guard let port = Int(try value()), (0...65535).contains(port) else {
                         throw Failure("bad --serve-only port")
@@ -208,7 +213,7 @@ enum EchoBench {
     // MARK: - Serving
 
     /// Runs the embedded echo server until SIGINT or SIGTERM.
-    static func serve(port: Int) async {
+    static func serve(port: Int, stopOnStandardInputEnd: Bool = false) async {
         let server: TestServer
         do {
             server = try TestServer(port: port, recordedMessageLimit: 0, scenario: .echo)
@@ -227,6 +232,14 @@ enum EchoBench {
             source.setEventHandler { sink.yield(number) }
             source.resume()
             sources.append(source)
+        }
+        if stopOnStandardInputEnd {
+            // A thread of its own blocks on standard input until it ends.
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                while read(STDIN_FILENO, &byte, 1) > 0 {}
+                sink.yield(0)
+            }
         }
         for await number in signals {
             self.progress("echo: signal \(number), stopping")

@@ -69,6 +69,16 @@ enum IdleBench {
         self.raiseDescriptorLimit(to: 2 * connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
         let server: IdleServer = embedded ? .embedded(try TestServer(scenario: .normal)) : .process(try ServerProcess())
+        do {
+            try await self.measure(connections: connections, seconds: seconds, server: server)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    static func measure(connections: Int, seconds: Int, server: IdleServer) async throws {
         let url = server.url
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
         let tally = Tally(changes: changesSink)
@@ -129,7 +139,6 @@ enum IdleBench {
         await withTaskGroup(of: Void.self) { group in
             for client in clients { group.addTask { await client.stop() } }
         }
-        await server.stop()
     }
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
@@ -213,9 +222,11 @@ enum IdleBench {
         init() throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = ["echo", "--serve-only", "0"]
+            process.arguments = ["echo", "--serve-only", "0", "--stop-on-stdin-eof"]
             let output = Pipe()
             process.standardOutput = output
+            // The child stops when this pipe closes, which happens when this process exits, however it exits.
+            process.standardInput = Pipe()
             try process.run()
             // The child prints `echo.serve_url ws://127.0.0.1:PORT/echo` once it listens.
             var line: [UInt8] = []
