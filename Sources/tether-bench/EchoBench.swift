@@ -8,6 +8,8 @@
 //                                 (the event loop), as a latency-sensitive app would: each echo reaches it on the
 //                                 thread that read it, with no hop to the global pool (how Python's asyncio clients
 //                                 run, with the application on the I/O thread)
+//   echo.tcp_rtt_70b_per_s        the same-run ceiling: 70-byte round trips over a bare TCP connection between two
+//                                 event loops, no WebSocket and no tasks (TCPEchoReference.swift); embedded only
 //   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
 //   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise
 //
@@ -151,6 +153,10 @@ enum EchoBench {
         }
 
         await server?.stop()
+        if options.url == nil {
+            let reference = try await TCPEchoReference.measure(seconds: options.seconds)
+            print("echo.tcp_rtt_70b_per_s \(WireBench.format(reference))")
+        }
     }
 
     /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`.

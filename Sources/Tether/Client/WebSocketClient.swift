@@ -35,6 +35,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var connections: [Int: any TransportConnection] = [:]
     /// Tasks reading each connection's events; each ends when its connection's event stream finishes.
     private var readers: [Int: Task<Void, Never>] = [:]
+    /// Connections that hand their events straight to this actor (the socket transport on the client's own event
+    /// loop), until their `.ended`, with the callers of `stop()` waiting for it.
+    private var directReaders: [Int: [CheckedContinuation<Void, Never>]] = [:]
     private var timer: WakeTimer?
     private var timerWake: Int?
     private var published: ConnectionState
@@ -90,6 +93,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let readers = Array(self.readers.values)
         for reader in readers {
             await reader.value
+        }
+        for generation in Array(self.directReaders.keys) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                if self.directReaders[generation] != nil {
+                    self.directReaders[generation]?.append(continuation)
+                } else {
+                    continuation.resume()
+                }
+            }
         }
         let waiters = self.runWaiters
         self.runWaiters.removeAll()
@@ -152,6 +164,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         nil
         #endif
     }
+
+    #if os(Linux)
+    /// On Linux the actor runs on the configuration's event loop, the thread that reads the default transport's
+    /// sockets and fires the client's timer: both enter the actor with a direct call, without a task or a thread
+    /// hop. Calls from other tasks hop onto the loop; `send` does not enter the actor at all.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        self.configuration.eventLoop.asUnownedSerialExecutor()
+    }
+    #endif
 
     /// The current connection state.
     public var state: ConnectionState {
@@ -241,7 +262,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// The number of live connections, reader tasks and timers; all zero once `stop()` has returned.
     var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
-        (self.connections.count, self.readers.count, self.timer == nil ? 0 : 1, self.pathMonitor == nil ? 0 : 1)
+        (
+            self.connections.count, self.readers.count + self.directReaders.count, self.timer == nil ? 0 : 1,
+            self.pathMonitor == nil ? 0 : 1
+        )
     }
 
     /// Events ignored because their generation (connection or path monitor) was not current.
@@ -281,6 +305,16 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             self.transportEvent(event, generation: generation)
         }
         self.readerFinished(generation)
+    }
+
+    /// An event from a connection that delivers straight to this actor; `.ended` is its last.
+    private func deliver(_ event: TransportEvent, generation: Int) {
+        self.transportEvent(event, generation: generation)
+        guard case .ended = event else { return }
+        let waiters = self.directReaders.removeValue(forKey: generation) ?? []
+        for waiter in waiters {
+            waiter.resume()
+        }
     }
 
     private func readerFinished(_ generation: Int) {
@@ -338,6 +372,17 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             break
         case .openTransport(let generation):
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
+            #if os(Linux)
+            // The socket transport on this client's own loop delivers each event by a direct call on the loop's
+            // thread, where this actor runs: no stream and no task in between.
+            if let socket = self.configuration.transport as? SocketTransport, socket.loop === self.configuration.eventLoop {
+                self.directReaders[generation] = []
+                self.connections[generation] = socket.connect(self.request, delivering: { [self] event in
+                    self.assumeIsolated { client in client.deliver(event, generation: generation) }
+                })
+                return
+            }
+            #endif
             let connection = self.configuration.transport.connect(self.request)
             self.connections[generation] = connection
             // The task prefers the transport's executor (the socket transport's event loop), so this actor runs
@@ -403,12 +448,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         // a heap entry, where a sleeping task costs a task and a Dispatch timer that, once cancelled (every pong
         // cancels the ping deadline), still wakes a thread at its old deadline.
         if let instant = deadline as? ContinuousClock.Instant {
-            // The task prefers the loop, so the machine runs on the loop's thread right after the timer, without
-            // waking a thread of the global pool.
+            // The actor runs on this loop (see `unownedExecutor`), so the timer enters it directly.
             let loop = self.configuration.eventLoop
             self.timer = .loop(loop.schedule(at: instant, leeway: self.configuration.effectiveTimerTolerance) { [weak self] in
-                guard let self else { return }
-                Task(executorPreference: loop) { await self.timerFired(wake: wake) }
+                self?.assumeIsolated { client in client.timerFired(wake: wake) }
             })
             return
         }

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Dispatch
 import Glibc
 import Synchronization
 #if canImport(CTetherLinux)
@@ -50,6 +51,8 @@ public final class EventLoop: Sendable {
     private let ownedDescriptors = Atomic<Int>(0)
     private let thread = Mutex<pthread_t?>(nil)
     private let state: LoopBound<LoopState>
+    /// Runs jobs for this loop as an executor once its thread has exited (see the `SerialExecutor` conformance).
+    fileprivate let afterShutdown: DispatchQueue
 
     private struct Inbox {
         var tasks: [@Sendable () -> Void] = []
@@ -64,6 +67,7 @@ public final class EventLoop: Sendable {
     /// - Throws: when the kernel refuses an epoll instance, an eventfd or a thread.
     public init(name: String = "tether-loop") throws(SocketError) {
         self.name = name
+        self.afterShutdown = DispatchQueue(label: "\(name).after-shutdown")
         self.poller = try Poller()
         self.ownedDescriptors.store(2, ordering: .relaxed)
         self.state = LoopBound(LoopState(), identity: self.identity)
@@ -384,18 +388,35 @@ private final class ThreadStart {
 #endif
 
 #if os(Linux)
-/// The loop as a task executor: a task that prefers it (`Task(executorPreference:)`) runs its nonisolated code,
-/// and the code of default actors it calls, on the loop's thread. Work scheduled from the loop thread itself
-/// needs no wake-up, so a reader that consumes a connection's events there handles each event on the thread
-/// that read it. Such work must not block: it delays every socket of the loop.
-extension EventLoop: TaskExecutor {
+/// The loop as an executor.
+///
+/// - As a task executor: a task that prefers it (`Task(executorPreference:)`) runs its nonisolated code, and the
+///   code of default actors it calls, on the loop's thread.
+/// - As a serial executor: an actor whose `unownedExecutor` is the loop's runs on the loop's thread, so loop
+///   callbacks (a read, a timer) may enter it synchronously with `assumeIsolated`.
+///
+/// Work scheduled from the loop thread itself needs no wake-up, so a chain of steps on the loop finishes in one
+/// turn. Such work must not block: it delays every socket of the loop. After `shutdown()`, jobs run in order on a
+/// serial dispatch queue instead, so that no task is lost and an actor's jobs still never run at the same time.
+extension EventLoop: TaskExecutor, SerialExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = self.asUnownedTaskExecutor()
-        if !self.execute({ job.runSynchronously(on: executor) }) {
-            // The loop has shut down (tests only): the task must still run, so it moves to the global pool.
-            globalConcurrentExecutor.enqueue(ExecutorJob(job))
+        let serial = self.asUnownedSerialExecutor()
+        let task = self.asUnownedTaskExecutor()
+        if !self.execute({ job.runSynchronously(isolatedTo: serial, taskExecutor: task) }) {
+            self.afterShutdown.async { job.runSynchronously(isolatedTo: serial, taskExecutor: task) }
         }
+    }
+
+    public func checkIsolated() {
+        if self.inEventLoop { return }
+        precondition(self.identity.hasExited, "not on the event loop's thread")
+        dispatchPrecondition(condition: .onQueue(self.afterShutdown))
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? {
+        if self.inEventLoop { return true }
+        return self.identity.hasExited ? nil : false
     }
 }
 #endif

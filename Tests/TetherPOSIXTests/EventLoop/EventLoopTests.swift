@@ -204,3 +204,45 @@ extension EventLoopTests {
         #expect(!afterShutdown)
     }
 }
+
+/// An actor that runs on an event loop, as the client does.
+private actor LoopActor {
+    let loop: EventLoop
+    private(set) var calls: [Int] = []
+
+    init(loop: EventLoop) { self.loop = loop }
+
+    nonisolated var unownedExecutor: UnownedSerialExecutor { self.loop.asUnownedSerialExecutor() }
+
+    func record(_ value: Int) -> Bool {
+        self.calls.append(value)
+        return self.loop.inEventLoop
+    }
+}
+
+extension EventLoopTests {
+    @Test func anActorOnTheLoopRunsThereAndLoopCallbacksEnterItDirectly() async throws {
+        let loop = try EventLoop(name: "test-serial")
+        let actor = LoopActor(loop: loop)
+        #expect(await actor.record(1))
+        // A loop callback (here a timer) is on the actor's executor, so it may enter synchronously.
+        let entered: Bool = await withCheckedContinuation { continuation in
+            loop.schedule(after: .milliseconds(1)) {
+                let onLoop = actor.assumeIsolated { isolated in isolated.record(2) }
+                continuation.resume(returning: onLoop)
+            }
+        }
+        #expect(entered)
+        loop.shutdown()
+        // After shutdown the actor's jobs still run, one at a time, off the loop.
+        await withTaskGroup(of: Bool.self) { group in
+            for value in 3..<13 {
+                group.addTask { await actor.record(value) }
+            }
+            for await onLoop in group {
+                #expect(!onLoop)
+            }
+        }
+        #expect(await actor.calls.sorted() == Array(1..<13))
+    }
+}

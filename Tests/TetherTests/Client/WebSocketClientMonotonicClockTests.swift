@@ -99,5 +99,36 @@ import TetherTestServer
         await client.stop()
         await server.stop()
     }
+
+    /// A socket transport on another loop than the client's reaches the client through its event stream and a
+    /// reader task (the client's own loop gets direct calls): the same events, in the same order.
+    @Test func aSocketTransportOnAnotherLoopDeliversThroughItsStream() async throws {
+        let transportLoop = try EventLoop(name: "test-other-loop")
+        defer { transportLoop.shutdown() }
+        let server = try TestServer(scenario: .echo)
+        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+            url: URL(string: server.url(path: "/echo"))!,
+            heartbeatInterval: .milliseconds(30),
+            transport: SocketTransport(loop: transportLoop)
+        )
+        let client = WebSocketClient(configuration: configuration)
+        let probe = EventProbe(client.events)
+        await client.start()
+        #expect(await probe.state(.open) != nil)
+        #expect(await client.resources.readers == 1)
+        for index in 0..<50 {
+            try await client.send(text: "echo \(index)")
+        }
+        var echoed: [String] = []
+        while echoed.count < 50, let event = await probe.next(where: { if case .message = $0 { true } else { false } }) {
+            if case .message(.text(let text)) = event { echoed.append(text) }
+        }
+        #expect(echoed == (0..<50).map { "echo \($0)" })
+        #expect(await probe.record(.pong) != nil)
+        await client.stop()
+        let resources = await client.resources
+        #expect(resources.connections == 0 && resources.readers == 0 && resources.timers == 0)
+        await server.stop()
+    }
 }
 #endif

@@ -22,31 +22,37 @@ final class SocketConnection: TransportConnection {
     private let loop: EventLoop
     private let core: LoopBound<SocketConnectionCore>
     private let wire = OpenWire()
-    private let sink: AsyncStream<TransportEvent>.Continuation
+    private let outlet: EventOutlet
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
 
-    init(request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil) {
+    /// - Parameter handler: see `SocketTransport.connect(_:delivering:)`; nil: events go to `events`.
+    init(
+        request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil,
+        handler: (@Sendable (TransportEvent) -> Void)? = nil
+    ) {
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         self.events = events
         self.loop = loop
-        self.sink = sink
+        let outlet = EventOutlet(sink: sink, handler: handler, loop: loop)
+        self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
         let core = SocketConnectionCore(
-            request: request, sink: sink, loop: loop, wire: self.wire, namespace: namespace
+            request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace
         )
         self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request) {
         case .success(let endpoint):
             let core = self.core
             if !loop.execute({ core.value.start(endpoint, bound: core) }) {
-                sink.yield(.ended(.connectFailed(.system(ECANCELED))))  // the loop has shut down (tests only)
-                sink.finish()
+                // The loop has shut down (tests only); a handler, which runs only on the loop, hears nothing.
+                outlet.emitLater(.ended(.connectFailed(.system(ECANCELED))))
+                outlet.finish()
             }
         case .failure:
             // Nothing was started, so the core stays idle: `send` throws `.notOpen`, `close` does nothing.
-            sink.yield(.ended(.connectFailed(.unsupported)))
-            sink.finish()
+            outlet.emitLater(.ended(.connectFailed(.unsupported)))
+            outlet.finish()
         }
     }
 
@@ -89,7 +95,7 @@ final class SocketConnection: TransportConnection {
 
     func sendPing(id: UInt64) {
         guard let tcp = self.wire.connectionRecordingPing(id) else {
-            self.sink.yield(.pingFailed(id: id))  // dropped by the stream once it has finished
+            self.outlet.emitLater(.pingFailed(id: id))  // dropped by the stream once it has finished
             return
         }
         var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
@@ -103,9 +109,9 @@ final class SocketConnection: TransportConnection {
             preconditionFailure("an 8-byte ping payload is always valid: \(error)")
         }
         let wire = self.wire
-        let sink = self.sink
-        tcp.write(frame) { _ in
-            if wire.forgetPing(id) { sink.yield(.pingFailed(id: id)) }
+        let outlet = self.outlet
+        tcp.write(frame) { _ in  // on the loop thread, on a later turn
+            if wire.forgetPing(id) { outlet.emit(.pingFailed(id: id)) }
         }
     }
 
@@ -122,6 +128,37 @@ final class SocketConnection: TransportConnection {
                 continuation.resume()  // the loop has shut down: nothing is pending any more
             }
         }
+    }
+}
+
+/// Where a connection's events go: its `events` stream, or a handler called on the loop's thread (see
+/// `SocketTransport.connect(_:delivering:)`).
+struct EventOutlet: Sendable {
+    let sink: AsyncStream<TransportEvent>.Continuation
+    let handler: (@Sendable (TransportEvent) -> Void)?
+    let loop: EventLoop
+
+    /// Reports `event` now. Loop thread only.
+    func emit(_ event: TransportEvent) {
+        if let handler {
+            handler(event)
+        } else {
+            self.sink.yield(event)
+        }
+    }
+
+    /// Reports `event` from any thread; a handler hears it on a later turn of the loop, never inside its caller's
+    /// own call into the connection.
+    func emitLater(_ event: TransportEvent) {
+        if let handler {
+            self.loop.execute { handler(event) }
+        } else {
+            self.sink.yield(event)
+        }
+    }
+
+    func finish() {
+        self.sink.finish()
     }
 }
 

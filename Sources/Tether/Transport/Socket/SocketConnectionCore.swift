@@ -24,7 +24,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case ended
     }
 
-    private let sink: AsyncStream<TransportEvent>.Continuation
+    private let outlet: EventOutlet
     private let loop: EventLoop
     private let connectTimeout: Int
     private let closeTimeout: Int
@@ -55,10 +55,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(
-        request: TransportRequest, sink: AsyncStream<TransportEvent>.Continuation, loop: EventLoop,
+        request: TransportRequest, outlet: EventOutlet, loop: EventLoop,
         wire: OpenWire, namespace: NetworkNamespace? = nil
     ) {
-        self.sink = sink
+        self.outlet = outlet
         self.wire = wire
         self.loop = loop
         self.namespace = namespace
@@ -157,7 +157,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.parser = nil
         self.phase = .open
         if let tcp = self.tcp { self.wire.open(tcp) }
-        self.sink.yield(.opened(subprotocol: response.subprotocol))
+        self.outlet.emit(.opened(subprotocol: response.subprotocol))
         if !response.remaining.isEmpty {
             response.remaining.withUnsafeBytes { self.decoder.append($0) }
             self.processFrames()
@@ -277,11 +277,11 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private func handle(_ message: BorrowedMessage) {
         switch message.opcode {
         case .text:
-            self.sink.yield(.message(.text(String(decoding: message.payload, as: UTF8.self))))
+            self.outlet.emit(.message(.text(String(decoding: message.payload, as: UTF8.self))))
         case .binary:
             let payload = message.payload
             let data = payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
-            self.sink.yield(.message(.binary(data)))
+            self.outlet.emit(.message(.binary(data)))
         case .ping:
             guard case .open = self.phase else { return }  // after our close frame, nothing more is sent
             self.controlFrame.removeAll(keepingCapacity: true)
@@ -293,7 +293,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             guard message.payload.count == 8 else { return }  // not one of ours
             let id = message.payload.loadUnaligned(as: UInt64.self).bigEndian
             guard self.wire.forgetPing(id) else { return }  // unsolicited or repeated
-            self.sink.yield(.pong(id: id))
+            self.outlet.emit(.pong(id: id))
         case .close:
             self.peerClosed(code: message.closeCode)
         default:
@@ -369,10 +369,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.connectTimer = nil
         self.closeTimer = nil
         for id in self.wire.end() {
-            self.sink.yield(.pingFailed(id: id))
+            self.outlet.emit(.pingFailed(id: id))
         }
-        self.sink.yield(.ended(end))
-        self.sink.finish()
+        self.outlet.emit(.ended(end))
+        self.outlet.finish()
         self.closeFrameWritten()  // no write completion can come any more
         self.bound = nil
         self.tcp = nil
