@@ -24,6 +24,7 @@ enum TCPEchoReference {
         private var start: ContinuousClock.Instant?
         private var received = 0
         private var count = 0
+        private var finished = false
         private let done: @Sendable (Int, Double) -> Void
 
         init(seconds: Double, done: @escaping @Sendable (Int, Double) -> Void) {
@@ -45,7 +46,7 @@ enum TCPEchoReference {
                 self.count += 1
                 let elapsed = EchoBench.seconds(start.duration(to: now))
                 if elapsed >= self.seconds {
-                    self.done(self.count, elapsed)
+                    self.finish(self.count, elapsed)
                     connection.close()
                     return
                 }
@@ -55,7 +56,16 @@ enum TCPEchoReference {
             connection.write(self.payload)
         }
 
-        func ended(_ end: TCPConnection.End, on connection: TCPConnection) {}
+        /// A connection that ends early reports no round trips.
+        func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+            self.finish(0, 0)
+        }
+
+        private func finish(_ count: Int, _ elapsed: Double) {
+            guard !self.finished else { return }
+            self.finished = true
+            self.done(count, elapsed)
+        }
     }
 
     /// Round trips per second.
@@ -65,7 +75,6 @@ enum TCPEchoReference {
         let listener = try TCPListener.bind(loop: serverLoop)
         listener.start { connection in connection.setHandler(Echo()) }
         let connection = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5))
-        await listener.close()
         let (count, elapsed): (Int, Double) = await withCheckedContinuation { continuation in
             EventLoop.shared.execute {
                 let pinger = Pinger(seconds: seconds) { continuation.resume(returning: ($0, $1)) }
@@ -73,6 +82,8 @@ enum TCPEchoReference {
                 pinger.begin(on: connection)
             }
         }
+        await listener.close()
+        guard count > 0 else { throw EchoBench.Failure("the bare TCP connection ended during the run") }
         EchoBench.progress("echo: \(count) bare TCP round trips of 70 B in \(WireBench.format(elapsed)) s")
         return Double(count) / elapsed
     }
