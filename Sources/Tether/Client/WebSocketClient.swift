@@ -375,7 +375,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             #if os(Linux)
             // The socket transport on this client's own loop delivers each event by a direct call on the loop's
             // thread, where this actor runs: no stream and no task in between.
-            if let socket = self.configuration.transport as? SocketTransport, socket.loop === self.configuration.eventLoop {
+            if let socket = self.configuration.transport as? SocketTransport,
+               socket.loop === self.configuration.eventLoop {
                 self.directReaders[generation] = []
                 self.connections[generation] = socket.connect(self.request, delivering: { [self] event in
                     self.assumeIsolated { client in client.deliver(event, generation: generation) }
@@ -450,7 +451,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         if let instant = deadline as? ContinuousClock.Instant {
             // The actor runs on this loop (see `unownedExecutor`), so the timer enters it directly.
             let loop = self.configuration.eventLoop
-            self.timer = .loop(loop.schedule(at: instant, leeway: self.configuration.effectiveTimerTolerance) { [weak self] in
+            let leeway = self.configuration.effectiveTimerTolerance
+            self.timer = .loop(loop.schedule(at: instant, leeway: leeway) { [weak self] in
                 self?.assumeIsolated { client in client.timerFired(wake: wake) }
             })
             return

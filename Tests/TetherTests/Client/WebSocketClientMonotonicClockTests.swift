@@ -120,7 +120,8 @@ import TetherTestServer
             try await client.send(text: "echo \(index)")
         }
         var echoed: [String] = []
-        while echoed.count < 50, let event = await probe.next(where: { if case .message = $0 { true } else { false } }) {
+        let isMessage: @Sendable (WebSocketEvent) -> Bool = { if case .message = $0 { true } else { false } }
+        while echoed.count < 50, let event = await probe.next(where: isMessage) {
             if case .message(.text(let text)) = event { echoed.append(text) }
         }
         #expect(echoed == (0..<50).map { "echo \($0)" })

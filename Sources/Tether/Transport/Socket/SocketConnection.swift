@@ -133,25 +133,39 @@ final class SocketConnection: TransportConnection {
 
 /// Where a connection's events go: its `events` stream, or a handler called on the loop's thread (see
 /// `SocketTransport.connect(_:delivering:)`).
-struct EventOutlet: Sendable {
+/// Like the stream, which drops what is yielded after it finished, a handler hears nothing after `.ended`.
+final class EventOutlet: Sendable {
     let sink: AsyncStream<TransportEvent>.Continuation
     let handler: (@Sendable (TransportEvent) -> Void)?
     let loop: EventLoop
+    /// Set when `.ended` has been reported to the handler.
+    private let ended = Atomic<Bool>(false)
+
+    init(
+        sink: AsyncStream<TransportEvent>.Continuation, handler: (@Sendable (TransportEvent) -> Void)?,
+        loop: EventLoop
+    ) {
+        self.sink = sink
+        self.handler = handler
+        self.loop = loop
+    }
 
     /// Reports `event` now. Loop thread only.
     func emit(_ event: TransportEvent) {
-        if let handler {
-            handler(event)
-        } else {
+        guard let handler else {
             self.sink.yield(event)
+            return
         }
+        guard !self.ended.load(ordering: .relaxed) else { return }
+        if case .ended = event { self.ended.store(true, ordering: .relaxed) }
+        handler(event)
     }
 
     /// Reports `event` from any thread; a handler hears it on a later turn of the loop, never inside its caller's
     /// own call into the connection.
     func emitLater(_ event: TransportEvent) {
-        if let handler {
-            self.loop.execute { handler(event) }
+        if self.handler != nil {
+            self.loop.execute { self.emit(event) }
         } else {
             self.sink.yield(event)
         }

@@ -214,6 +214,38 @@ import TetherWire
         await peer.stop()
     }
 
+    @Test func aHandlerHearsEveryEventOnTheLoopInOrderAndNothingAfterTheEnd() async throws {
+        var peer = try ScriptedPeer()
+        let (heard, sink) = AsyncStream.makeStream(of: (Seen, Bool).self)
+        let connection = SocketTransport().connect(TransportRequest(url: peer.url()), delivering: { event in
+            sink.yield((Seen(event), EventLoop.shared.inEventLoop))
+        })
+        var events = heard.makeAsyncIterator()
+        func next() async -> Seen? {
+            guard let (seen, onLoop) = await events.next() else { return nil }
+            #expect(onLoop, "\(seen) was delivered off the loop")
+            return seen
+        }
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        connection.sendPing(id: 7)  // not open yet: fails, on a later turn of the loop
+        #expect(await next() == .pingFailed(7))
+        try await server.acceptRequest()
+        #expect(await next() == .opened(nil))
+        try await server.sendText("hello")
+        #expect(await next() == .text("hello"))
+        try await server.sendClose(code: 1000)
+        #expect(await next() == .ended(.peerClosed(code: 1000)))
+        connection.sendPing(id: 8)  // after the end: nothing more reaches the handler
+        try await EventLoop.shared.submit {}
+        try await EventLoop.shared.submit {}
+        sink.finish()
+        #expect(await next() == nil)
+        var stream = connection.events.makeAsyncIterator()
+        #expect(await stream.next() == nil, "with a handler the stream only finishes")
+        await peer.stop()
+    }
+
     // MARK: Sending
 
     @Test func sendBeforeOpenAndAfterTheEndThrowsNotOpen() async throws {
