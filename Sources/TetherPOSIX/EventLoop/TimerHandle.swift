@@ -75,9 +75,6 @@ struct TimerHeap {
     private var keys: [Key] = []
     private var timers: [ScheduledTimer] = []
 
-    var isEmpty: Bool { self.keys.isEmpty }
-    var count: Int { self.keys.count }
-
     mutating func push(_ timer: ScheduledTimer) {
         self.keys.append(Key(deadline: timer.deadline, latest: timer.deadline + timer.leeway, sequence: timer.sequence))
         self.timers.append(timer)

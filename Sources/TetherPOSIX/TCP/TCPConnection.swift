@@ -105,12 +105,9 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         sealing: Bool = false,
         completion: TCPConnection.WriteCompletion? = nil
     ) {
-        let outcome = bytes.withUnsafeBytes { raw in
-            self.output.withLock { output in
-                output.write(raw, array: bytes, sealing: sealing, descriptor: self.descriptor) { completion }
-            }
+        bytes.withUnsafeBytes { raw in
+            self.write(raw, array: bytes, sealing: sealing, completion: completion, reportsSuccess: true)
         }
-        self.finish(outcome, completion: completion)
     }
 
     /// Writes borrowed bytes without an intermediate array: the bytes are written to the kernel at
@@ -121,10 +118,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         sealing: Bool = false,
         completion: TCPConnection.WriteCompletion? = nil
     ) {
-        let outcome = self.output.withLock { output in
-            output.write(bytes, array: nil, sealing: sealing, descriptor: self.descriptor) { completion }
-        }
-        self.finish(outcome, completion: completion)
+        self.write(bytes, array: nil, sealing: sealing, completion: completion, reportsSuccess: true)
     }
 
     /// Writes `bytes` like `write(_:sealing:completion:)` but reports only a failure, so that a
@@ -135,13 +129,9 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         let completion: TCPConnection.WriteCompletion = { result in
             if case .failure(let error) = result { onFailure(error) }
         }
-        let outcome = bytes.withUnsafeBytes { raw in
-            self.output.withLock { output in
-                output.write(raw, array: bytes, sealing: false, descriptor: self.descriptor) { completion }
-            }
+        bytes.withUnsafeBytes { raw in
+            self.write(raw, array: bytes, sealing: false, completion: completion, reportsSuccess: false)
         }
-        if case .written = outcome { return }
-        self.finish(outcome, completion: completion)
     }
 
     /// Sends `bytes` and returns once they were all handed to the kernel. When nothing is queued
@@ -174,13 +164,23 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reports a write's immediate outcome: completes it on the next loop turn unless queued, asks
-    /// the loop to watch for writability when it started the queue, and ends the connection when
-    /// the kernel refused the bytes.
-    private func finish(_ outcome: WriteOutcome, completion: TCPConnection.WriteCompletion?) {
+    /// The write behind the callback variants: writes under the output lock, then reports the
+    /// immediate outcome. It completes the write on the next loop turn unless queued (a success only
+    /// when `reportsSuccess`), asks the loop to watch for writability when it started the queue, and
+    /// ends the connection when the kernel refused the bytes.
+    private func write(
+        _ bytes: UnsafeRawBufferPointer,
+        array: [UInt8]?,
+        sealing: Bool,
+        completion: TCPConnection.WriteCompletion?,
+        reportsSuccess: Bool
+    ) {
+        let outcome = self.output.withLock { output in
+            output.write(bytes, array: array, sealing: sealing, descriptor: self.descriptor) { completion }
+        }
         switch outcome {
         case .written:
-            self.completeLater(completion, with: .success(()))
+            if reportsSuccess { self.completeLater(completion, with: .success(())) }
         case .queued(let first):
             if first { self.watchWritability() }
         case .refused:
@@ -191,14 +191,17 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
     }
 
-    private func completeLater(_ completion: TCPConnection.WriteCompletion?, with result: Result<Void, SocketError>) {
+    /// Calls `completion` on a later loop turn (at once if the loop has shut down).
+    fileprivate func completeLater(
+        _ completion: TCPConnection.WriteCompletion?, with result: Result<Void, SocketError>
+    ) {
         guard let completion else { return }
         if !self.loop.execute({ completion(result) }) { completion(result) }
     }
 
     /// The first write of a queue was left partly unwritten: the loop must watch for writability.
     private func watchWritability() {
-        self.onLoop { core, owner in core.pendingWritesChanged(owner: owner) }
+        self.onLoop { core, owner in core.updateInterest(owner: owner) }
     }
 
     /// A `send` call failed: the connection is broken, and the loop ends it with the error.
@@ -538,11 +541,6 @@ private final class ConnectionCore {
         self.updateInterest(owner: owner)
     }
 
-    /// A writer started the queue: watch for writability.
-    func pendingWritesChanged(owner: TCPConnection) {
-        self.updateInterest(owner: owner)
-    }
-
     // MARK: Readiness
 
     func ready(_ readiness: Readiness, owner: TCPConnection) {
@@ -641,7 +639,7 @@ private final class ConnectionCore {
     ) {
         for completion in completions {
             if deferred {
-                if !owner.loop.execute({ completion(result) }) { completion(result) }
+                owner.completeLater(completion, with: result)
             } else {
                 completion(result)
             }
@@ -719,7 +717,7 @@ private final class ConnectionCore {
     /// with nothing to watch the descriptor leaves epoll. The loop keeps the connection alive while
     /// a handler is installed (until its end) or bytes are pending, so an installed handler always
     /// gets its end, and a loop shutdown reaches the connection even while reading is paused.
-    private func updateInterest(owner: TCPConnection) {
+    func updateInterest(owner: TCPConnection) {
         guard !self.descriptorClosed else { return }
         var interest: Interest = []
         if self.isReading { interest.insert(.readable) }
