@@ -17,6 +17,8 @@
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
+//   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
+//                               profiling one of them alone
 //   --stop-on-stdin-eof         with --serve-only: also stop when standard input ends (a parent process's pipe
 //                               closes when it exits, so the server never outlives it)
 //   --serve-only PORT           only run the embedded echo server on 127.0.0.1:PORT (0: any) until SIGINT/SIGTERM,
@@ -64,6 +66,12 @@ enum EchoBench {
         var stopOnStandardInputEnd = false
         var client = true
         var transport = true
+        /// Figure names without the `echo.` prefix; nil: all of them.
+        var only: Set<String>?
+
+        func wants(_ figure: String) -> Bool {
+            self.only?.contains(figure) ?? true
+        }
 
         init() {}
 
@@ -98,6 +106,14 @@ enum EchoBench {
                     case "transport": self.client = false
                     default: throw Failure("--layer is client or transport")
                     }
+                case "--only":
+                    let names = try value().split(separator: ",").map { name in
+                        name.hasPrefix("echo.") ? String(name.dropFirst(5)) : String(name)
+                    }
+                    guard !names.isEmpty, names.allSatisfy(EchoBench.figures.contains) else {
+                        throw Failure("--only takes figure names: \(EchoBench.figures.sorted().joined(separator: ", "))")
+                    }
+                    self.only = Set(names)
                 case let other:
                     throw Failure("unknown option \(other)")
                 }
@@ -105,6 +121,11 @@ enum EchoBench {
             }
         }
     }
+
+    static let figures: Set<String> = [
+        "rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s", "transport_rtt_64b_per_s",
+        "transport_mbps_1m", "tcp_rtt_70b_per_s",
+    ]
 
     // MARK: - Measuring
 
@@ -126,34 +147,47 @@ enum EchoBench {
         let large = WebSocketMessage.binary(Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
         precondition(small.byteCount == 64 && smallText.byteCount == 64)
 
-        if options.client {
+        let clientFigures = ["rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s"]
+        if options.client, clientFigures.contains(where: options.wants) {
             // The public client with its default transport.
             var client = try await ClientEndpoint.open(url: url)
-            let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
-            print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
-            let rttText = try await self.roundTrips(&client, smallText, seconds: options.seconds)
-            print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
-            let mbps = try await self.throughput(&client, large, seconds: options.seconds)
-            print("echo.mbps_1m \(WireBench.format(mbps))")
-            let executor = client.client.eventExecutor
-            let rttOnLoop = try await withTaskExecutorPreference(executor) {
-                try await self.roundTrips(&client, small, seconds: options.seconds)
+            if options.wants("rtt_64b_per_s") {
+                let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+                print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
             }
-            print("echo.rtt_64b_loop_consumer_per_s \(WireBench.format(rttOnLoop))")
+            if options.wants("rtt_64b_text_per_s") {
+                let rttText = try await self.roundTrips(&client, smallText, seconds: options.seconds)
+                print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
+            }
+            if options.wants("mbps_1m") {
+                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                print("echo.mbps_1m \(WireBench.format(mbps))")
+            }
+            if options.wants("rtt_64b_loop_consumer_per_s") {
+                let executor = client.client.eventExecutor
+                let rttOnLoop = try await withTaskExecutorPreference(executor) {
+                    try await self.roundTrips(&client, small, seconds: options.seconds)
+                }
+                print("echo.rtt_64b_loop_consumer_per_s \(WireBench.format(rttOnLoop))")
+            }
             await client.close()
         }
-        if options.transport {
+        if options.transport, options.wants("transport_rtt_64b_per_s") || options.wants("transport_mbps_1m") {
             // The same loops one layer down: the transport connection the client would own, without the actor.
             var bare = try await TransportEndpoint.open(url: url)
-            let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
-            print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
-            let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
-            print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
+            if options.wants("transport_rtt_64b_per_s") {
+                let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
+                print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
+            }
+            if options.wants("transport_mbps_1m") {
+                let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
+                print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
+            }
             bare.close()
         }
 
         await server?.stop()
-        if options.url == nil {
+        if options.url == nil, options.wants("tcp_rtt_70b_per_s") {
             let reference = try await TCPEchoReference.measure(seconds: options.seconds)
             print("echo.tcp_rtt_70b_per_s \(WireBench.format(reference))")
         }
