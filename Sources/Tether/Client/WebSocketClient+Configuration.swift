@@ -45,6 +45,11 @@ public struct WebSocketConfiguration: Sendable {
     /// that the timers of many clients share wake-ups. Nil (the default): 1 % of `heartbeatInterval`, at most
     /// 10 ms — 10 ms at the default 15 s interval, 0.5 ms at a 50 ms test interval.
     public var timerTolerance: Duration?
+    /// Whether each received message also appears in `events` as a log record (kind `.message`: its size and
+    /// time, never its payload) after its `.message` event. Default false: the `.message` event already reports
+    /// it, and a busy feed would otherwise double the events its consumer reads. Turn it on for a log or a
+    /// timeline that should show traffic (`tether check` and `tether connect --events-jsonl` do).
+    public var recordsMessages = false
     #if os(Linux)
     /// The event loop whose timer heap wakes this client (with the continuous clock). Default: the
     /// process-wide shared loop. A private loop (which must outlive the client) keeps a group of clients off
@@ -107,7 +112,8 @@ public struct WebSocketConfiguration: Sendable {
             stablePeriod: self.stablePeriod.milliseconds,
             backoff: self.backoff,
             throttleDelay: self.retryLaterDelay.milliseconds,
-            lifecycle: self.lifecycle
+            lifecycle: self.lifecycle,
+            recordsMessages: self.recordsMessages
         )
     }
 

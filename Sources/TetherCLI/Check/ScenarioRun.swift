@@ -115,6 +115,7 @@ final class ScenarioRun {
             transport: transport ?? SocketTransport(loop: Self.loop)
         )
         configuration.eventLoop = Self.loop
+        configuration.recordsMessages = true  // the report's timeline shows traffic
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client = WebSocketClient(configuration: configuration)
         let recorder = ClientRecorder(client.events)

@@ -18,7 +18,7 @@ public enum ConnectCommand {
     /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
     ///   closed with 1000 first), 3 when the connection stopped for a non-retryable reason (state `.failed`).
     public static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
-        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: options.url,
             headers: options.headers.map { (name: $0.name, value: $0.value) },
             subprotocols: options.protocols,
@@ -28,6 +28,7 @@ public enum ConnectCommand {
             maximumMessageSize: options.maximumMessageSize,
             pathMonitoring: options.pathMonitor ? .platform : .none
         )
+        configuration.recordsMessages = options.eventsJSONL  // the JSONL log shows each message's size and time
         let client = WebSocketClient(configuration: configuration)
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .unbounded)
         let status = StatusLine(io: io, url: options.url.redactedForLogs)

@@ -17,6 +17,9 @@ public struct SessionConfiguration: Equatable, Sendable {
     public var throttleDelay: Int
     /// What happens in the background. Default `.closeInBackground`.
     public var lifecycle: LifecyclePolicy
+    /// Whether `messageReceived` leaves a `.message` log record (its size, never its payload). Default false: a
+    /// driver reports the message itself, and a busy feed would otherwise produce a record per message.
+    public var recordsMessages: Bool
 
     public init(
         heartbeatInterval: Int = 15_000,
@@ -26,7 +29,8 @@ public struct SessionConfiguration: Equatable, Sendable {
         stablePeriod: Int = 30_000,
         backoff: BackoffPolicy = BackoffPolicy(),
         throttleDelay: Int = 5_000,
-        lifecycle: LifecyclePolicy = .closeInBackground
+        lifecycle: LifecyclePolicy = .closeInBackground,
+        recordsMessages: Bool = false
     ) {
         precondition(heartbeatTimeout > 0 && connectTimeout > 0 && probeTimeout > 0, "timeouts must be positive")
         self.heartbeatInterval = heartbeatInterval
@@ -37,5 +41,6 @@ public struct SessionConfiguration: Equatable, Sendable {
         self.backoff = backoff
         self.throttleDelay = throttleDelay
         self.lifecycle = lifecycle
+        self.recordsMessages = recordsMessages
     }
 }

@@ -237,7 +237,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             _ = self.stale()
             return
         }
-        guard case .open = self.state.link else { return }  // race: data before "opened" was reported
+        // Not open yet: the data raced ahead of the transport's "opened".
+        guard case .open = self.state.link, self.configuration.recordsMessages else { return }
         self.record(.message, now: now, from: self.state.phase, bytes: bytes)
     }
 

@@ -6,6 +6,7 @@ import TetherCore
     typealias Machine = SessionMachine<SplitMix64>
 
     static let noJitter = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0))
+    static let recordingMessages = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0), recordsMessages: true)
 
     func machine(_ configuration: SessionConfiguration = Self.noJitter) -> Machine {
         Machine(configuration: configuration, random: SplitMix64(seed: 1))
@@ -504,7 +505,7 @@ import TetherCore
     // MARK: - Log records
 
     @Test func recordsTellTheWholeStoryWithoutPayloads() {
-        var m = self.opened()
+        var m = self.opened(Self.recordingMessages)
         m.messageReceived(generation: 1, bytes: 42, now: 200)
         _ = m.timerFired(now: 15_100)
         _ = m.pongReceived(generation: 1, ping: 1, now: 15_130)
@@ -535,6 +536,21 @@ import TetherCore
         #expect(m.droppedRecords == 0)
     }
 
+    @Test func messagesLeaveNoRecordUnlessAskedTo() {
+        var m = self.opened()
+        _ = self.records(&m)
+        m.messageReceived(generation: 1, bytes: 42, now: 200)
+        #expect(self.records(&m).isEmpty)
+        #expect(m.phase == .open && m.nextWake == 15_100)
+
+        var recording = self.opened(Self.recordingMessages)
+        _ = self.records(&recording)
+        recording.messageReceived(generation: 1, bytes: 42, now: 200)
+        #expect(self.records(&recording) == [
+            LogRecord(generation: 1, kind: .message, time: 200, from: .open, to: .open, bytes: 42),
+        ])
+    }
+
     @Test func handshakeRejectionRecordsTheStatusAsCode() {
         var m = self.machine()
         _ = m.start(now: 0)
@@ -557,7 +573,7 @@ import TetherCore
     }
 
     @Test func undrainedRecordsDropTheOldestAndCountThem() {
-        var m = Machine(configuration: Self.noJitter, random: SplitMix64(seed: 1), recordCapacity: 2)
+        var m = Machine(configuration: Self.recordingMessages, random: SplitMix64(seed: 1), recordCapacity: 2)
         _ = m.start(now: 0)
         _ = m.transportOpened(generation: 1, now: 1)
         m.messageReceived(generation: 1, bytes: 5, now: 2)

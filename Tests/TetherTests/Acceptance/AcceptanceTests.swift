@@ -164,7 +164,11 @@ import TetherTestServer
         // The client's own heartbeat is not under test here (the server's pings are): its pong deadline is
         // generous, so that 10,000 messages queued ahead of a pong in a debug build cannot turn into a timeout.
         try await withHarness(
-            configure: { AcceptanceHarness.configuration(url: $0, interval: 200, timeout: 10_000) },
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url, interval: 200, timeout: 10_000)
+                configuration.recordsMessages = true  // a record per message too, counted below
+                return configuration
+            },
             scenario: .send(count: count, size: 24).pinging(everyMilliseconds: 5)
         ) { harness in
             await harness.client.start()
@@ -225,7 +229,15 @@ import TetherTestServer
     // MARK: Privacy
 
     @Test func tokensInTheQueryAndSecretsInBodiesAppearInNoRecordOrDescription() async throws {
-        try await withHarness(path: "/feed?token=QUERY-SECRET-7", scenario: .echo) { harness in
+        try await withHarness(
+            path: "/feed?token=QUERY-SECRET-7",
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url)
+                configuration.recordsMessages = true  // the message's own record must not leak the body either
+                return configuration
+            },
+            scenario: .echo
+        ) { harness in
             let serverLines = harness.server.events()
             await harness.client.start()
             _ = await harness.probe.state(.open)
