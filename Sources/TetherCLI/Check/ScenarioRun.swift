@@ -107,7 +107,7 @@ final class ScenarioRun {
             url: url,
             heartbeatInterval: .milliseconds(self.timing.interval),
             heartbeatTimeout: .milliseconds(heartbeatTimeout ?? self.timing.timeout),
-            connectTimeout: .seconds(2),
+            connectTimeout: .seconds(10),  // not under test; generous so that a busy machine cannot trip it
             probeTimeout: .milliseconds(self.timing.timeout),
             backoff: BackoffPolicy(base: self.timing.backoffBase, factor: 2, cap: self.timing.backoffCap),
             closeTimeout: .milliseconds(500),

@@ -64,7 +64,7 @@ import Testing
         let captured = CapturedIO()
         let status = await TetherCommand.run(
             ["check", "--only", "handshake-401", "--json", "--out", directory.path], io: captured.io)
-        #expect(status == 0)
+        #expect(status == 0, "\(captured.error)")
         let summary = try #require(
             JSONSerialization.jsonObject(with: Data(captured.output.utf8)) as? [String: Any])
         #expect(summary["passed"] as? Bool == true)
