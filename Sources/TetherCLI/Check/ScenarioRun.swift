@@ -13,7 +13,7 @@ final class ScenarioRun {
     private(set) var evidence: [Evidence] = []
     private(set) var serverDescription = ""
     /// The client whose timeline the report shows.
-    private(set) var recorder: ClientRecorder?
+    private(set) var recorder: EventRecorder?
     private var cleanups: [@Sendable () async -> Void] = []
     /// When the first client was created: the origin of its record times (within a fraction of a millisecond).
     private var clientOrigin: ContinuousClock.Instant?
@@ -101,7 +101,7 @@ final class ScenarioRun {
         transport: (any WebSocketTransport)? = nil,
         pathMonitoring: PathMonitoring = .none,
         heartbeatTimeout: Int? = nil
-    ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, ClientRecorder) {
+    ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         guard let url = URL(string: url) else { throw .setup("bad URL \(url)") }
         var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: url,
@@ -118,7 +118,7 @@ final class ScenarioRun {
         configuration.recordsMessages = true  // the report's timeline shows traffic
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client = WebSocketClient(configuration: configuration)
-        let recorder = ClientRecorder(client.events)
+        let recorder = EventRecorder(client.events)
         self.recorder = self.recorder ?? recorder
         self.cleanups.append { await client.stop() }
         return (client, recorder)
@@ -132,10 +132,13 @@ final class ScenarioRun {
     /// Waits for `what` on the recorder with the check's wait limit.
     @discardableResult
     func wait(
-        _ recorder: ClientRecorder, _ what: String,
-        until condition: @escaping @Sendable (ClientRecorder.Snapshot) -> Bool
-    ) async throws(CheckFailure) -> ClientRecorder.Snapshot {
-        try await recorder.wait(what, timeout: self.timing.waitLimit, until: condition)
+        _ recorder: EventRecorder, _ what: String,
+        until condition: @escaping @Sendable (EventRecorder.Snapshot) -> Bool
+    ) async throws(CheckFailure) -> EventRecorder.Snapshot {
+        guard let snapshot = await recorder.wait(timeout: self.timing.waitLimit, until: condition) else {
+            throw .timedOut(what)  // or the client's events ended first
+        }
+        return snapshot
     }
 
     /// Waits for the server's records with the check's wait limit.

@@ -10,7 +10,7 @@ import TetherTestServer
 struct AcceptanceHarness {
     let server: TestServer
     let client: WebSocketClient<ContinuousClock>
-    let probe: EventProbe
+    let probe: EventRecorder
 
     /// Short timings for tests: ping every 50 ms, pong deadline 200 ms, backoff 40 ms ×2 up to 400 ms.
     /// Margins that are not under test are generous, so that a loaded 2-core machine cannot trip them.
@@ -70,7 +70,7 @@ func withHarness(
 ) async throws {
     let server = try TestServer(scenario: scenario)
     let client = WebSocketClient(configuration: configure(server.url(path: path)), randomSeed: 1)
-    let harness = AcceptanceHarness(server: server, client: client, probe: EventProbe(client.events))
+    let harness = AcceptanceHarness(server: server, client: client, probe: EventRecorder(client.events))
     do {
         try await body(harness)
     } catch {

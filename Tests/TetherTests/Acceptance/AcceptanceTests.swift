@@ -114,7 +114,7 @@ import TetherTestServer
         let reserved = try ReservedPort()
         let configuration = AcceptanceHarness.configuration(url: "ws://127.0.0.1:\(reserved.port)/feed")
         let client = WebSocketClient(configuration: configuration, randomSeed: 3)
-        let probe = EventProbe(client.events)
+        let probe = EventRecorder(client.events)
         await client.start()
         var delays: [Int] = []
         for attempt in 1...3 {
@@ -221,7 +221,7 @@ import TetherTestServer
             #expect(await harness.client.stale >= staleBefore + 3)
             #expect(harness.records(.closed).count == 1)
             #expect(harness.server.connection(2)?.closeReceived == nil)
-            #expect(!harness.probe.all.contains { if case .message = $0 { true } else { false } })
+            #expect(!harness.probe.events.contains { if case .message = $0 { true } else { false } })
             late.release()
         }
     }
@@ -245,7 +245,7 @@ import TetherTestServer
             _ = await harness.probe.next { if case .message = $0 { true } else { false } }
             await harness.client.stop()
             await harness.server.stop()
-            var lines = harness.probe.all.map(\.description)
+            var lines = harness.probe.events.map(\.description)
             lines += harness.probe.records.map(\.logLine)
             for await event in serverLines {
                 lines.append(event.description)

@@ -8,7 +8,7 @@ import TetherCore
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient(lifecycle: LifecyclePolicy) -> (WebSocketClient<ManualClock>, EventProbe) {
+    func makeClient(lifecycle: LifecyclePolicy) -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
@@ -19,7 +19,7 @@ import TetherCore
             transport: self.transport
         )
         let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 11)
-        return (client, EventProbe(client.events))
+        return (client, EventRecorder(client.events))
     }
 
 

@@ -10,7 +10,7 @@ import TetherTestServer
 /// test server: pings go out after the interval, pongs keep it open, a missing pong closes at the deadline,
 /// and `stop()` leaves no timer behind.
 @Suite struct WebSocketClientMonotonicClockTests {
-    func makeClient(_ server: TestServer, timeout: Duration) -> (WebSocketClient<ContinuousClock>, EventProbe) {
+    func makeClient(_ server: TestServer, timeout: Duration) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         let configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: server.url(path: "/heartbeat"))!,
             heartbeatInterval: .milliseconds(30),
@@ -18,7 +18,7 @@ import TetherTestServer
             backoff: BackoffPolicy(base: 10_000, factor: 2, cap: 10_000, jitterPercent: 0)
         )
         let client = WebSocketClient(configuration: configuration)
-        return (client, EventProbe(client.events))
+        return (client, EventRecorder(client.events))
     }
 
     @Test func pongsKeepTheConnectionOpenAndStopLeavesNoTimer() async throws {
@@ -112,7 +112,7 @@ import TetherTestServer
             transport: SocketTransport(loop: transportLoop)
         )
         let client = WebSocketClient(configuration: configuration)
-        let probe = EventProbe(client.events)
+        let probe = EventRecorder(client.events)
         await client.start()
         #expect(await probe.state(.open) != nil)
         #expect(await client.resources.readers == 1)

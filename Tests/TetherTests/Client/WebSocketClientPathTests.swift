@@ -13,7 +13,7 @@ import TetherCore
     )
     static let offline = PathSnapshot(status: .unsatisfied, isExpensive: false, isConstrained: false, interfaces: [])
 
-    func makeClient(monitor: ScriptedPathMonitor) -> (WebSocketClient<ManualClock>, EventProbe) {
+    func makeClient(monitor: ScriptedPathMonitor) -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
@@ -23,7 +23,7 @@ import TetherCore
             transport: self.transport
         )
         let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
-        return (client, EventProbe(client.events))
+        return (client, EventRecorder(client.events))
     }
 
     func nextConnection() async throws -> InMemoryConnection {
@@ -32,7 +32,7 @@ import TetherCore
 
     /// Goes offline the way a real start does: the first attempt is not held back by a path report that has
     /// not arrived yet (unknown never blocks); it fails, and by then the path says unavailable.
-    func startOffline(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws {
+    func startOffline(_ client: WebSocketClient<ManualClock>, _ probe: EventRecorder) async throws {
         await client.start()
         let first = try await self.nextConnection()
         _ = await probe.record(.path) { $0.path == .unavailable }
@@ -141,7 +141,7 @@ import TetherCore
     static let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
 
     /// Two failed attempts: the client waits for its backoff with attempts 2.
-    func failTwice(_ client: WebSocketClient<ManualClock>, _ probe: EventProbe) async throws {
+    func failTwice(_ client: WebSocketClient<ManualClock>, _ probe: EventRecorder) async throws {
         await client.start()
         try await self.nextConnection().emit(.ended(.connectFailed(.refused)))
         let retryAt = try #require(await probe.state(.waiting)?.retryAt)

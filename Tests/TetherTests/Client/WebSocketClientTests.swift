@@ -11,7 +11,7 @@ import TetherCore
     func makeClient(
         lifecycle: LifecyclePolicy = .closeInBackground, url: String = "ws://example.test/feed",
         recordsMessages: Bool = false
-    ) -> (WebSocketClient<ManualClock>, EventProbe) {
+    ) -> (WebSocketClient<ManualClock>, EventRecorder) {
         var configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: url)!,
             heartbeatInterval: .milliseconds(100),
@@ -23,7 +23,7 @@ import TetherCore
         )
         configuration.recordsMessages = recordsMessages
         let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 42)
-        return (client, EventProbe(client.events))
+        return (client, EventRecorder(client.events))
     }
 
     func nextConnection() async throws -> InMemoryConnection {
@@ -54,7 +54,7 @@ import TetherCore
     @Test func aNewRoundTripTimeIsARoundTripEventNotAStateChange() async throws {
         let (client, probe) = self.makeClient()
         let connection = try await self.transport.open(client, probe)
-        let changesWhenOpen = probe.all.filter { if case .stateChanged = $0 { true } else { false } }.count
+        let changesWhenOpen = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
         for round in 1...3 {
             self.clock.advance(toMilliseconds: round * 200 - 100)
             guard case .ping(let id)? = await connection.nextCommand() else {
@@ -71,7 +71,7 @@ import TetherCore
             #expect(milliseconds == 10 * round)
         }
         #expect(await client.state.lastRTT == 30)
-        let changes = probe.all.filter { if case .stateChanged = $0 { true } else { false } }.count
+        let changes = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
         #expect(changes == changesWhenOpen, "three pongs changed only lastRTT: no state change event")
     }
 
@@ -178,8 +178,8 @@ import TetherCore
         }
         if recordsMessages {
             // Each message's record is published right after the message itself: wait for the last one.
-            let all = await probe.waitForRecords { records in records.filter { $0.kind == .message }.count >= 100 }
-            let records = (all ?? []).filter { $0.kind == .message }
+            let all = await probe.wait { $0.records.filter { $0.kind == .message }.count >= 100 }
+            let records = (all?.records ?? []).filter { $0.kind == .message }
             #expect(records.count == 100)
             #expect(records.allSatisfy { $0.bytes != nil && $0.generation == 1 })
         } else {
@@ -274,7 +274,7 @@ import TetherCore
         let connection = try await self.transport.open(client, probe)
         connection.emit(.message(.text("password=hunter2")))
         _ = await probe.next { if case .message = $0 { true } else { false } }
-        let text = probe.all.map(\.description).joined(separator: "\n")
+        let text = probe.events.map(\.description).joined(separator: "\n")
         #expect(!text.contains("s3cr3t"))
         #expect(!text.contains("hunter2"))
         let url = URL(string: "ws://user:pw@example.test:81/feed?token=x#frag")!

@@ -45,12 +45,12 @@ import TetherCore
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient() -> (WebSocketClient<ManualClock>, EventProbe) {
+    func makeClient() -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!, closeTimeout: .seconds(5), transport: self.transport
         )
         let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 5)
-        return (client, EventProbe(client.events))
+        return (client, EventRecorder(client.events))
     }
 
 

@@ -37,7 +37,7 @@ final class InMemoryTransport: WebSocketTransport {
 
     /// Starts `client`, opens the connection it makes, and waits until `probe` sees the client open.
     func open<ClockType>(
-        _ client: WebSocketClient<ClockType>, _ probe: EventProbe
+        _ client: WebSocketClient<ClockType>, _ probe: EventRecorder
     ) async throws -> InMemoryConnection {
         await client.start()
         let connection = try #require(await self.nextConnection())

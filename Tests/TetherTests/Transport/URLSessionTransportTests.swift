@@ -26,7 +26,7 @@ import TetherCore
             url: URL(string: "ws://127.0.0.1:9/socket")!, transport: URLSessionTransport()
         )
         let client = WebSocketClient(configuration: configuration)
-        let probe = EventProbe(client.events)
+        let probe = EventRecorder(client.events)
         await client.start()
         let failed = await probe.state(.failed)
         #expect(failed?.failure == .connectFailed(.unsupported))

@@ -23,7 +23,7 @@ import TetherTestServer
         let server: TestServer
         let monitor: NetlinkPathMonitor
         let client: WebSocketClient<ContinuousClock>
-        let probe: EventProbe
+        let probe: EventRecorder
 
         init(
             secondLink: Bool = false,
@@ -52,7 +52,7 @@ import TetherTestServer
                     transport: SocketTransport(namespace: fixture.watchedPath)
                 )
                 self.client = WebSocketClient(configuration: configuration)
-                self.probe = EventProbe(self.client.events)
+                self.probe = EventRecorder(self.client.events)
                 self.fixture = fixture
             } catch {
                 fixture.remove()
@@ -75,7 +75,8 @@ import TetherTestServer
         func records(
             _ expected: Comment, where condition: @escaping @Sendable ([LogRecord]) -> Bool
         ) async throws -> [LogRecord] {
-            guard let records = await self.probe.waitForRecords(timeout: .seconds(20), where: condition) else {
+            guard let records = await self.probe.wait(timeout: .seconds(20), until: { condition($0.records) })?.records
+            else {
                 let log = self.probe.records.map(\.logLine).joined(separator: "\n")
                 let failure = self.monitor.failure.map { "\($0)" } ?? "none"
                 Issue.record("\(expected); monitor failure: \(failure); records:\n\(log)")
