@@ -268,8 +268,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         )
     }
 
-    /// Events ignored because their generation (connection or path monitor) was not current.
-    var stale: Int { self.machine.staleEvents }
+    /// How many events were ignored because their generation (connection or path monitor) was not current:
+    /// late callbacks of a connection the client already left. A test that injects late callbacks (see
+    /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
+    public var staleEvents: Int { self.machine.staleEvents }
 
     /// Milliseconds since the client was created, on the injected clock.
     var currentTime: Int { self.now() }

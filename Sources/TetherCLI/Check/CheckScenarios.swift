@@ -321,6 +321,7 @@ enum CheckScenarios {
             $0.records.first(.pong, generation: 2) != nil
         }
         let before = await client.state
+        let staleBefore = await client.staleEvents
         let seen = recorder.snapshot.records.count
         let messagesBefore = recorder.snapshot.messages.count
         // Callbacks the old connection's platform task might still deliver after the new one opened.
@@ -339,6 +340,7 @@ enum CheckScenarios {
             snapshot.records.dropFirst(seen).filter { $0.kind == .pong && $0.generation == 2 }.count >= 2
         }
         let state = await client.state
+        let ignored = await client.staleEvents - staleBefore
         let newRecords = Array(after.records.dropFirst(seen))
         run.expect(state.phase == .open && state.generation == before.generation && state.generation == 2,
                    "state and generation unchanged", "\(state.phase.name), gen \(state.generation)")
@@ -347,12 +349,16 @@ enum CheckScenarios {
                    newRecords.map { "\($0.kind.rawValue)@\($0.generation)" }.joined(separator: " "))
         run.expect(after.messages.count == messagesBefore, "the late message was not delivered",
                    "\(after.messages.count) messages")
+        // The message is dropped before the machine sees it; the other three reach it and are counted.
+        run.expect(ignored >= 3, "the late opened, pong and end reached the client and were ignored as stale",
+                   "\(ignored) stale events")
         let secondClose = server.connection(2)?.closeReceived
         run.expect(secondClose == nil, "the server saw no close on connection 2",
                    secondClose.map { "\($0.code ?? 0)" } ?? "none")
         run.note("gen", "\(before.generation)→\(state.generation)")
         run.note("phase", state.phase.name)
         run.note("injected", "opened,pong,message,ended(1011)")
+        run.note("stale_ignored", String(ignored))
         // `stop()` waits for every reader; the held streams end only on release, after the session stopped.
         let stopping = Task { await client.stop() }
         try await run.wait(recorder, "the stop") { $0.records.first(.stopped) != nil }

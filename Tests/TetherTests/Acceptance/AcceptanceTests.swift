@@ -205,7 +205,7 @@ import TetherTestServer
             await harness.client.start()
             #expect(await harness.probe.record(.closed)?.reason == .pongTimeout)
             #expect(await harness.probe.state(.open).map(\.generation) == 2)
-            let staleBefore = await harness.client.stale
+            let staleBefore = await harness.client.staleEvents
 
             // Generation 1's queued callbacks now arrive, after generation 2 opened.
             late.inject(.opened(subprotocol: nil), into: 0)
@@ -218,7 +218,7 @@ import TetherTestServer
 
             let state = await harness.client.state
             #expect(state.phase == .open && state.generation == 2)
-            #expect(await harness.client.stale >= staleBefore + 3)
+            #expect(await harness.client.staleEvents >= staleBefore + 3)
             #expect(harness.records(.closed).count == 1)
             #expect(harness.server.connection(2)?.closeReceived == nil)
             #expect(!harness.probe.events.contains { if case .message = $0 { true } else { false } })
