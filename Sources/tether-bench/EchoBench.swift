@@ -317,7 +317,7 @@ struct ClientEndpoint: EchoEndpoint {
 
     static func open(url: URL) async throws -> ClientEndpoint {
         // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.
-        let client = WebSocketClient(configuration: .init(url: url))
+        let client = try WebSocketClient(configuration: .init(url: url))
         var events = client.events.makeAsyncIterator()
         await client.start()
         while let event = await events.next() {

@@ -86,7 +86,7 @@ enum IdleBench {
 
         // One connection first, so that one-time costs (the shared loop's thread, the cooperative pool's threads,
         // runtime metadata) are not counted per connection.
-        let warmUp = self.makeClient(url: url, tally: tally)
+        let warmUp = try self.makeClient(url: url, tally: tally)
         await warmUp.start()
         try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) {
             tally.open.load(ordering: .relaxed) == 1
@@ -102,7 +102,7 @@ enum IdleBench {
         var clients: [WebSocketClient<ContinuousClock>] = []
         clients.reserveCapacity(connections)
         for _ in 0..<connections {
-            let client = self.makeClient(url: url, tally: tally)
+            let client = try self.makeClient(url: url, tally: tally)
             clients.append(client)
             await client.start()
         }
@@ -143,8 +143,8 @@ enum IdleBench {
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
     /// keeps the tally of open connections and of pongs during the hold.
-    static func makeClient(url: URL, tally: Tally) -> WebSocketClient<ContinuousClock> {
-        let client = WebSocketClient(configuration: .init(
+    static func makeClient(url: URL, tally: Tally) throws -> WebSocketClient<ContinuousClock> {
+        let client = try WebSocketClient(configuration: .init(
             url: url, heartbeatInterval: .seconds(1), heartbeatTimeout: .seconds(5)))
         let events = client.events
         Task {

@@ -99,7 +99,39 @@ public struct WebSocketConfiguration: Sendable {
 
     /// `timerTolerance`, or its default.
     var effectiveTimerTolerance: Duration {
-        self.timerTolerance.map { max($0, .zero) } ?? min(self.heartbeatInterval / 100, .milliseconds(10))
+        self.timerTolerance ?? min(self.heartbeatInterval / 100, .milliseconds(10))
+    }
+
+    /// Checks every duration and number against what the client can run with. The machine counts whole
+    /// milliseconds, so a timeout under 1 ms (which would round to 0) is rejected like a zero one.
+    /// - Throws: `WebSocketConfigurationError` naming the first property out of range.
+    public func validate() throws(WebSocketConfigurationError) {
+        let atLeastOneMillisecond: [(String, Duration)] = [
+            ("heartbeatInterval", self.heartbeatInterval), ("heartbeatTimeout", self.heartbeatTimeout),
+            ("connectTimeout", self.connectTimeout), ("probeTimeout", self.probeTimeout),
+        ]
+        for (property, duration) in atLeastOneMillisecond where duration < .milliseconds(1) {
+            throw WebSocketConfigurationError(property: property, requirement: "at least 1 ms", value: "\(duration)")
+        }
+        var notNegative: [(String, Duration)] = [
+            ("stablePeriod", self.stablePeriod), ("retryLaterDelay", self.retryLaterDelay),
+            ("closeTimeout", self.closeTimeout),
+        ]
+        if let tolerance = self.timerTolerance { notNegative.append(("timerTolerance", tolerance)) }
+        for (property, duration) in notNegative where duration < .zero {
+            throw WebSocketConfigurationError(property: property, requirement: "at least 0", value: "\(duration)")
+        }
+        guard self.maximumMessageSize >= 1 else {
+            throw WebSocketConfigurationError(
+                property: "maximumMessageSize", requirement: "at least 1 byte", value: "\(self.maximumMessageSize)")
+        }
+        let backoff: [(String, Int, Int)] = [
+            ("backoff.base", self.backoff.base, 0), ("backoff.factor", self.backoff.factor, 1),
+            ("backoff.cap", self.backoff.cap, 0), ("backoff.jitterPercent", self.backoff.jitterPercent, 0),
+        ]
+        for (property, value, minimum) in backoff where value < minimum {
+            throw WebSocketConfigurationError(property: property, requirement: "at least \(minimum)", value: "\(value)")
+        }
     }
 
     /// The pure machine's view of this configuration, in integer milliseconds.

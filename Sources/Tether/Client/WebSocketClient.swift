@@ -53,7 +53,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
-    public init(configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil) {
+    /// - Throws: `WebSocketConfigurationError` when a duration or number is out of range (see
+    ///   `WebSocketConfiguration.validate()`). The URL is checked when connecting: a URL the transport cannot
+    ///   serve fails the session visibly (`connectFailed(.unsupported)`), like any other connect failure.
+    public init(
+        configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil
+    ) throws(WebSocketConfigurationError) {
+        try configuration.validate()
         (self.events, self.eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         self.configuration = configuration
         self.request = configuration.transportRequest
@@ -518,8 +524,9 @@ private enum WakeTimer {
 extension WebSocketClient where ClockType == ContinuousClock {
     /// Creates a client on the monotonic `ContinuousClock`.
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
-    public init(configuration: Configuration, randomSeed: UInt64? = nil) {
-        self.init(configuration: configuration, clock: ContinuousClock(), randomSeed: randomSeed)
+    /// - Throws: `WebSocketConfigurationError`, as `init(configuration:clock:randomSeed:)`.
+    public init(configuration: Configuration, randomSeed: UInt64? = nil) throws(WebSocketConfigurationError) {
+        try self.init(configuration: configuration, clock: ContinuousClock(), randomSeed: randomSeed)
     }
 }
 

@@ -117,7 +117,12 @@ final class ScenarioRun {
         configuration.eventLoop = Self.loop
         configuration.recordsMessages = true  // the report's timeline shows traffic
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
-        let client = WebSocketClient(configuration: configuration)
+        let client: WebSocketClient<ContinuousClock>
+        do {
+            client = try WebSocketClient(configuration: configuration)
+        } catch {
+            throw .setup("\(error)")
+        }
         let recorder = EventRecorder(client.events)
         self.recorder = self.recorder ?? recorder
         self.cleanups.append { await client.stop() }

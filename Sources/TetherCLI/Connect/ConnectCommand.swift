@@ -29,7 +29,13 @@ public enum ConnectCommand {
             pathMonitoring: options.pathMonitor ? .platform : .none
         )
         configuration.recordsMessages = options.eventsJSONL  // the JSONL log shows each message's size and time
-        let client = WebSocketClient(configuration: configuration)
+        let client: WebSocketClient<ContinuousClock>
+        do {
+            client = try WebSocketClient(configuration: configuration)
+        } catch {
+            io.writeError("tether connect: \(error)\n")
+            return 2  // bad arguments: the parser checks each option, the client checks them again
+        }
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .unbounded)
         let status = StatusLine(io: io, url: options.url.redactedForLogs)
         let gate = OpenGate()

@@ -19,12 +19,19 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
     ///   - factor: growth per further failure (default 2).
     ///   - cap: the largest delay, applied after jitter, in ms (default 60000).
     ///   - jitterPercent: jitter adds 0...jitterPercent % (default 50; 0 disables jitter).
+    ///
+    /// Stored as given and checked where it is used (`isValid`): `Backoff` requires a valid policy, and
+    /// `WebSocketClient` reports an invalid one as a typed configuration error.
     public init(base: Int = 1_000, factor: Int = 2, cap: Int = 60_000, jitterPercent: Int = 50) {
-        precondition(base >= 0 && factor >= 1 && cap >= 0 && jitterPercent >= 0, "invalid BackoffPolicy")
         self.base = base
         self.factor = factor
         self.cap = cap
         self.jitterPercent = jitterPercent
+    }
+
+    /// Whether every field is in range: `base`, `cap` and `jitterPercent` at least 0, `factor` at least 1.
+    public var isValid: Bool {
+        self.base >= 0 && self.factor >= 1 && self.cap >= 0 && self.jitterPercent >= 0
     }
 
     /// The exponential value before jitter for failure number `attempt` (1-based), saturated at `cap`.
@@ -55,7 +62,9 @@ public struct Backoff: Equatable, Hashable, Sendable {
     /// Failures since the last reset.
     public private(set) var attempts = 0
 
+    /// - Precondition: `policy.isValid`.
     public init(policy: BackoffPolicy = BackoffPolicy()) {
+        precondition(policy.isValid, "invalid BackoffPolicy: \(policy)")
         self.policy = policy
     }
 

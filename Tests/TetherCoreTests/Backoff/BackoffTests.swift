@@ -8,6 +8,16 @@ import TetherCore
         #expect(policy.factor == 2)
         #expect(policy.cap == 60_000)
         #expect(policy.jitterPercent == 50)
+        #expect(policy.isValid)
+    }
+
+    @Test func aPolicyOutOfRangeIsStoredAsGivenAndReportedInvalid() {
+        #expect(BackoffPolicy(base: 0, factor: 1, cap: 0, jitterPercent: 0).isValid)
+        let invalid = [
+            BackoffPolicy(base: -1), BackoffPolicy(factor: 0), BackoffPolicy(cap: -1), BackoffPolicy(jitterPercent: -1),
+        ]
+        #expect(invalid.allSatisfy { !$0.isValid })
+        #expect(invalid[1].factor == 0)
     }
 
     @Test func seededSequenceIsExact() {

@@ -69,7 +69,7 @@ func withHarness(
     _ body: (AcceptanceHarness) async throws -> Void
 ) async throws {
     let server = try TestServer(scenario: scenario)
-    let client = WebSocketClient(configuration: configure(server.url(path: path)), randomSeed: 1)
+    let client = try WebSocketClient(configuration: configure(server.url(path: path)), randomSeed: 1)
     let harness = AcceptanceHarness(server: server, client: client, probe: EventRecorder(client.events))
     do {
         try await body(harness)

@@ -113,7 +113,7 @@ import TetherTestServer
     @Test func refusedConnectionsBackOffWithGrowingDelays() async throws {
         let reserved = try ReservedPort()
         let configuration = AcceptanceHarness.configuration(url: "ws://127.0.0.1:\(reserved.port)/feed")
-        let client = WebSocketClient(configuration: configuration, randomSeed: 3)
+        let client = try WebSocketClient(configuration: configuration, randomSeed: 3)
         let probe = EventRecorder(client.events)
         await client.start()
         var delays: [Int] = []

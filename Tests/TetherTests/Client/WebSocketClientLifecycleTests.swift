@@ -8,7 +8,7 @@ import TetherCore
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient(lifecycle: LifecyclePolicy) -> (WebSocketClient<ManualClock>, EventRecorder) {
+    func makeClient(lifecycle: LifecyclePolicy) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
@@ -18,7 +18,7 @@ import TetherCore
             closeTimeout: .milliseconds(2000),
             transport: self.transport
         )
-        let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 11)
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 11)
         return (client, EventRecorder(client.events))
     }
 
@@ -26,7 +26,7 @@ import TetherCore
     // MARK: - keepAndProbe
 
     @Test func keepAndProbePausesTheHeartbeatAndAnAnsweredProbeKeepsTheSameGeneration() async throws {
-        let (client, probe) = self.makeClient(lifecycle: .keepAndProbe)
+        let (client, probe) = try self.makeClient(lifecycle: .keepAndProbe)
         let connection = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await probe.state(.suspended)?.generation == 1)
@@ -57,7 +57,7 @@ import TetherCore
     }
 
     @Test func keepAndProbeWithoutAPongClosesWithProbeTimeoutThenOpensANewGenerationAtOnce() async throws {
-        let (client, probe) = self.makeClient(lifecycle: .keepAndProbe)
+        let (client, probe) = try self.makeClient(lifecycle: .keepAndProbe)
         let first = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await probe.state(.suspended) != nil)
@@ -86,7 +86,7 @@ import TetherCore
     // MARK: - closeInBackground
 
     @Test func closeInBackgroundReturnsOnlyOnceTheCloseFrameWasSent() async throws {
-        let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
+        let (client, probe) = try self.makeClient(lifecycle: .closeInBackground)
         let connection = try await self.transport.open(client, probe)
         let returned = Task { await client.enterBackground() }
         #expect(await connection.nextCommand() == .close(code: 1001, reason: "entered_background"))
@@ -98,7 +98,7 @@ import TetherCore
     }
 
     @Test func closeInBackgroundGivesUpWaitingForTheCloseFrameAfterTheCloseTimeout() async throws {
-        let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
+        let (client, probe) = try self.makeClient(lifecycle: .closeInBackground)
         let connection = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         let returned = Task { await client.enterBackground() }
@@ -110,7 +110,7 @@ import TetherCore
     }
 
     @Test func foregroundAfterCloseInBackgroundOpensANewGenerationOrWaitsOfflineWithoutAPath() async throws {
-        let (client, probe) = self.makeClient(lifecycle: .closeInBackground)
+        let (client, probe) = try self.makeClient(lifecycle: .closeInBackground)
         let first = try await self.transport.open(client, probe)
         let background = Task { await client.enterBackground() }
         #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
@@ -136,7 +136,7 @@ import TetherCore
                 url: URL(string: "ws://example.test/feed")!, lifecycle: policy, transport: transport
             )
             configuration.closeTimeout = .milliseconds(100)
-            let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 3)
+            let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 3)
             await client.start()
             let attempt = try #require(await transport.nextConnection())
             await client.enterBackground()

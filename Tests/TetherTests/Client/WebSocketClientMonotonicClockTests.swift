@@ -10,20 +10,20 @@ import TetherTestServer
 /// test server: pings go out after the interval, pongs keep it open, a missing pong closes at the deadline,
 /// and `stop()` leaves no timer behind.
 @Suite struct WebSocketClientMonotonicClockTests {
-    func makeClient(_ server: TestServer, timeout: Duration) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
+    func makeClient(_ server: TestServer, timeout: Duration) throws -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         let configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: server.url(path: "/heartbeat"))!,
             heartbeatInterval: .milliseconds(30),
             heartbeatTimeout: timeout,
             backoff: BackoffPolicy(base: 10_000, factor: 2, cap: 10_000, jitterPercent: 0)
         )
-        let client = WebSocketClient(configuration: configuration)
+        let client = try WebSocketClient(configuration: configuration)
         return (client, EventRecorder(client.events))
     }
 
     @Test func pongsKeepTheConnectionOpenAndStopLeavesNoTimer() async throws {
         let server = try TestServer(scenario: .normal)
-        let (client, probe) = self.makeClient(server, timeout: .seconds(2))
+        let (client, probe) = try self.makeClient(server, timeout: .seconds(2))
         await client.start()
         #expect(await probe.state(.open) != nil)
 
@@ -45,7 +45,7 @@ import TetherTestServer
 
     @Test func missingPongClosesOnceAtTheDeadline() async throws {
         let server = try TestServer(scenario: .noPong)
-        let (client, probe) = self.makeClient(server, timeout: .milliseconds(80))
+        let (client, probe) = try self.makeClient(server, timeout: .milliseconds(80))
         await client.start()
         #expect(await probe.state(.open) != nil)
 
@@ -70,7 +70,7 @@ import TetherTestServer
             url: URL(string: server.url(path: "/echo"))!, transport: SocketTransport(loop: loop)
         )
         configuration.eventLoop = loop
-        let client = WebSocketClient(configuration: configuration)
+        let client = try WebSocketClient(configuration: configuration)
         #expect(client.eventExecutor as? EventLoop === loop)
         let count = 200
         let consumer = Task(executorPreference: client.eventExecutor) { () async -> ([String], Bool) in
@@ -111,7 +111,7 @@ import TetherTestServer
             heartbeatInterval: .milliseconds(30),
             transport: SocketTransport(loop: transportLoop)
         )
-        let client = WebSocketClient(configuration: configuration)
+        let client = try WebSocketClient(configuration: configuration)
         let probe = EventRecorder(client.events)
         await client.start()
         #expect(await probe.state(.open) != nil)

@@ -13,7 +13,7 @@ import TetherCore
     )
     static let offline = PathSnapshot(status: .unsatisfied, isExpensive: false, isConstrained: false, interfaces: [])
 
-    func makeClient(monitor: ScriptedPathMonitor) -> (WebSocketClient<ManualClock>, EventRecorder) {
+    func makeClient(monitor: ScriptedPathMonitor) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
@@ -22,7 +22,7 @@ import TetherCore
             pathMonitoring: .custom { monitor },
             transport: self.transport
         )
-        let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
         return (client, EventRecorder(client.events))
     }
 
@@ -42,7 +42,7 @@ import TetherCore
 
     @Test func anOutageConsumesNoAttemptsAndItsEndConnectsAtOnce() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         try await self.startOffline(client, probe)
         self.clock.advance(by: .seconds(600))
         #expect(self.transport.all.count == 1)
@@ -59,7 +59,7 @@ import TetherCore
 
     @Test func pathReturningWhileOpenSendsAnImmediateProbeAndAMissedProbeReconnects() async throws {
         let monitor = ScriptedPathMonitor(current: Self.wifi)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         await client.start()
         let first = try await self.nextConnection()
         first.emit(.opened(subprotocol: nil))
@@ -82,7 +82,7 @@ import TetherCore
 
     @Test func interfaceSwitchWhileOpenProbesAndAnAnsweredProbeKeepsTheConnection() async throws {
         let monitor = ScriptedPathMonitor(current: Self.wifi)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         await client.start()
         let connection = try await self.nextConnection()
         connection.emit(.opened(subprotocol: nil))
@@ -104,7 +104,7 @@ import TetherCore
 
     @Test func theSamePathTwiceChangesNothingMore() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline, filtersRepeats: false)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         try await self.startOffline(client, probe)
         monitor.deliver(Self.wifi)
         _ = try await self.nextConnection()
@@ -121,7 +121,7 @@ import TetherCore
 
     @Test func aReplacedMonitorsLateDeliveriesAreIgnored() async throws {
         let old = ScriptedPathMonitor(current: Self.wifi)
-        let (client, probe) = self.makeClient(monitor: old)
+        let (client, probe) = try self.makeClient(monitor: old)
         await client.start()
         let connection = try await self.nextConnection()
         connection.emit(.opened(subprotocol: nil))
@@ -153,7 +153,7 @@ import TetherCore
 
     @Test func interfaceSwitchWhileWaitingForABackoffConnectsAtOnceWithAttemptsReset() async throws {
         let monitor = ScriptedPathMonitor(current: Self.wifi)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         try await self.failTwice(client, probe)
         let before = self.clock.now
 
@@ -167,7 +167,7 @@ import TetherCore
 
     @Test func pathLostWhileWaitingGoesOfflineUsesNoAttemptsAndItsReturnConnectsAtOnce() async throws {
         let monitor = ScriptedPathMonitor(current: Self.wifi)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         try await self.failTwice(client, probe)
 
         monitor.deliver(Self.offline)
@@ -185,7 +185,7 @@ import TetherCore
 
     @Test func switchBetweenTwoInterfacesOfTheSameKindProbesAndAMissedProbeReconnectsAtOnce() async throws {
         let monitor = ScriptedPathMonitor(current: Self.eth0)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         await client.start()
         let first = try await self.nextConnection()
         first.emit(.opened(subprotocol: nil))
@@ -211,7 +211,7 @@ import TetherCore
     @Test func theSameInterfaceKindWithoutNamesIsNoSwitch() async throws {
         // A monitor that does not name interfaces: equal kinds are the same path, and cost changes probe nothing.
         let monitor = ScriptedPathMonitor(current: PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet]))
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         await client.start()
         let connection = try await self.nextConnection()
         connection.emit(.opened(subprotocol: nil))
@@ -227,7 +227,7 @@ import TetherCore
 
     @Test func stopCancelsTheMonitor() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline)
-        let (client, probe) = self.makeClient(monitor: monitor)
+        let (client, probe) = try self.makeClient(monitor: monitor)
         try await self.startOffline(client, probe)
         await client.stop()
         #expect(monitor.isCancelled)

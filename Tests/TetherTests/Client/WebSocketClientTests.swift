@@ -11,7 +11,7 @@ import TetherCore
     func makeClient(
         lifecycle: LifecyclePolicy = .closeInBackground, url: String = "ws://example.test/feed",
         recordsMessages: Bool = false
-    ) -> (WebSocketClient<ManualClock>, EventRecorder) {
+    ) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
         var configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: url)!,
             heartbeatInterval: .milliseconds(100),
@@ -22,7 +22,7 @@ import TetherCore
             transport: self.transport
         )
         configuration.recordsMessages = recordsMessages
-        let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 42)
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 42)
         return (client, EventRecorder(client.events))
     }
 
@@ -32,7 +32,7 @@ import TetherCore
 
 
     @Test func pingAfterOneIntervalAndPongRecordsRoundTrip() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
 
         self.clock.advance(toMilliseconds: 99)
@@ -52,7 +52,7 @@ import TetherCore
     }
 
     @Test func aNewRoundTripTimeIsARoundTripEventNotAStateChange() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         let changesWhenOpen = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
         for round in 1...3 {
@@ -76,7 +76,7 @@ import TetherCore
     }
 
     @Test func sendWritesToTheOpenConnectionAndThrowsNotOpenOnceStopped() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         try await client.send(text: "first")
         #expect(await connection.nextCommand() == .send(.text("first")))
@@ -91,7 +91,7 @@ import TetherCore
     }
 
     @Test func missingPongClosesOnceWithPongTimeoutThenReconnectsAfterBackoff() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let first = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
@@ -114,7 +114,7 @@ import TetherCore
     }
 
     @Test func lateCallbacksFromAnOldConnectionChangeNothing() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let first = try await self.transport.open(client, probe)
         self.clock.advance(toMilliseconds: 100)
         #expect(await first.nextCommand() == .ping(1))
@@ -145,7 +145,7 @@ import TetherCore
     }
 
     @Test func sendWhileNotOpenThrowsInsteadOfDropping() async throws {
-        let (client, _) = self.makeClient()
+        let (client, _) = try self.makeClient()
         await #expect(throws: WebSocketSendError.notOpen) {
             try await client.send(text: "hello")
         }
@@ -156,14 +156,14 @@ import TetherCore
     }
 
     @Test func sendGoesToTheOpenConnection() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         try await client.send(text: "hello")
         #expect(await connection.nextCommand() == .send(.text("hello")))
     }
 
     @Test(arguments: [false, true]) func messagesAreDeliveredInOrder(recordsMessages: Bool) async throws {
-        let (client, probe) = self.makeClient(recordsMessages: recordsMessages)
+        let (client, probe) = try self.makeClient(recordsMessages: recordsMessages)
         let connection = try await self.transport.open(client, probe)
         for index in 0..<100 {
             connection.emit(.message(.text("m\(index)")))
@@ -191,7 +191,7 @@ import TetherCore
     }
 
     @Test func stopWhileOpenClosesWith1000AndLeavesNothingBehind() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         async let stopped: Void = client.stop()
         #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
@@ -203,7 +203,7 @@ import TetherCore
     }
 
     @Test func stopWhileWaitingCancelsTheRetryTimer() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         await client.start()
         let first = try await self.nextConnection()
         first.emit(.ended(.connectFailed(.refused)))
@@ -217,7 +217,7 @@ import TetherCore
     }
 
     @Test func stopWhileConnectingClosesTheAttempt() async throws {
-        let (client, _) = self.makeClient()
+        let (client, _) = try self.makeClient()
         await client.start()
         let connection = try await self.nextConnection()
         async let stopped: Void = client.stop()
@@ -229,7 +229,7 @@ import TetherCore
     }
 
     @Test func unauthorizedHandshakeStopsWithAVisibleFailure() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         await client.start()
         let connection = try await self.nextConnection()
         connection.emit(.ended(.handshakeRejected(status: 401, retryAfter: nil)))
@@ -239,7 +239,7 @@ import TetherCore
     }
 
     @Test func backgroundClosesWith1001AndForegroundReconnects() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let first = try await self.transport.open(client, probe)
         await client.enterBackground()
         #expect(await first.nextCommand() == .close(code: 1001, reason: "entered_background"))
@@ -252,7 +252,7 @@ import TetherCore
     }
 
     @Test func pathLossWhileWaitingGoesOfflineAndItsReturnConnectsAtOnce() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         await client.start()
         let first = try await self.nextConnection()
         first.emit(.ended(.connectFailed(.unreachable)))
@@ -270,7 +270,7 @@ import TetherCore
     }
 
     @Test func noLogRecordOrEventDescriptionCarriesQueryOrBody() async throws {
-        let (client, probe) = self.makeClient(url: "ws://example.test/feed?token=s3cr3t-t0ken")
+        let (client, probe) = try self.makeClient(url: "ws://example.test/feed?token=s3cr3t-t0ken")
         let connection = try await self.transport.open(client, probe)
         connection.emit(.message(.text("password=hunter2")))
         _ = await probe.next { if case .message = $0 { true } else { false } }

@@ -45,17 +45,17 @@ import TetherCore
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient() -> (WebSocketClient<ManualClock>, EventRecorder) {
+    func makeClient() throws -> (WebSocketClient<ManualClock>, EventRecorder) {
         let configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!, closeTimeout: .seconds(5), transport: self.transport
         )
-        let client = WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 5)
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 5)
         return (client, EventRecorder(client.events))
     }
 
 
     @Test func backgroundTaskIsHeldUntilTheCloseFrameWasSent() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)
@@ -71,7 +71,7 @@ import TetherCore
     }
 
     @Test func backgroundThenForegroundReachTheClientInOrder() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let first = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)
@@ -88,7 +88,7 @@ import TetherCore
     }
 
     @Test func expiredBackgroundTaskIsEndedOnceAndNotAgainWhenTheCloseCompletes() async throws {
-        let (client, probe) = self.makeClient()
+        let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         let tasks = FakeBackgroundTasks()
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: tasks)

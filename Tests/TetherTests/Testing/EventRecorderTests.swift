@@ -121,7 +121,7 @@ import TetherTestServer
         var configuration = WebSocketConfiguration(url: URL(string: server.url(path: "/feed"))!)
         configuration.heartbeatInterval = .milliseconds(50)
         configuration.heartbeatTimeout = .milliseconds(100)
-        let client = WebSocketClient(configuration: configuration)
+        let client = try WebSocketClient(configuration: configuration)
         let recorder = EventRecorder(client.events)
         await client.start()
         let close = await recorder.record(.closed)

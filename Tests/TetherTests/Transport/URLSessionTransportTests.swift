@@ -25,7 +25,7 @@ import TetherCore
         let configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: "ws://127.0.0.1:9/socket")!, transport: URLSessionTransport()
         )
-        let client = WebSocketClient(configuration: configuration)
+        let client = try WebSocketClient(configuration: configuration)
         let probe = EventRecorder(client.events)
         await client.start()
         let failed = await probe.state(.failed)

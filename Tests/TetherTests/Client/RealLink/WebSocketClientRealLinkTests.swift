@@ -51,7 +51,7 @@ import TetherTestServer
                     pathMonitoring: .custom { monitor },
                     transport: SocketTransport(namespace: fixture.watchedPath)
                 )
-                self.client = WebSocketClient(configuration: configuration)
+                self.client = try WebSocketClient(configuration: configuration)
                 self.probe = EventRecorder(self.client.events)
                 self.fixture = fixture
             } catch {

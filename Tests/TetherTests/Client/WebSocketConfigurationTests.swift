@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TetherCore
+@testable import Tether
+
+/// Bad arguments get a typed error that names the property, never a crash.
+@Suite struct WebSocketConfigurationTests {
+    static let url = URL(string: "ws://example.test/feed")!
+
+    @Test func theDefaultsAreValid() throws {
+        try WebSocketConfiguration(url: Self.url).validate()
+    }
+
+    static let outOfRange: [(String, @Sendable (inout WebSocketConfiguration) -> Void)] = [
+        ("heartbeatInterval", { $0.heartbeatInterval = .zero }),
+        ("heartbeatTimeout", { $0.heartbeatTimeout = .zero }),
+        ("heartbeatTimeout", { $0.heartbeatTimeout = .microseconds(500) }),  // would round to 0 ms
+        ("connectTimeout", { $0.connectTimeout = .seconds(-1) }),
+        ("probeTimeout", { $0.probeTimeout = .zero }),
+        ("stablePeriod", { $0.stablePeriod = .seconds(-1) }),
+        ("retryLaterDelay", { $0.retryLaterDelay = .milliseconds(-5) }),
+        ("closeTimeout", { $0.closeTimeout = .milliseconds(-1) }),
+        ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
+        ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
+        ("backoff.base", { $0.backoff.base = -1 }),
+        ("backoff.factor", { $0.backoff = BackoffPolicy(factor: 0) }),
+        ("backoff.cap", { $0.backoff.cap = -1 }),
+        ("backoff.jitterPercent", { $0.backoff.jitterPercent = -10 }),
+    ]
+
+    @Test(arguments: Self.outOfRange.indices)
+    func eachPropertyOutOfRangeIsNamed(index: Int) {
+        let (property, change) = Self.outOfRange[index]
+        var configuration = WebSocketConfiguration(url: Self.url)
+        change(&configuration)
+        #expect(throws: WebSocketConfigurationError.self) { try configuration.validate() }
+        do {
+            _ = try WebSocketClient(configuration: configuration)
+            Issue.record("the client accepted an invalid \(property)")
+        } catch {
+            #expect(error.property == property)
+            #expect(error.description.contains("WebSocketConfiguration.\(property)"))
+        }
+    }
+
+    @Test func theErrorSaysWhatTheValueWasAndWhatItMustBe() {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.heartbeatTimeout = .zero
+        #expect(throws: WebSocketConfigurationError(
+            property: "heartbeatTimeout", requirement: "at least 1 ms", value: "\(Duration.zero)")
+        ) { try configuration.validate() }
+    }
+
+    @Test func boundaryValuesAreAccepted() throws {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.heartbeatInterval = .milliseconds(1)
+        configuration.heartbeatTimeout = .milliseconds(1)
+        configuration.connectTimeout = .milliseconds(1)
+        configuration.probeTimeout = .milliseconds(1)
+        configuration.stablePeriod = .zero
+        configuration.retryLaterDelay = .zero
+        configuration.closeTimeout = .zero
+        configuration.timerTolerance = .zero
+        configuration.maximumMessageSize = 1
+        configuration.backoff = BackoffPolicy(base: 0, factor: 1, cap: 0, jitterPercent: 0)
+        try configuration.validate()
+        _ = try WebSocketClient(configuration: configuration)
+    }
+}
