@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherWire
 #if os(Linux)
 import TetherPOSIX
 #endif
@@ -102,8 +103,10 @@ public struct WebSocketConfiguration: Sendable {
         self.timerTolerance ?? min(self.heartbeatInterval / 100, .milliseconds(10))
     }
 
-    /// Checks every duration and number against what the client can run with. The machine counts whole
-    /// milliseconds, so a timeout under 1 ms (which would round to 0) is rejected like a zero one.
+    /// Checks every duration and number against what the client can run with, and the headers and
+    /// subprotocols against what a handshake can carry. The machine counts whole milliseconds, so a timeout
+    /// under 1 ms (which would round to 0) is rejected like a zero one. The URL is not checked here: a URL the
+    /// transport cannot serve fails the session when it connects.
     /// - Throws: `WebSocketConfigurationError` naming the first property out of range.
     public func validate() throws(WebSocketConfigurationError) {
         let atLeastOneMillisecond: [(String, Duration)] = [
@@ -131,6 +134,32 @@ public struct WebSocketConfiguration: Sendable {
         ]
         for (property, value, minimum) in backoff where value < minimum {
             throw WebSocketConfigurationError(property: property, requirement: "at least \(minimum)", value: "\(value)")
+        }
+        // The rules every transport's handshake applies; checked here so that no platform sends, drops or
+        // rewrites a bad header silently. Header values are never repeated in the error.
+        do {
+            try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: self.headers)
+        } catch {
+            throw Self.describe(error)
+        }
+    }
+
+    private static func describe(_ error: WireUsageError) -> WebSocketConfigurationError {
+        switch error {
+        case .invalidHandshakeField("subprotocols"):
+            WebSocketConfigurationError(
+                property: "subprotocols", requirement: "distinct HTTP tokens", value: "a duplicate or a non-token")
+        case .invalidHandshakeField("header name"):
+            WebSocketConfigurationError(
+                property: "headers", requirement: "named by HTTP tokens", value: "a name that is not a token")
+        case .reservedHeader(let name):
+            WebSocketConfigurationError(
+                property: "headers", requirement: "free of the headers the handshake sets itself", value: name)
+        case .invalidHandshakeField(let field):
+            WebSocketConfigurationError(
+                property: "headers", requirement: "free of control characters other than tab", value: field)
+        case .controlPayloadTooLong, .invalidCloseCode, .closeReasonWithoutCode, .invalidKeyLength:
+            WebSocketConfigurationError(property: "headers", requirement: "sendable", value: "\(error)")
         }
     }
 

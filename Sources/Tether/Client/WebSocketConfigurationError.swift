@@ -5,7 +5,7 @@ public struct WebSocketConfigurationError: Error, Equatable, Sendable, CustomStr
     public let property: String
     /// What it must be, for example "at least 1 ms".
     public let requirement: String
-    /// The value it had, for example "0 ms". Only durations and numbers are checked, never a header value.
+    /// The value it had, for example "0 ms"; for a header, only its name (a header value may be a credential).
     public let value: String
 
     public init(property: String, requirement: String, value: String) {

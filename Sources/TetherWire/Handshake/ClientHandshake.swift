@@ -44,26 +44,7 @@ public struct ClientHandshake: Sendable {
         guard target.utf8.first == UInt8(ascii: "/"), target.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw WireUsageError.invalidHandshakeField("target")
         }
-        var seen = Set<String>()
-        for subprotocol in subprotocols {
-            guard HTTPSyntax.isToken(subprotocol), seen.insert(subprotocol).inserted else {
-                throw WireUsageError.invalidHandshakeField("subprotocols")
-            }
-        }
-        var offeredExtensions: [String] = []
-        for header in headers {
-            guard HTTPSyntax.isToken(header.name) else { throw WireUsageError.invalidHandshakeField("header name") }
-            let lowercasedName = String(decoding: header.name.utf8.map(HTTPSyntax.lowercased), as: UTF8.self)
-            guard !Self.reservedHeaders.contains(lowercasedName) else {
-                throw WireUsageError.reservedHeader(header.name)
-            }
-            guard HTTPSyntax.isSendableValue(header.value) else {
-                throw WireUsageError.invalidHandshakeField("value of header \(header.name)")
-            }
-            if lowercasedName == "sec-websocket-extensions" {
-                offeredExtensions += HTTPSyntax.splitList(header.value).map(HTTPSyntax.extensionName)
-            }
-        }
+        let offeredExtensions = try Self.checkOffer(subprotocols: subprotocols, headers: headers)
 
         var hostField = host
         if host.contains(":"), !host.hasPrefix("[") { hostField = "[\(host)]" }
@@ -88,6 +69,38 @@ public struct ClientHandshake: Sendable {
         }
         text += "\r\n"
         self.request = Array(text.utf8)
+    }
+
+    /// Checks `subprotocols` and `headers` as `init` does, before any host or key is known, so that a client
+    /// can refuse a bad configuration up front. Subprotocols must be distinct HTTP tokens; header names HTTP
+    /// tokens that the handshake does not set itself; header values free of control characters but HTAB.
+    /// - Returns: the extension names offered in a `Sec-WebSocket-Extensions` header.
+    /// - Throws: `.invalidHandshakeField` naming the field (never its value) or `.reservedHeader`.
+    @discardableResult
+    public static func checkOffer(
+        subprotocols: [String], headers: [(name: String, value: String)]
+    ) throws(WireUsageError) -> [String] {
+        var seen = Set<String>()
+        for subprotocol in subprotocols {
+            guard HTTPSyntax.isToken(subprotocol), seen.insert(subprotocol).inserted else {
+                throw WireUsageError.invalidHandshakeField("subprotocols")
+            }
+        }
+        var offeredExtensions: [String] = []
+        for header in headers {
+            guard HTTPSyntax.isToken(header.name) else { throw WireUsageError.invalidHandshakeField("header name") }
+            let lowercasedName = String(decoding: header.name.utf8.map(HTTPSyntax.lowercased), as: UTF8.self)
+            guard !Self.reservedHeaders.contains(lowercasedName) else {
+                throw WireUsageError.reservedHeader(header.name)
+            }
+            guard HTTPSyntax.isSendableValue(header.value) else {
+                throw WireUsageError.invalidHandshakeField("value of header \(header.name)")
+            }
+            if lowercasedName == "sec-websocket-extensions" {
+                offeredExtensions += HTTPSyntax.splitList(header.value).map(HTTPSyntax.extensionName)
+            }
+        }
+        return offeredExtensions
     }
 
     /// 16 bytes for `Sec-WebSocket-Key` from `random` (production: `SystemRandomNumberGenerator`).

@@ -70,6 +70,17 @@ import TetherTestServer
         await server.stop()
     }
 
+    @Test func aHeaderTheHandshakeSetsItselfIsABadArgument() async throws {
+        let captured = CapturedIO()
+        captured.endInput()
+        let status = await TetherCommand.run(
+            ["connect", "ws://127.0.0.1:9/", "--header", "Sec-WebSocket-Key: SECRET", "--no-path-monitor"],
+            io: captured.io)
+        #expect(status == 2)
+        #expect(captured.error.contains("WebSocketConfiguration.headers: Sec-WebSocket-Key"))
+        #expect(!captured.error.contains("SECRET"))
+    }
+
     @Test func unauthorizedExitsThreeWithTheReason() async throws {
         let server = try TestServer(scenario: .reject(status: 401))
         let captured = CapturedIO()

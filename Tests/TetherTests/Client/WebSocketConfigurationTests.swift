@@ -51,6 +51,31 @@ import TetherCore
         ) { try configuration.validate() }
     }
 
+    @Test func headersAndSubprotocolsAreCheckedUpFrontWithoutEchoingAValue() {
+        let bad: [(String, @Sendable (inout WebSocketConfiguration) -> Void)] = [
+            ("headers", { $0.headers = [(name: "X Token", value: "ok")] }),
+            ("headers", { $0.headers = [(name: "Authorization", value: "Bearer SECRET-1\r\nX-Evil: 1")] }),
+            ("headers", { $0.headers = [(name: "Sec-WebSocket-Key", value: "SECRET-2")] }),
+            ("subprotocols", { $0.subprotocols = ["chat", "chat"] }),
+            ("subprotocols", { $0.subprotocols = ["a b"] }),
+        ]
+        for (property, change) in bad {
+            var configuration = WebSocketConfiguration(url: Self.url)
+            change(&configuration)
+            do {
+                _ = try WebSocketClient(configuration: configuration)
+                Issue.record("accepted a bad \(property)")
+            } catch {
+                #expect(error.property == property)
+                #expect(!error.description.contains("SECRET"))
+            }
+        }
+        var fine = WebSocketConfiguration(url: Self.url)
+        fine.headers = [(name: "Authorization", value: "Bearer x\ty"), (name: "Origin", value: "https://a.test")]
+        fine.subprotocols = ["chat.v2", "chat"]
+        #expect(throws: Never.self) { try fine.validate() }
+    }
+
     @Test func boundaryValuesAreAccepted() throws {
         var configuration = WebSocketConfiguration(url: Self.url)
         configuration.heartbeatInterval = .milliseconds(1)
