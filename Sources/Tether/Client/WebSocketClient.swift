@@ -15,7 +15,8 @@ import TetherPOSIX
 /// A started client keeps running (its readers hold it) until `stop()` or the cancellation of `run()`.
 ///
 /// ```swift
-/// let client = WebSocketClient(configuration: WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!))
+/// let configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!)
+/// let client = try WebSocketClient(configuration: configuration)
 /// await client.start()
 /// for await event in client.events { ... }
 /// ```
