@@ -111,7 +111,8 @@ enum EchoBench {
                         name.hasPrefix("echo.") ? String(name.dropFirst(5)) : String(name)
                     }
                     guard !names.isEmpty, names.allSatisfy(EchoBench.figures.contains) else {
-                        throw Failure("--only takes figure names: \(EchoBench.figures.sorted().joined(separator: ", "))")
+                        let known = EchoBench.figures.sorted().joined(separator: ", ")
+                        throw Failure("--only takes figure names: \(known)")
                     }
                     self.only = Set(names)
                 case let other:

@@ -10,7 +10,9 @@ import TetherTestServer
 /// test server: pings go out after the interval, pongs keep it open, a missing pong closes at the deadline,
 /// and `stop()` leaves no timer behind.
 @Suite struct WebSocketClientMonotonicClockTests {
-    func makeClient(_ server: TestServer, timeout: Duration) throws -> (WebSocketClient<ContinuousClock>, EventRecorder) {
+    func makeClient(
+        _ server: TestServer, timeout: Duration
+    ) throws -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         let configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: server.url(path: "/heartbeat"))!,
             heartbeatInterval: .milliseconds(30),
