@@ -39,7 +39,8 @@ public final class TestServer: Sendable {
     ///     the process's own namespace. Real-link tests put the server behind a link they can break.
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
-    /// - Throws: `TestServerError.listen` when the socket cannot be bound.
+    /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
+    ///   `maximumMessageSize` is under 125 bytes or `recordedMessageLimit` negative.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -49,7 +50,9 @@ public final class TestServer: Sendable {
         namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
-        precondition(maximumMessageSize >= 125, "maximumMessageSize must allow control frames (125 bytes)")
+        // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
+        guard maximumMessageSize >= 125 else { throw .invalidArgument("maximumMessageSize (at least 125)") }
+        guard recordedMessageLimit >= 0 else { throw .invalidArgument("recordedMessageLimit (at least 0)") }
         let serverLoop: EventLoop
         if let loop {
             serverLoop = loop

@@ -6,6 +6,8 @@ public enum TestServerError: Error, Equatable, Sendable, CustomStringConvertible
     case listen(SocketError)
     /// A scenario value is out of range; names the field.
     case invalidScenario(String)
+    /// An initializer argument is out of range; names it and its range.
+    case invalidArgument(String)
     /// A wait's condition did not hold within its timeout.
     case timedOut(Duration)
     /// The waiting task was cancelled.
@@ -17,6 +19,7 @@ public enum TestServerError: Error, Equatable, Sendable, CustomStringConvertible
         switch self {
         case .listen(let error): "test server cannot listen: \(error)"
         case .invalidScenario(let field): "invalid scenario: \(field)"
+        case .invalidArgument(let argument): "invalid test server argument: \(argument)"
         case .timedOut(let timeout): "test server: condition not met within \(timeout)"
         case .cancelled: "test server: wait cancelled"
         case .stopped: "test server stopped before the condition was met"

@@ -472,4 +472,14 @@ struct TestServerTests {
             try TestServer(scenario: .close(afterMilliseconds: 0, code: 1005))
         }
     }
+
+    @Test func argumentsOutOfRangeAreTypedErrors() {
+        #expect(throws: TestServerError.invalidArgument("maximumMessageSize (at least 125)")) {
+            try TestServer(maximumMessageSize: 124, scenario: .normal)
+        }
+        #expect(throws: TestServerError.invalidArgument("recordedMessageLimit (at least 0)")) {
+            try TestServer(recordedMessageLimit: -1, scenario: .normal)
+        }
+        #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
+    }
 }
