@@ -217,15 +217,17 @@ public final class EventRecorder: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
                 let wait = make(continuation)
-                let ready = storage.state.withLock { state -> [() -> Void] in
+                let (ready, waiting) = storage.state.withLock { state -> ([() -> Void], Bool) in
                     if case .next = wait {
                         precondition(!state.nextWaiting, "EventRecorder: one next() at a time")
                         state.nextWaiting = true
                     }
                     state.waiters[id] = Waiter(wait: wait)
-                    return state.settle()
+                    let ready = state.settle()
+                    return (ready, state.waiters[id] != nil)
                 }
                 for resume in ready { resume() }
+                guard waiting else { return }  // settled by what was already recorded
                 // Armed after registering, so that neither the guard nor a cancellation can miss the waiter.
                 let guardTask = Task {
                     try? await Task.sleep(for: timeout)
