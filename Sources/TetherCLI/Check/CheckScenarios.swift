@@ -289,21 +289,15 @@ enum CheckScenarios {
         return count
     }
 
-    /// The leading decimal number of a message (`"17....."`), or nil.
+    /// The leading decimal number of a message (`"17....."`), or nil (also when it does not fit an `Int`).
     static func leadingNumber(of message: WebSocketMessage) -> Int? {
-        let bytes: [UInt8] =
+        let isDigit = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        let digits: [UInt8] =
             switch message {
-            case .text(let text): Array(text.utf8.prefix(20))
-            case .binary(let data): Array(data.prefix(20))
+            case .text(let text): Array(text.utf8.prefix(20).prefix(while: isDigit))
+            case .binary(let data): Array(data.prefix(20).prefix(while: isDigit))
             }
-        var value = 0
-        var digits = 0
-        for byte in bytes {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            digits += 1
-        }
-        return digits > 0 ? value : nil
+        return Int(String(decoding: digits, as: UTF8.self))
     }
 
     // MARK: Generations
