@@ -128,12 +128,9 @@ public struct WebSocketConfiguration: Sendable {
             throw WebSocketConfigurationError(
                 property: "maximumMessageSize", requirement: "at least 1 byte", value: "\(self.maximumMessageSize)")
         }
-        let backoff: [(String, Int, Int)] = [
-            ("backoff.base", self.backoff.base, 0), ("backoff.factor", self.backoff.factor, 1),
-            ("backoff.cap", self.backoff.cap, 0), ("backoff.jitterPercent", self.backoff.jitterPercent, 0),
-        ]
-        for (property, value, minimum) in backoff where value < minimum {
-            throw WebSocketConfigurationError(property: property, requirement: "at least \(minimum)", value: "\(value)")
+        if let field = self.backoff.fieldOutOfRange {
+            throw WebSocketConfigurationError(
+                property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
         }
         // The rules every transport's handshake applies; checked here so that no platform sends, drops or
         // rewrites a bad header silently. Header values are never repeated in the error.

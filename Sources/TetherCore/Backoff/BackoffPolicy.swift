@@ -29,10 +29,18 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
         self.jitterPercent = jitterPercent
     }
 
-    /// Whether every field is in range: `base`, `cap` and `jitterPercent` at least 0, `factor` at least 1.
-    public var isValid: Bool {
-        self.base >= 0 && self.factor >= 1 && self.cap >= 0 && self.jitterPercent >= 0
+    /// The first field out of range, its value and the least value it may take; nil when every field is in
+    /// range: `base`, `cap` and `jitterPercent` at least 0, `factor` at least 1.
+    public var fieldOutOfRange: (name: String, value: Int, minimum: Int)? {
+        let fields = [
+            ("base", self.base, 0), ("factor", self.factor, 1), ("cap", self.cap, 0),
+            ("jitterPercent", self.jitterPercent, 0),
+        ]
+        return fields.first { $0.1 < $0.2 }.map { (name: $0.0, value: $0.1, minimum: $0.2) }
     }
+
+    /// Whether every field is in range (see `fieldOutOfRange`).
+    public var isValid: Bool { self.fieldOutOfRange == nil }
 
     /// The exponential value before jitter for failure number `attempt` (1-based), saturated at `cap`.
     public func exponentialDelay(attempt: Int) -> Int {

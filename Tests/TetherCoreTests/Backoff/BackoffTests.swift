@@ -18,6 +18,8 @@ import TetherCore
         ]
         #expect(invalid.allSatisfy { !$0.isValid })
         #expect(invalid[1].factor == 0)
+        #expect(invalid.map { $0.fieldOutOfRange?.name } == ["base", "factor", "cap", "jitterPercent"])
+        #expect(invalid[1].fieldOutOfRange?.minimum == 1 && invalid[1].fieldOutOfRange?.value == 0)
     }
 
     @Test func seededSequenceIsExact() {
