@@ -47,6 +47,11 @@ public final class EventRecorder: Sendable {
         /// `wait(until:)`: the whole snapshot satisfies the condition.
         case until(@Sendable (Snapshot) -> Bool, CheckedContinuation<Snapshot?, Never>)
 
+        var isNext: Bool {
+            if case .next = self { return true }
+            return false
+        }
+
         func resumeEmpty() {
             switch self {
             case .next(_, let continuation): continuation.resume(returning: nil)
@@ -66,7 +71,6 @@ public final class EventRecorder: Sendable {
         var cursor = 0
         var waiters: [Int: Waiter] = [:]
         var nextID = 0
-        var nextWaiting = false
 
         /// Resumes every waiter that is now satisfied (or, once finished, every waiter): the returned closures
         /// run outside the lock.
@@ -82,7 +86,6 @@ public final class EventRecorder: Sendable {
                         if matches(event) { found = event }
                     }
                     guard found != nil || self.snapshot.isFinished else { continue }
-                    self.nextWaiting = false
                     ready.append { [found] in continuation.resume(returning: found) }
                 case .until(let condition, let continuation):
                     if condition(self.snapshot) {
@@ -113,11 +116,7 @@ public final class EventRecorder: Sendable {
 
         /// Ends wait `id` with nothing (timeout or cancellation), if it is still waiting.
         func expire(_ id: Int) {
-            let waiter = self.state.withLock { state -> Waiter? in
-                guard let waiter = state.waiters.removeValue(forKey: id) else { return nil }
-                if case .next = waiter.wait { state.nextWaiting = false }
-                return waiter
-            }
+            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.guardTask?.cancel()
             waiter?.wait.resumeEmpty()
         }
@@ -218,10 +217,8 @@ public final class EventRecorder: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
                 let wait = make(continuation)
                 let (ready, waiting) = storage.state.withLock { state -> ([() -> Void], Bool) in
-                    if case .next = wait {
-                        precondition(!state.nextWaiting, "EventRecorder: one next() at a time")
-                        state.nextWaiting = true
-                    }
+                    let nextWaiting = state.waiters.values.contains { $0.wait.isNext }
+                    precondition(!(wait.isNext && nextWaiting), "EventRecorder: one next() at a time")
                     state.waiters[id] = Waiter(wait: wait)
                     let ready = state.settle()
                     return (ready, state.waiters[id] != nil)
