@@ -133,30 +133,26 @@ public struct WebSocketConfiguration: Sendable {
                 property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
         }
         // The rules every transport's handshake applies; checked here so that no platform sends, drops or
-        // rewrites a bad header silently. Header values are never repeated in the error.
-        do {
-            try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: self.headers)
+        // rewrites a bad header silently. Subprotocols and headers are checked apart, so that the error names
+        // the property without reading the wire error's text. Header values are never repeated in the error.
+        do throws(WireUsageError) {
+            try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: [])
         } catch {
-            throw Self.describe(error)
-        }
-    }
-
-    private static func describe(_ error: WireUsageError) -> WebSocketConfigurationError {
-        switch error {
-        case .invalidHandshakeField("subprotocols"):
-            WebSocketConfigurationError(
+            throw WebSocketConfigurationError(
                 property: "subprotocols", requirement: "distinct HTTP tokens", value: "a duplicate or a non-token")
-        case .invalidHandshakeField("header name"):
-            WebSocketConfigurationError(
-                property: "headers", requirement: "named by HTTP tokens", value: "a name that is not a token")
-        case .reservedHeader(let name):
-            WebSocketConfigurationError(
+        }
+        do throws(WireUsageError) {
+            try ClientHandshake.checkOffer(subprotocols: [], headers: self.headers)
+        } catch .reservedHeader(let name) {
+            throw WebSocketConfigurationError(
                 property: "headers", requirement: "free of the headers the handshake sets itself", value: name)
-        case .invalidHandshakeField(let field):
-            WebSocketConfigurationError(
-                property: "headers", requirement: "free of control characters other than tab", value: field)
-        case .controlPayloadTooLong, .invalidCloseCode, .closeReasonWithoutCode, .invalidKeyLength:
-            WebSocketConfigurationError(property: "headers", requirement: "sendable", value: "\(error)")
+        } catch .invalidHandshakeField(let field) {
+            // The field is "header name" or "value of header X": never the value itself.
+            throw WebSocketConfigurationError(
+                property: "headers", requirement: "named by HTTP tokens, with values free of control characters "
+                    + "other than tab", value: field)
+        } catch {
+            throw WebSocketConfigurationError(property: "headers", requirement: "sendable", value: "\(error)")
         }
     }
 
