@@ -20,7 +20,8 @@ struct AcceptanceHarness {
         timeout: Int = 200,
         backoff: BackoffPolicy = BackoffPolicy(base: 40, factor: 2, cap: 400, jitterPercent: 50),
         retryLaterDelay: Int = 300,
-        transport: (any WebSocketTransport)? = nil
+        transport: (any WebSocketTransport)? = nil,
+        recordsMessages: Bool = false
     ) -> WebSocketClient<ContinuousClock>.Configuration {
         var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: URL(string: url)!,
@@ -34,6 +35,7 @@ struct AcceptanceHarness {
             transport: transport ?? SocketTransport(loop: Self.loop)
         )
         configuration.eventLoop = Self.loop
+        configuration.recordsMessages = recordsMessages
         return configuration
     }
 

@@ -164,10 +164,9 @@ import TetherTestServer
         // The client's own heartbeat is not under test here (the server's pings are): its pong deadline is
         // generous, so that 10,000 messages queued ahead of a pong in a debug build cannot turn into a timeout.
         try await withHarness(
-            configure: { url in
-                var configuration = AcceptanceHarness.configuration(url: url, interval: 200, timeout: 10_000)
-                configuration.recordsMessages = true  // a record per message too, counted below
-                return configuration
+            // A record per message too, counted below.
+            configure: {
+                AcceptanceHarness.configuration(url: $0, interval: 200, timeout: 10_000, recordsMessages: true)
             },
             scenario: .send(count: count, size: 24).pinging(everyMilliseconds: 5)
         ) { harness in
@@ -231,11 +230,8 @@ import TetherTestServer
     @Test func tokensInTheQueryAndSecretsInBodiesAppearInNoRecordOrDescription() async throws {
         try await withHarness(
             path: "/feed?token=QUERY-SECRET-7",
-            configure: { url in
-                var configuration = AcceptanceHarness.configuration(url: url)
-                configuration.recordsMessages = true  // the message's own record must not leak the body either
-                return configuration
-            },
+            // The message's own record must not leak the body either.
+            configure: { AcceptanceHarness.configuration(url: $0, recordsMessages: true) },
             scenario: .echo
         ) { harness in
             let serverLines = harness.server.events()
