@@ -10,6 +10,9 @@
 //                                 run, with the application on the I/O thread)
 //   echo.tcp_rtt_70b_per_s        the same-run ceiling: 70-byte round trips over a bare TCP connection between two
 //                                 event loops, no WebSocket and no tasks (TCPEchoReference.swift); embedded only
+//   echo.tcp_pool_rtt_70b_per_s   the same with each echo handed to a task on the global pool that writes the next
+//                                 payload: the ceiling for a consumer on the pool (one more thread hop per round
+//                                 trip, nothing else); embedded only
 //   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
 //   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise
 //
@@ -125,7 +128,7 @@ enum EchoBench {
 
     static let figures: Set<String> = [
         "rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s", "transport_rtt_64b_per_s",
-        "transport_mbps_1m", "tcp_rtt_70b_per_s",
+        "transport_mbps_1m", "tcp_rtt_70b_per_s", "tcp_pool_rtt_70b_per_s",
     ]
 
     // MARK: - Measuring
@@ -191,6 +194,10 @@ enum EchoBench {
         if options.url == nil, options.wants("tcp_rtt_70b_per_s") {
             let reference = try await TCPEchoReference.measure(seconds: options.seconds)
             print("echo.tcp_rtt_70b_per_s \(WireBench.format(reference))")
+        }
+        if options.url == nil, options.wants("tcp_pool_rtt_70b_per_s") {
+            let reference = try await TCPEchoReference.measurePoolHop(seconds: options.seconds)
+            print("echo.tcp_pool_rtt_70b_per_s \(WireBench.format(reference))")
         }
     }
 

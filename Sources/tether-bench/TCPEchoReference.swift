@@ -2,8 +2,15 @@
 // `TCPConnection`, between a handler on the shared loop (the client's side) and an echoing handler on a loop of
 // its own (the server's side, as `TestServer` has). No WebSocket framing, no tasks, no actor: two loop threads
 // and the kernel. Printed as `echo.tcp_rtt_70b_per_s`, it shows what this machine allows at the moment of the run.
+//
+// `echo.tcp_pool_rtt_70b_per_s` is the same exchange with the client's side split the way a consumer of
+// `client.events` on the global pool splits it: the loop thread only reads and resumes a waiting task, and that
+// task, on a thread of the global pool, writes the next payload. That is one thread wake-up per round trip more than
+// the loop-only reference and nothing else, so it is the ceiling for any client whose application code runs on the
+// pool, whatever its framing or state machine costs.
 #if os(Linux)
 import Foundation
+import Synchronization
 import TetherPOSIX
 
 enum TCPEchoReference {
@@ -66,6 +73,116 @@ enum TCPEchoReference {
             self.finished = true
             self.done(count, elapsed)
         }
+    }
+
+    /// The client's side of the pool-hop reference: the loop thread counts bytes and hands each complete echo to
+    /// the task waiting in `nextEcho()`, which runs on the global pool.
+    private final class Relay: TCPConnectionHandler, Sendable {
+        private enum Slot {
+            case empty
+            case arrived
+            case waiting(CheckedContinuation<Bool, Never>)
+            case ended
+        }
+
+        private let expected: Int
+        /// Bytes of the echo in flight; touched only on the loop thread, but a `Sendable` class keeps it locked.
+        private let inFlight = Mutex(0)
+        private let slot = Mutex(Slot.empty)
+
+        init(expected: Int) {
+            self.expected = expected
+        }
+
+        func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+            let complete = self.inFlight.withLock { received in
+                received += bytes.count
+                guard received >= self.expected else { return false }
+                received -= self.expected
+                return true
+            }
+            if complete { self.signal(ended: false) }
+        }
+
+        func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+            self.signal(ended: true)
+        }
+
+        private func signal(ended: Bool) {
+            let waiter: CheckedContinuation<Bool, Never>? = self.slot.withLock { slot in
+                switch slot {
+                case .waiting(let continuation):
+                    slot = ended ? .ended : .empty
+                    return continuation
+                case .empty, .arrived:
+                    slot = ended ? .ended : .arrived
+                    return nil
+                case .ended:
+                    return nil
+                }
+            }
+            waiter?.resume(returning: !ended)
+        }
+
+        /// Waits for the next complete echo; false once the connection ended.
+        func nextEcho() async -> Bool {
+            await withCheckedContinuation { continuation in
+                let ready: Bool? = self.slot.withLock { slot in
+                    switch slot {
+                    case .arrived:
+                        slot = .empty
+                        return true
+                    case .ended:
+                        return false
+                    case .empty:
+                        slot = .waiting(continuation)
+                        return nil
+                    case .waiting:
+                        preconditionFailure("one task waits for echoes")
+                    }
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        }
+    }
+
+    /// Round trips per second, each echo handed from the loop thread to a task on the global pool that writes the
+    /// next payload (see the file's comment).
+    static func measurePoolHop(seconds: Double) async throws -> Double {
+        let serverLoop = try EventLoop(name: "tether-tcpref")
+        defer { serverLoop.shutdown() }
+        let listener = try TCPListener.bind(loop: serverLoop)
+        listener.start { connection in connection.setHandler(Echo()) }
+        let connection = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5))
+        let payload = [UInt8](repeating: 0x5A, count: 70)
+        let relay = Relay(expected: payload.count)
+        EventLoop.shared.execute { connection.setHandler(relay) }
+        // A task of its own with no executor preference, so that it runs on the global pool like a consumer would.
+        let outcome = await Task.detached { () -> (count: Int, seconds: Double)? in
+            let clock = ContinuousClock()
+            let warmUpEnd = clock.now + .seconds(1)
+            var start: ContinuousClock.Instant?
+            var count = 0
+            while true {
+                connection.write(payload)
+                guard await relay.nextEcho() else { return nil }
+                let now = clock.now
+                if let start {
+                    count += 1
+                    let elapsed = EchoBench.seconds(start.duration(to: now))
+                    if elapsed >= seconds { return (count, elapsed) }
+                } else if now >= warmUpEnd {
+                    start = now
+                }
+            }
+        }.value
+        connection.close()
+        await listener.close()
+        guard let outcome else { throw EchoBench.Failure("the bare TCP connection ended during the run") }
+        EchoBench.progress(
+            "echo: \(outcome.count) bare TCP round trips of 70 B with a pool hop in \(WireBench.format(outcome.seconds)) s"
+        )
+        return Double(outcome.count) / outcome.seconds
     }
 
     /// Round trips per second.
