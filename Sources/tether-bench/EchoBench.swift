@@ -321,7 +321,7 @@ protocol EchoEndpoint {
 /// The public client: `send` on the actor, messages from `client.events`.
 struct ClientEndpoint: EchoEndpoint {
     let client: WebSocketClient<ContinuousClock>
-    var events: AsyncStream<WebSocketEvent>.Iterator
+    var events: WebSocketEvents.Iterator
 
     static func open(url: URL) async throws -> ClientEndpoint {
         // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.

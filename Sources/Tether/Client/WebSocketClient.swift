@@ -23,9 +23,9 @@ import TetherPOSIX
 public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Duration {
     /// Everything the client reports, in order. Unicast: iterate it from one task only.
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
-    public nonisolated let events: AsyncStream<WebSocketEvent>
+    public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
 
-    private let eventSink: AsyncStream<WebSocketEvent>.Continuation
+    private nonisolated let eventSink = EventChannel()
     private let configuration: Configuration
     private let request: TransportRequest
     private let clock: ClockType
@@ -61,7 +61,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil
     ) throws(WebSocketConfigurationError) {
         try configuration.validate()
-        (self.events, self.eventSink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         self.configuration = configuration
         self.request = configuration.transportRequest
         self.clock = clock

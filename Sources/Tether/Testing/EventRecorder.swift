@@ -125,8 +125,8 @@ public final class EventRecorder: Sendable {
     private let storage = Storage()
     private let reader: Task<Void, Never>
 
-    /// Starts reading `events` (a client's `events`) at once.
-    public init(_ events: AsyncStream<WebSocketEvent>) {
+    /// Starts reading `events` (a client's `events`, or any sequence of events a test makes) at once.
+    public init(_ events: some AsyncSequence<WebSocketEvent, Never> & Sendable) {
         let storage = self.storage
         self.reader = Task {
             for await event in events {
