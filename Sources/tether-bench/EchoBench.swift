@@ -11,7 +11,7 @@
 //   echo.tcp_rtt_70b_per_s        the same-run ceiling: 70-byte round trips over a bare TCP connection between two
 //                                 event loops, no WebSocket and no tasks (TCPEchoReference.swift); embedded only
 //   echo.tcp_pool_rtt_70b_per_s   the same with each echo handed to a task on the global pool that writes the next
-//                                 payload: the ceiling for a consumer on the pool (one more thread hop per round
+//                                 payload: the reference for a consumer on the pool (one more thread hop per round
 //                                 trip, nothing else); embedded only
 //   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
 //   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise

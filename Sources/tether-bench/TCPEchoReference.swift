@@ -5,9 +5,9 @@
 //
 // `echo.tcp_pool_rtt_70b_per_s` is the same exchange with the client's side split the way a consumer of
 // `client.events` on the global pool splits it: the loop thread only reads and resumes a waiting task, and that
-// task, on a thread of the global pool, writes the next payload. That is one thread wake-up per round trip more than
-// the loop-only reference and nothing else, so it is the ceiling for any client whose application code runs on the
-// pool, whatever its framing or state machine costs.
+// task, on a thread of the global pool, writes the next payload. That is one thread hop per round trip more than the
+// loop-only reference and nothing else: the same-run reference for a client whose application code runs on the pool,
+// before any framing, actor or event stream costs.
 #if os(Linux)
 import Foundation
 import Synchronization
@@ -179,9 +179,8 @@ enum TCPEchoReference {
         connection.close()
         await listener.close()
         guard let outcome else { throw EchoBench.Failure("the bare TCP connection ended during the run") }
-        EchoBench.progress(
-            "echo: \(outcome.count) bare TCP round trips of 70 B with a pool hop in \(WireBench.format(outcome.seconds)) s"
-        )
+        let seconds = WireBench.format(outcome.seconds)
+        EchoBench.progress("echo: \(outcome.count) bare TCP round trips of 70 B with a pool hop in \(seconds) s")
         return Double(outcome.count) / outcome.seconds
     }
 

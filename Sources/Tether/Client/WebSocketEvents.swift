@@ -36,12 +36,14 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
 
 /// The buffer between a client (which yields, on its executor) and the one task that reads its events.
 final class EventChannel: Sendable {
+    private typealias Reader = UnsafeContinuation<WebSocketEvent?, Never>
+
     private struct State {
         /// Events not read yet: `buffer[head...]`.
         var buffer: [WebSocketEvent] = []
         var head = 0
         /// The reader waiting for the next event, if it found none.
-        var reader: UnsafeContinuation<WebSocketEvent?, Never>?
+        var reader: Reader?
         /// Finished by the client (the buffer is still read to its end) or by the reader's cancellation.
         var finished = false
 
@@ -67,7 +69,7 @@ final class EventChannel: Sendable {
 
     /// Delivers `event` to the waiting reader, or buffers it. Dropped once the channel has finished.
     func yield(_ event: WebSocketEvent) {
-        let reader: UnsafeContinuation<WebSocketEvent?, Never>? = self.state.withLock { state in
+        let reader: Reader? = self.state.withLock { state in
             guard !state.finished else { return nil }
             guard let reader = state.reader else {
                 state.buffer.append(event)
@@ -96,7 +98,7 @@ final class EventChannel: Sendable {
             return event
         }
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<WebSocketEvent?, Never>) in
+            await withUnsafeContinuation(isolation: actor) { (continuation: Reader) in
                 // Under the lock: a cancellation either came first (and finished the channel) or finds the reader.
                 let ready: WebSocketEvent?? = self.state.withLock { state in
                     if let event = state.popFirst() { return .some(event) }
