@@ -114,14 +114,8 @@ final class EventChannel: Sendable {
                 }
             }
         } onCancel: {
-            // Cancelling the waiting task ends the sequence: later events are dropped.
-            let reader = self.state.withLock { state in
-                state.finished = true
-                let reader = state.reader
-                state.reader = nil
-                return reader
-            }
-            reader?.resume(returning: nil)
+            // Cancelling the waiting task ends the sequence as the client's end does: later events are dropped.
+            self.finish()
         }
     }
 }
