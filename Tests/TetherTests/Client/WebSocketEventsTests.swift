@@ -33,61 +33,67 @@ import Testing
         #expect(read == Array(0..<1_000))
     }
 
-    @Test func aParkedReaderGetsEachEventYieldedWhileItWaits() async {
-        var (channel, parked) = self.parkingChannel()
-        let reader = Task {
+    /// Starts a task that reads `count` events. Its result arrives on the returned stream, which the test awaits
+    /// under a deadline, so that a broken channel fails the test instead of hanging it.
+    func startReader(_ channel: EventChannel, count: Int) -> (task: Task<Void, Never>, result: AsyncStream<[Int?]>) {
+        let (result, sink) = AsyncStream.makeStream(of: [Int?].self)
+        let task = Task {
             var events = WebSocketEvents(channel: channel).makeAsyncIterator()
             var read: [Int?] = []
-            for _ in 0..<3 {
+            for _ in 0..<count {
                 read.append(self.milliseconds(await events.next()))
             }
-            return read
+            sink.yield(read)
         }
+        return (task, result)
+    }
+
+    func read(_ result: AsyncStream<[Int?]>) async -> [Int?]? {
+        await withDeadline { await result.first { _ in true } }
+    }
+
+    @Test func aParkedReaderGetsEachEventYieldedWhileItWaits() async {
+        var (channel, parked) = self.parkingChannel()
+        let reader = self.startReader(channel, count: 3)
         for index in 0..<3 {
             await parked.next()
             channel.yield(self.rtt(index))
         }
-        #expect(await reader.value == [0, 1, 2])
+        #expect(await self.read(reader.result) == [0, 1, 2])
     }
 
     @Test func finishingWakesAParkedReaderWithTheEnd() async {
         var (channel, parked) = self.parkingChannel()
-        let reader = Task {
-            var events = WebSocketEvents(channel: channel).makeAsyncIterator()
-            return await events.next()
-        }
+        let reader = self.startReader(channel, count: 1)
         await parked.next()
         channel.finish()
-        #expect(await reader.value == nil)
+        #expect(await self.read(reader.result) == [nil])
     }
 
     @Test func cancellingAParkedReaderEndsTheSequence() async {
         var (channel, parked) = self.parkingChannel()
-        let reader = Task {
-            var events = WebSocketEvents(channel: channel).makeAsyncIterator()
-            return await events.next()
-        }
+        let reader = self.startReader(channel, count: 1)
         await parked.next()
-        reader.cancel()
-        #expect(await reader.value == nil)
+        reader.task.cancel()
+        #expect(await self.read(reader.result) == [nil])
         channel.yield(self.rtt(1))  // after the end: dropped
-        var events = WebSocketEvents(channel: channel).makeAsyncIterator()
-        #expect(await events.next() == nil)
+        #expect(await self.read(self.startReader(channel, count: 1).result) == [nil])
     }
 
     @Test func aCancelledReaderStillReadsWhatWasBufferedThenTheEnd() async {
         let channel = EventChannel()
         channel.yield(self.rtt(1))
         channel.yield(self.rtt(2))
-        let reader = Task {
+        let (result, sink) = AsyncStream.makeStream(of: [Int?].self)
+        Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            var read: [Int] = []
+            var read: [Int?] = []
             for await event in WebSocketEvents(channel: channel) {
-                read.append(self.milliseconds(event) ?? -1)
+                read.append(self.milliseconds(event))
             }
-            return read
+            sink.yield(read)
         }
-        #expect(await reader.value == [1, 2])
+        #expect(await self.read(result) == [1, 2])
     }
 
     actor Consumer {
