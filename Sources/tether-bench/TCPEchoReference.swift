@@ -23,55 +23,82 @@ enum TCPEchoReference {
         func ended(_ end: TCPConnection.End, on connection: TCPConnection) {}
     }
 
-    /// Sends the payload again each time its echo is complete, until the end of the run; then reports the count.
-    private final class Pinger: TCPConnectionHandler {
-        private let payload = [UInt8](repeating: 0x5A, count: 70)
-        private let warmUpEnd: ContinuousClock.Instant
-        private let seconds: Double
+    /// The 70-byte payload (a masked 64-byte frame's size) both references send.
+    private static let payload = [UInt8](repeating: 0x5A, count: 70)
+
+    /// Bytes back from the echo server, until a whole payload has returned.
+    private struct EchoBytes {
+        private var pending = 0
+
+        /// True when `count` more bytes complete an echo of the payload.
+        mutating func add(_ count: Int) -> Bool {
+            self.pending += count
+            guard self.pending >= TCPEchoReference.payload.count else { return false }
+            self.pending -= TCPEchoReference.payload.count
+            return true
+        }
+    }
+
+    /// The clock of one run: a warm-up of 1 s, then round trips counted for `seconds`.
+    private struct Run {
+        let seconds: Double
+        private let warmUpEnd = ContinuousClock.now + .seconds(1)
         private var start: ContinuousClock.Instant?
-        private var received = 0
         private var count = 0
-        private var finished = false
-        private let done: @Sendable (Int, Double) -> Void
 
-        init(seconds: Double, done: @escaping @Sendable (Int, Double) -> Void) {
-            self.warmUpEnd = .now + .seconds(1)
+        init(seconds: Double) {
             self.seconds = seconds
-            self.done = done
         }
 
-        func begin(on connection: TCPConnection) {
-            connection.write(self.payload)
-        }
-
-        func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
-            self.received += bytes.count
-            guard self.received >= self.payload.count else { return }
-            self.received -= self.payload.count
+        /// An echo came back; the count and the measured time once the run is over.
+        mutating func echoed() -> (count: Int, seconds: Double)? {
             let now = ContinuousClock.now
             if let start = self.start {
                 self.count += 1
                 let elapsed = EchoBench.seconds(start.duration(to: now))
-                if elapsed >= self.seconds {
-                    self.finish(self.count, elapsed)
-                    connection.close()
-                    return
-                }
+                if elapsed >= self.seconds { return (self.count, elapsed) }
             } else if now >= self.warmUpEnd {
                 self.start = now
             }
-            connection.write(self.payload)
+            return nil
+        }
+    }
+
+    /// Sends the payload again each time its echo is complete, until the end of the run; then reports the count.
+    private final class Pinger: TCPConnectionHandler {
+        private var bytes = EchoBytes()
+        private var run: Run
+        private var finished = false
+        private let done: @Sendable ((count: Int, seconds: Double)?) -> Void
+
+        init(seconds: Double, done: @escaping @Sendable ((count: Int, seconds: Double)?) -> Void) {
+            self.run = Run(seconds: seconds)
+            self.done = done
+        }
+
+        func begin(on connection: TCPConnection) {
+            connection.write(TCPEchoReference.payload)
+        }
+
+        func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+            guard self.bytes.add(bytes.count) else { return }
+            if let outcome = self.run.echoed() {
+                self.finish(outcome)
+                connection.close()
+                return
+            }
+            connection.write(TCPEchoReference.payload)
         }
 
         /// A connection that ends early reports no round trips.
         func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-            self.finish(0, 0)
+            self.finish(nil)
         }
 
-        private func finish(_ count: Int, _ elapsed: Double) {
+        private func finish(_ outcome: (count: Int, seconds: Double)?) {
             guard !self.finished else { return }
             self.finished = true
-            self.done(count, elapsed)
+            self.done(outcome)
         }
     }
 
@@ -85,23 +112,12 @@ enum TCPEchoReference {
             case ended
         }
 
-        private let expected: Int
-        /// Bytes of the echo in flight; touched only on the loop thread, but a `Sendable` class keeps it locked.
-        private let inFlight = Mutex(0)
+        /// Touched only on the loop thread, but a `Sendable` class keeps it locked.
+        private let bytes = Mutex(EchoBytes())
         private let slot = Mutex(Slot.empty)
 
-        init(expected: Int) {
-            self.expected = expected
-        }
-
         func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
-            let complete = self.inFlight.withLock { received in
-                received += bytes.count
-                guard received >= self.expected else { return false }
-                received -= self.expected
-                return true
-            }
-            if complete { self.signal(ended: false) }
+            if self.bytes.withLock({ $0.add(bytes.count) }) { self.signal(ended: false) }
         }
 
         func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
@@ -146,62 +162,57 @@ enum TCPEchoReference {
         }
     }
 
+    /// Round trips per second, the client's side on the shared loop.
+    static func measure(seconds: Double) async throws -> Double {
+        try await self.againstEchoServer(label: "") { connection in
+            await withCheckedContinuation { continuation in
+                EventLoop.shared.execute {
+                    let pinger = Pinger(seconds: seconds) { continuation.resume(returning: $0) }
+                    connection.setHandler(pinger)
+                    pinger.begin(on: connection)
+                }
+            }
+        }
+    }
+
     /// Round trips per second, each echo handed from the loop thread to a task on the global pool that writes the
     /// next payload (see the file's comment).
     static func measurePoolHop(seconds: Double) async throws -> Double {
-        let serverLoop = try EventLoop(name: "tether-tcpref")
-        defer { serverLoop.shutdown() }
-        let listener = try TCPListener.bind(loop: serverLoop)
-        listener.start { connection in connection.setHandler(Echo()) }
-        let connection = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5))
-        let payload = [UInt8](repeating: 0x5A, count: 70)
-        let relay = Relay(expected: payload.count)
-        EventLoop.shared.execute { connection.setHandler(relay) }
-        // A task of its own with no executor preference, so that it runs on the global pool like a consumer would.
-        let outcome = await Task.detached { () -> (count: Int, seconds: Double)? in
-            let clock = ContinuousClock()
-            let warmUpEnd = clock.now + .seconds(1)
-            var start: ContinuousClock.Instant?
-            var count = 0
-            while true {
-                connection.write(payload)
-                guard await relay.nextEcho() else { return nil }
-                let now = clock.now
-                if let start {
-                    count += 1
-                    let elapsed = EchoBench.seconds(start.duration(to: now))
-                    if elapsed >= seconds { return (count, elapsed) }
-                } else if now >= warmUpEnd {
-                    start = now
+        try await self.againstEchoServer(label: " with a pool hop") { connection in
+            let relay = Relay()
+            EventLoop.shared.execute { connection.setHandler(relay) }
+            // A task of its own with no executor preference, so that it runs on the global pool like a consumer.
+            let outcome = await Task.detached { () -> (count: Int, seconds: Double)? in
+                var run = Run(seconds: seconds)
+                while true {
+                    connection.write(TCPEchoReference.payload)
+                    guard await relay.nextEcho() else { return nil }
+                    if let outcome = run.echoed() { return outcome }
                 }
-            }
-        }.value
-        connection.close()
-        await listener.close()
-        guard let outcome else { throw EchoBench.Failure("the bare TCP connection ended during the run") }
-        let seconds = WireBench.format(outcome.seconds)
-        EchoBench.progress("echo: \(outcome.count) bare TCP round trips of 70 B with a pool hop in \(seconds) s")
-        return Double(outcome.count) / outcome.seconds
+            }.value
+            connection.close()
+            return outcome
+        }
     }
 
-    /// Round trips per second.
-    static func measure(seconds: Double) async throws -> Double {
+    /// Connects to an echoing server on a loop of its own, runs `exchange` on the connection, and returns its
+    /// round trips per second; nil from `exchange` means the connection ended during the run.
+    private static func againstEchoServer(
+        label: String, _ exchange: (TCPConnection) async -> (count: Int, seconds: Double)?
+    ) async throws -> Double {
         let serverLoop = try EventLoop(name: "tether-tcpref")
         defer { serverLoop.shutdown() }  // closes the server's side of the connection too
         let listener = try TCPListener.bind(loop: serverLoop)
         listener.start { connection in connection.setHandler(Echo()) }
         let connection = try await TCPConnection.connect(to: [listener.address], timeout: .seconds(5))
-        let (count, elapsed): (Int, Double) = await withCheckedContinuation { continuation in
-            EventLoop.shared.execute {
-                let pinger = Pinger(seconds: seconds) { continuation.resume(returning: ($0, $1)) }
-                connection.setHandler(pinger)
-                pinger.begin(on: connection)
-            }
-        }
+        let outcome = await exchange(connection)
         await listener.close()
-        guard count > 0 else { throw EchoBench.Failure("the bare TCP connection ended during the run") }
-        EchoBench.progress("echo: \(count) bare TCP round trips of 70 B in \(WireBench.format(elapsed)) s")
-        return Double(count) / elapsed
+        guard let outcome, outcome.count > 0 else {
+            throw EchoBench.Failure("the bare TCP connection ended during the run")
+        }
+        let seconds = WireBench.format(outcome.seconds)
+        EchoBench.progress("echo: \(outcome.count) bare TCP round trips of 70 B\(label) in \(seconds) s")
+        return Double(outcome.count) / outcome.seconds
     }
 }
 #endif
