@@ -26,6 +26,8 @@ public struct FrameParser: Sendable {
     /// The header of the frame being received, once it is complete.
     private var pendingHeader: FrameHeader?
     private var pendingHeaderSize = 0
+    /// How many payload bytes of the pending frame are already unmasked in place (by `unmaskArrivedPayload()`).
+    private var pendingUnmaskedCount = 0
     /// The end of the frame last returned by `nextFrame()`; dropped by the next mutating call.
     private var lentEnd: Int?
 
@@ -85,14 +87,34 @@ public struct FrameParser: Sendable {
         let payloadStart = self.readIndex + self.pendingHeaderSize
         guard self.storage.count - payloadStart >= header.payloadLength else { return nil }
         let payloadEnd = payloadStart + header.payloadLength
-        if let key = header.maskingKey, header.payloadLength > 0 {
-            self.storage.withUnsafeMutableBytes { storage in
-                key.apply(to: UnsafeMutableRawBufferPointer(rebasing: storage[payloadStart..<payloadEnd]))
-            }
-        }
+        self.unmask(header, payloadStart + self.pendingUnmaskedCount..<payloadEnd, offset: self.pendingUnmaskedCount)
         self.pendingHeader = nil
+        self.pendingUnmaskedCount = 0
         self.lentEnd = payloadEnd
         return ParsedFrame(header: header, payloadStart: payloadStart)
+    }
+
+    /// Unmasks in place the payload bytes of the pending frame (the one `peekHeader()` returned) that have
+    /// arrived so far, so that `withArrivedPayload(_:)` can lend them before the frame is complete. Each byte
+    /// is unmasked once, however often this is called; `nextFrame()` unmasks only the rest.
+    public mutating func unmaskArrivedPayload() {
+        guard let header = self.pendingHeader else { return }
+        let payloadStart = self.readIndex + self.pendingHeaderSize
+        let arrived = min(header.payloadLength, self.storage.count - payloadStart)
+        guard arrived > self.pendingUnmaskedCount else { return }
+        self.unmask(header, payloadStart + self.pendingUnmaskedCount..<payloadStart + arrived,
+                    offset: self.pendingUnmaskedCount)
+        self.pendingUnmaskedCount = arrived
+    }
+
+    /// Lends the payload bytes of the pending frame unmasked so far by `unmaskArrivedPayload()` (empty when no
+    /// frame is pending), without copying. Valid until the next mutating call.
+    public func withArrivedPayload<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let start = self.readIndex + self.pendingHeaderSize
+        let count = self.pendingHeader == nil ? 0 : self.pendingUnmaskedCount
+        return try self.lend(start..<start + count, body)
     }
 
     /// Lends the unmasked payload of the frame last returned by `nextFrame()`.
@@ -104,11 +126,17 @@ public struct FrameParser: Sendable {
             self.lentEnd == frame.payloadStart + frame.header.payloadLength,
             "withPayload(of:) needs the frame last returned by nextFrame()"
         )
+        return try self.lend(frame.payloadStart..<frame.payloadStart + frame.header.payloadLength, body)
+    }
+
+    private func lend<Result, Failure: Error>(
+        _ range: Range<Int>,
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         // `Array.withUnsafeBytes` is untyped `rethrows`; carry the typed error out in a `Swift.Result`.
         let outcome = self.storage.withUnsafeBytes { storage -> Swift.Result<Result, Failure> in
             do throws(Failure) {
-                return .success(try body(UnsafeRawBufferPointer(
-                    rebasing: storage[frame.payloadStart..<frame.payloadStart + frame.header.payloadLength])))
+                return .success(try body(UnsafeRawBufferPointer(rebasing: storage[range])))
             } catch {
                 return .failure(error)
             }
@@ -117,6 +145,13 @@ public struct FrameParser: Sendable {
     }
 
     // MARK: - Buffer
+
+    private mutating func unmask(_ header: FrameHeader, _ range: Range<Int>, offset: Int) {
+        guard let key = header.maskingKey, !range.isEmpty else { return }
+        self.storage.withUnsafeMutableBytes { storage in
+            key.apply(to: UnsafeMutableRawBufferPointer(rebasing: storage[range]), offset: offset)
+        }
+    }
 
     private mutating func releaseLentFrame() {
         guard let end = self.lentEnd else { return }

@@ -28,6 +28,8 @@ public struct MessageAssembler: Sendable {
     /// `fragments` holds a finished message that is dropped on the next `consume`.
     private var assembledReady = false
     private var utf8 = UTF8Validator()
+    /// How many payload bytes of the frame being received `validateArrived(_:payload:)` has already checked.
+    private var frameValidatedCount = 0
 
     /// - Parameter maximumMessageSize: the largest message payload accepted (default 16 MiB); larger is a 1009.
     public init(maximumMessageSize: Int = 16 << 20) {
@@ -58,6 +60,32 @@ public struct MessageAssembler: Sendable {
         }
     }
 
+    /// Checks the UTF-8 of a text frame's payload while the frame is still arriving, so that an invalid byte
+    /// fails the connection when it arrives, not when the frame's tail does (Autobahn 6.4.3, 6.4.4).
+    ///
+    /// - Parameters:
+    ///   - header: the header of the frame being received (already checked by `validate(_:)`).
+    ///   - prefix: the frame's unmasked payload bytes received so far; each call may pass a longer prefix.
+    ///     Only the bytes not seen before are checked, and `consume` later checks only the rest.
+    public mutating func validateArrived(_ header: FrameHeader, payload prefix: UnsafeRawBufferPointer)
+        throws(ProtocolError)
+    {
+        guard prefix.count > self.frameValidatedCount else { return }
+        switch header.opcode {
+        case .text:
+            // The first bytes of a new text message start a new validation.
+            if self.frameValidatedCount == 0 { self.utf8 = UTF8Validator() }
+        case .continuation where self.openOpcode == .text:
+            break
+        default:
+            return
+        }
+        guard self.utf8.validate(UnsafeRawBufferPointer(rebasing: prefix[self.frameValidatedCount...])) else {
+            throw ProtocolError(.invalidUTF8)
+        }
+        self.frameValidatedCount = prefix.count
+    }
+
     /// Feeds one frame with its unmasked payload.
     public mutating func consume(
         _ header: FrameHeader,
@@ -69,20 +97,27 @@ public struct MessageAssembler: Sendable {
             self.assembledReady = false
         }
         try self.validate(header)
+        // Bytes `validateArrived` checked while the frame arrived are not checked again.
+        let validated = self.frameValidatedCount
+        self.frameValidatedCount = 0
         switch header.opcode {
         case .text, .binary:
             if header.fin {
-                if header.opcode == .text, !UTF8Validator.isValid(payload) {
-                    throw ProtocolError(.invalidUTF8)
+                if header.opcode == .text {
+                    let valid = validated == 0
+                        ? UTF8Validator.isValid(payload)
+                        : self.utf8.validate(UnsafeRawBufferPointer(rebasing: payload[validated...]))
+                            && self.utf8.isAtBoundary
+                    guard valid else { throw ProtocolError(.invalidUTF8) }
                 }
                 return .frame(header.opcode)
             }
             self.openOpcode = header.opcode
             self.messageReservedBits = header.reservedBits
-            self.utf8 = UTF8Validator()
-            return try self.store(payload, fin: false)
+            if validated == 0 { self.utf8 = UTF8Validator() }
+            return try self.store(payload, fin: false, validated: validated)
         case .continuation:
-            return try self.store(payload, fin: header.fin)
+            return try self.store(payload, fin: header.fin, validated: validated)
         case .close:
             try Self.validateClosePayload(payload)
             return .frame(.close)
@@ -118,11 +153,16 @@ public struct MessageAssembler: Sendable {
         }
     }
 
-    private mutating func store(_ payload: UnsafeRawBufferPointer, fin: Bool) throws(ProtocolError) -> Assembly {
+    private mutating func store(
+        _ payload: UnsafeRawBufferPointer,
+        fin: Bool,
+        validated: Int
+    ) throws(ProtocolError) -> Assembly {
         guard let opcode = self.openOpcode else { preconditionFailure("store without an open message") }
         if opcode == .text {
             // Reject in the fragment where the invalid byte appears, not when the message ends.
-            guard self.utf8.validate(payload), !fin || self.utf8.isAtBoundary else {
+            let unchecked = UnsafeRawBufferPointer(rebasing: payload[validated...])
+            guard self.utf8.validate(unchecked), !fin || self.utf8.isAtBoundary else {
                 throw ProtocolError(.invalidUTF8)
             }
         }

@@ -70,7 +70,10 @@ public struct WebSocketDecoder: Sendable {
             while true {
                 guard let header = try self.parser.peekHeader() else { return false }
                 try self.assembler.validate(header)
-                guard let frame = try self.parser.nextFrame() else { return false }
+                guard let frame = try self.parser.nextFrame() else {
+                    try self.validateArrivedPayload(of: header)
+                    return false
+                }
                 let assembly = try self.consume(frame)
                 switch assembly {
                 case .incomplete:
@@ -92,6 +95,15 @@ public struct WebSocketDecoder: Sendable {
         } catch {
             self.failure = error
             throw error
+        }
+    }
+
+    /// Checks the text of a frame that is still arriving, so that invalid UTF-8 fails at its first byte.
+    private mutating func validateArrivedPayload(of header: FrameHeader) throws(ProtocolError) {
+        guard header.opcode == .text || header.opcode == .continuation else { return }
+        self.parser.unmaskArrivedPayload()
+        try self.parser.withArrivedPayload { (prefix) throws(ProtocolError) in
+            try self.assembler.validateArrived(header, payload: prefix)
         }
     }
 

@@ -209,3 +209,77 @@ extension WebSocketDecoderTests {
         #expect(errors > 50)
     }
 }
+
+// Autobahn 6.4.3 and 6.4.4: invalid UTF-8 early in a text frame whose tail has not arrived yet.
+extension WebSocketDecoderTests {
+    /// A 21-byte text frame: "κόσμε", then an invalid byte (F4 90 80 80 is above U+10FFFF), then more text.
+    private static let invalidTail: [UInt8] = hex("ce ba e1 bd b9 cf 83 ce bc ce b5 f4 90 80 80 65 64 69 74 65 64")
+
+    @Test func invalidUTF8FailsBeforeTheRestOfAnUnfragmentedTextFrameArrives() throws {
+        var decoder = WebSocketDecoder(role: .client)
+        let payload = Self.invalidTail
+        decoder.append(hex("81") + [UInt8(payload.count)] + payload[..<11])
+        #expect(try decoder.next() == nil)  // valid so far
+        decoder.append(payload[11..<12])  // F4 starts a sequence; 90 will put it out of range
+        #expect(try decoder.next() == nil)
+        decoder.append(payload[12..<13])
+        #expect(throws: ProtocolError(.invalidUTF8)) { try decoder.next() }
+    }
+
+    @Test func invalidUTF8FailsEarlyInAMaskedTextFrameFromAClient() throws {
+        var decoder = WebSocketDecoder(role: .server)
+        let key = MaskingKey(0x37, 0xfa, 0x21, 0x3d)
+        var payload = Self.invalidTail
+        payload.withUnsafeMutableBytes { key.apply(to: $0) }
+        let header = hex("81") + [0x80 | UInt8(payload.count)] + key.bytes
+        // Bytes arrive one at a time: each is unmasked once, at its own key offset.
+        decoder.append(header)
+        for byte in payload[..<12] {
+            decoder.append([byte])
+            #expect(try decoder.next() == nil)
+        }
+        decoder.append(payload[12..<13])
+        #expect(throws: ProtocolError(.invalidUTF8)) { try decoder.next() }
+    }
+
+    @Test func invalidUTF8FailsEarlyInAContinuationFrameOfText() throws {
+        var decoder = WebSocketDecoder(role: .client)
+        decoder.append(hex("01 02 68 69") + hex("80 05 41 42 c0"))
+        #expect(throws: ProtocolError(.invalidUTF8)) { try decoder.next() }
+    }
+
+    @Test func validTextArrivingInPiecesIsCheckedOnceAndDeliveredWhole() throws {
+        // Byte by byte, read every `step` bytes, so code points split across reads, masked and unmasked.
+        let text = "héllo wörld €𝄞"
+        let payload = Array(text.utf8)
+        for role in [Role.client, .server] {
+            var frame = hex("81") + [(role == .server ? 0x80 : 0) | UInt8(payload.count)]
+            var body = payload
+            if role == .server {
+                let key = MaskingKey(0x01, 0x02, 0x03, 0x04)
+                frame += key.bytes
+                body.withUnsafeMutableBytes { key.apply(to: $0) }
+            }
+            frame += body
+            for step in 1..<frame.count {
+                var decoder = WebSocketDecoder(role: role)
+                for (index, byte) in frame.enumerated() {
+                    decoder.append([byte])
+                    if index == frame.count - 1 {
+                        #expect(try decoder.next() == .text(text), "role \(role) step \(step)")
+                    } else if index % step == 0 {
+                        #expect(try decoder.next() == nil)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func binaryFramesAreNotCheckedAsText() throws {
+        var decoder = WebSocketDecoder(role: .client)
+        decoder.append(hex("82 04 ff fe"))
+        #expect(try decoder.next() == nil)
+        decoder.append(hex("fd fc"))
+        #expect(try decoder.next() == .binary([0xff, 0xfe, 0xfd, 0xfc]))
+    }
+}
