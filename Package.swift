@@ -12,6 +12,7 @@ import PackageDescription
 //   TetherCLI         the `tether` command's logic (check, connect, serve), tested in-process
 //   tether            the command-line entry point
 //   tether-bench      benchmarks (`swift run -c release tether-bench core|wire|echo|idle`)
+//   tether-autobahn   the Autobahn|Testsuite testee for the client (`scripts/autobahn.sh` runs it)
 let package = Package(
     name: "Tether",
     // Synchronization.Mutex/Atomic set the Apple floor.
@@ -49,6 +50,7 @@ let package = Package(
             name: "tether-bench",
             dependencies: ["TetherCore", "TetherWire", "TetherPOSIX", "Tether", "TetherTestServer"]
         ),
+        .executableTarget(name: "tether-autobahn", dependencies: ["Tether", "TetherCore"]),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
         .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),

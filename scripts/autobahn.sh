@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Autobahn|Testsuite against Tether, cases 1–11 (12.* and 13.* are compression, which Tether does not offer yet):
+#   - the client, as two agents: `tether-transport` (SocketTransport directly) and `tether-client` (WebSocketClient);
+#   - the test server, `tether serve --echo`, under the suite's fuzzingclient.
+# Prints the counts per outcome and every case that is not OK, and exits 1 on any FAILED, WRONG CODE, UNCLEAN or
+# UNIMPLEMENTED outcome, or a NON-STRICT one outside the allowed group (scripts/autobahn/verdict.py).
+#
+# Installs the suite on first use (scripts/autobahn/setup.sh: Python 2.7 from pyenv, packages from the registry)
+# under $AUTOBAHN_HOME (default ~/.cache/autobahn). Reports go to $AUTOBAHN_REPORTS (default: a temporary folder).
+# Uses the debug build (`swift build`), or the release one with CONFIGURATION=release.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export AUTOBAHN_HOME=${AUTOBAHN_HOME:-$HOME/.cache/autobahn}
+configuration=${CONFIGURATION:-debug}
+reports=${AUTOBAHN_REPORTS:-$(mktemp -d)}
+mkdir -p "$reports"
+
+if ! "$AUTOBAHN_HOME/venv27/bin/python" -c 'import autobahntestsuite, wsaccel' 2>/dev/null; then
+    echo "== installing Autobahn|Testsuite into $AUTOBAHN_HOME (log: $reports/setup.log)"
+    bash scripts/autobahn/setup.sh >"$reports/setup.log" 2>&1 || { tail -40 "$reports/setup.log"; exit 1; }
+fi
+wstest=("$AUTOBAHN_HOME/venv27/bin/python" "$AUTOBAHN_HOME/wstest_loopback.py")
+
+swift build -c "$configuration" --product tether-autobahn
+swift build -c "$configuration" --product tether
+bin=$(swift build -c "$configuration" --show-bin-path)
+
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# waits_for_listener PORT PID LOG: until something listens on 127.0.0.1:PORT (30 s at most)
+wait_for_listener() {
+    local deadline=$((SECONDS + 30))
+    until (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; do
+        kill -0 "$2" 2>/dev/null || { echo "error: the server exited; its log:" >&2; cat "$3" >&2; exit 1; }
+        ((SECONDS < deadline)) || { echo "error: nothing listens on port $1 after 30 s" >&2; exit 1; }
+        sleep 0.2
+    done
+}
+
+echo "== client cases (fuzzingserver)"
+port=$(free_port)
+cat >"$reports/fuzzingserver.json" <<JSON
+{"url": "ws://127.0.0.1:$port", "outdir": "$reports/clients",
+ "cases": ["*"], "exclude-cases": ["12.*", "13.*"], "exclude-agent-cases": {}}
+JSON
+(cd "$reports" && exec "${wstest[@]}" -m fuzzingserver -s "$reports/fuzzingserver.json" -u 0) \
+    >"$reports/fuzzingserver.log" 2>&1 &
+pids+=($!)
+wait_for_listener "$port" "${pids[-1]}" "$reports/fuzzingserver.log"
+for via in transport client; do
+    "$bin/tether-autobahn" --url "ws://127.0.0.1:$port" --agent "tether-$via" --via "$via"
+done
+
+echo "== server cases (fuzzingclient against tether serve --echo)"
+port=$(free_port)
+"$bin/tether" serve --echo --port "$port" >"$reports/serve.log" 2>&1 &
+pids+=($!)
+wait_for_listener "$port" "${pids[-1]}" "$reports/serve.log"
+cat >"$reports/fuzzingclient.json" <<JSON
+{"outdir": "$reports/servers", "servers": [{"agent": "tether-serve", "url": "ws://127.0.0.1:$port"}],
+ "cases": ["*"], "exclude-cases": ["12.*", "13.*"], "exclude-agent-cases": {}}
+JSON
+(cd "$reports" && "${wstest[@]}" -m fuzzingclient -s "$reports/fuzzingclient.json") \
+    >"$reports/fuzzingclient.log" 2>&1 || { tail -20 "$reports/fuzzingclient.log"; exit 1; }
+
+echo "== verdict (reports in $reports)"
+python3 "$root/scripts/autobahn/verdict.py" "$reports/clients/index.json" "$reports/servers/index.json"
