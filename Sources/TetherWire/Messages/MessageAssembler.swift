@@ -37,6 +37,9 @@ public struct MessageAssembler: Sendable {
         self.maximumMessageSize = maximumMessageSize
     }
 
+    /// The payload bytes of the fragmented message in progress (0 once it is complete).
+    public var bufferedByteCount: Int { self.assembledReady ? 0 : self.fragments.count }
+
     /// True while a fragmented message is open (continuation frames are expected).
     public var isMessageOpen: Bool { self.openOpcode != nil }
 
@@ -45,8 +48,7 @@ public struct MessageAssembler: Sendable {
         switch header.opcode {
         case .continuation:
             guard self.openOpcode != nil else { throw ProtocolError(.unexpectedContinuation) }
-            let stored = self.assembledReady ? 0 : self.fragments.count
-            if header.payloadLength > self.maximumMessageSize - stored {
+            if header.payloadLength > self.maximumMessageSize - self.bufferedByteCount {
                 throw ProtocolError(.messageTooBig(limit: self.maximumMessageSize))
             }
         case .text, .binary:

@@ -30,6 +30,9 @@ public struct WebSocketDecoder: Sendable {
         self.assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
     }
 
+    /// Bytes received and not yet returned as messages: the parser's buffer and the fragments being assembled.
+    public var bufferedByteCount: Int { self.parser.bufferedByteCount + self.assembler.bufferedByteCount }
+
     /// The role this decoder reads for.
     public var role: Role { self.parser.role }
 
