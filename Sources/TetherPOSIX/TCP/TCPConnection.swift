@@ -266,7 +266,20 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     }
 
     /// Bytes queued but not yet handed to the kernel.
-    var pendingWriteBytes: Int { self.output.withLock { $0.byteCount } }
+    public var queuedWriteBytes: Int { self.output.withLock { $0.byteCount } }
+
+    /// Calls `body` on the loop thread once at most `limit` bytes are queued for the kernel: on a later loop turn
+    /// when that is already so, otherwise after the flush that brings the queue down to it, or when the queue is
+    /// discarded because the connection ended. Called exactly once. This is how a writer that filled the queue
+    /// waits for room (a socket stops being read while its replies cannot go out; a sender suspends).
+    public func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void) {
+        let now = self.output.withLock { output -> Bool in
+            guard output.byteCount > limit, output.descriptorOpen else { return true }
+            output.drainWaiters.append((limit, body))
+            return false
+        }
+        if now { self.completeLater({ _ in body() }, with: .success(())) }
+    }
 
     fileprivate func deliverDeferredEnd() {
         self.core.value.deliverEnd(owner: self)
@@ -311,6 +324,8 @@ private struct Output {
     var accepting = true
     /// The descriptor may be written to. Cleared (under the lock) before the loop closes it.
     var descriptorOpen = true
+    /// Who waits for the queue to shrink to a level (`TCPConnection.whenQueuedWrites(atMost:_:)`).
+    var drainWaiters: [(limit: Int, body: @Sendable () -> Void)] = []
 
     var hasPending: Bool { self.head < self.pending.count }
 
@@ -369,6 +384,7 @@ private struct Output {
                 return .failure(error)
             case .success(let count):
                 self.byteCount -= count
+                self.releaseDrainWaiters(into: &completed)
                 if head.offset + count < head.bytes.count {
                     self.pending[self.head].offset += count
                     return .success(false)
@@ -387,13 +403,26 @@ private struct Output {
         return .success(true)
     }
 
-    /// Empties the queue, returning the completions still waiting.
+    /// Empties the queue, returning the completions still waiting (drain waiters' among them).
     mutating func discardPending() -> [TCPConnection.WriteCompletion] {
-        let completions = self.pending[self.head...].compactMap(\.completion)
+        var completions = self.pending[self.head...].compactMap(\.completion)
         self.pending.removeAll()
         self.head = 0
         self.byteCount = 0
+        self.releaseDrainWaiters(into: &completions)
         return completions
+    }
+
+    /// Moves the drain waiters whose level the queue has reached to `completed`.
+    mutating func releaseDrainWaiters(into completed: inout [TCPConnection.WriteCompletion]) {
+        guard !self.drainWaiters.isEmpty else { return }
+        let byteCount = self.byteCount
+        self.drainWaiters.removeAll { waiter in
+            guard byteCount <= waiter.limit else { return false }
+            let body = waiter.body
+            completed.append { _ in body() }
+            return true
+        }
     }
 
     /// Sends as much as the kernel takes now. `.success(n)` with `n` possibly short (0 on EAGAIN).

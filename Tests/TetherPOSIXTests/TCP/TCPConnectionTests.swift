@@ -37,7 +37,7 @@ struct TCPConnectionTests {
         // Queue from the loop so we can see that the kernel did not take it all at once.
         let queuedAfterWrite = try await loop.submit {
             client.write(payload) { writtenContinuation.yield($0) }
-            return client.pendingWriteBytes
+            return client.queuedWriteBytes
         }
         #expect(queuedAfterWrite > 0 && queuedAfterWrite < payload.count)
         let echoed = await probe.read(count: payload.count)

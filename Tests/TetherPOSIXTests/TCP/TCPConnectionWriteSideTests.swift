@@ -30,6 +30,44 @@ struct TCPConnectionWriteSideTests {
         await accepted.listener.close()
     }
 
+    @Test func aDrainWaiterRunsOnceThePeerHasReadTheQueueDownToItsLevel() async throws {
+        let loop = try EventLoop(name: "test-drain")
+        defer { loop.shutdown() }
+        var accepted = try AcceptedConnections(loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
+        var server = try await ConnectionProbe(await accepted.next())
+        // More than loopback's socket buffers hold, so most of it waits in the queue while the peer does not read.
+        let size = 32 << 20
+        client.write([UInt8](repeating: 7, count: size))
+        #expect(client.queuedWriteBytes > 0)
+        let (levels, level) = AsyncStream.makeStream(of: Int.self)
+        client.whenQueuedWrites(atMost: 0) {
+            level.yield(client.queuedWriteBytes)
+            level.finish()
+        }
+        #expect(await server.read(count: size).count == size)
+        #expect(await levels.first { _ in true } == 0)
+        client.close()
+        await accepted.listener.close()
+    }
+
+    @Test func aDrainWaiterRunsAtOnceBelowItsLevelAndWhenTheConnectionEnds() async throws {
+        let loop = try EventLoop(name: "test-drain-end")
+        defer { loop.shutdown() }
+        var accepted = try AcceptedConnections(loop: loop)
+        let client = try await connect(to: [accepted.address], loop: loop)
+        _ = try await ConnectionProbe(await accepted.next())
+        let (calls, call) = AsyncStream.makeStream(of: String.self)
+        client.whenQueuedWrites(atMost: 0) { call.yield("empty queue") }
+        var iterator = calls.makeAsyncIterator()
+        #expect(await iterator.next() == "empty queue")
+        client.write([UInt8](repeating: 7, count: 32 << 20))
+        client.whenQueuedWrites(atMost: 0) { call.yield("ended") }
+        client.reset()  // the queue is discarded: the waiter must not wait forever
+        #expect(await iterator.next() == "ended")
+        await accepted.listener.close()
+    }
+
     @Test func concurrentWritersNeverInterleaveWithinAWrite() async throws {
         let loop = try EventLoop(name: "test-interleave")
         defer { loop.shutdown() }
