@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherWire
 
 /// A WebSocket message as the application sees it.
 public enum WebSocketMessage: Equatable, Hashable, Sendable {
@@ -21,6 +22,9 @@ public struct TransportRequest: Sendable {
     public var connectTimeout: Int
     /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
     public var closeTimeout: Int
+    /// The levels of the bytes waiting to be written: `send` suspends above `high` until the queue is down to
+    /// `low`, and the connection stops reading while what it owes the peer (pongs) cannot go out.
+    public var outboundWatermarks: Watermarks
 
     public init(
         url: URL,
@@ -28,7 +32,8 @@ public struct TransportRequest: Sendable {
         subprotocols: [String] = [],
         maximumMessageSize: Int = 16 << 20,
         connectTimeout: Int = 10_000,
-        closeTimeout: Int = 2_000
+        closeTimeout: Int = 2_000,
+        outboundWatermarks: Watermarks = .standard
     ) {
         self.url = url
         self.headers = headers
@@ -36,6 +41,7 @@ public struct TransportRequest: Sendable {
         self.maximumMessageSize = maximumMessageSize
         self.connectTimeout = connectTimeout
         self.closeTimeout = closeTimeout
+        self.outboundWatermarks = outboundWatermarks
     }
 }
 
@@ -56,7 +62,8 @@ public enum TransportEvent: Sendable {
 
 /// Errors thrown to the caller of `send`.
 public enum WebSocketSendError: Error, Equatable, Sendable {
-    /// There is no open connection; nothing was sent.
+    /// There is no open connection, or it ended while the send waited for room in the outbound queue; nothing of
+    /// the message was sent.
     case notOpen
     /// The message is larger than the transport allows.
     case messageTooLarge(size: Int, limit: Int)
@@ -69,8 +76,9 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// The connection's events: zero or one `.opened`, then messages and pong results,
     /// then exactly one `.ended`, after which the stream finishes. Single consumer.
     var events: AsyncStream<TransportEvent> { get }
-    /// Sends a data message. Returns when it was handed to the kernel (or the platform API);
-    /// throws `WebSocketSendError` otherwise. Never drops a message silently.
+    /// Sends a data message. Suspends while the outbound queue is above its high watermark (until it is down to
+    /// the low one), then returns when the message was handed to the kernel (or the platform API); throws
+    /// `WebSocketSendError` otherwise. Never drops a message silently.
     nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws
     /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
     func sendPing(id: UInt64)
@@ -84,6 +92,11 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// The client awaits it (bounded by its close timeout) in `enterBackground()`, so that an app can hold a
     /// background-task assertion exactly until its 1001 close frame has gone out.
     func waitUntilCloseSent() async
+    /// Stops reading from the peer while `held` (the consumer of the connection's messages is behind), so that the
+    /// peer is slowed down by the transport's own flow control (TCP) instead of filling memory; resumes when not.
+    /// Closes and the end are still reported once reading resumes. Default: no effect (a transport that cannot
+    /// stop reading).
+    func holdReading(_ held: Bool)
 
     /// Where the consumer of `events` should run, if the transport has a better place than the global
     /// concurrent executor: the socket transport names its event loop, so that an event is handled on the thread
@@ -93,6 +106,8 @@ public protocol TransportConnection: AnyObject, Sendable {
 
 extension TransportConnection {
     public var preferredExecutor: (any TaskExecutor)? { nil }
+
+    public func holdReading(_ held: Bool) {}
 }
 
 /// Makes connections. One transport may serve many connections and many clients.

@@ -25,6 +25,8 @@ final class SocketConnection: TransportConnection {
     private let outlet: EventOutlet
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
+    /// The write queue's levels, where `send` waits for room.
+    private let outbound: Watermarks
 
     /// - Parameter handler: see `SocketTransport.connect(_:delivering:)`; nil: events go to `events`.
     init(
@@ -37,6 +39,7 @@ final class SocketConnection: TransportConnection {
         let outlet = EventOutlet(sink: sink, handler: handler, loop: loop)
         self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
+        self.outbound = request.outboundWatermarks
         let core = SocketConnectionCore(
             request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace
         )
@@ -81,6 +84,13 @@ final class SocketConnection: TransportConnection {
             data.withUnsafeBytes { encoder.encode(.binary, payload: $0, into: &frame) }
         }
         guard let tcp = self.wire.connection else { throw WebSocketSendError.notOpen }
+        if tcp.queuedWriteBytes > self.outbound.high {
+            // Above the high watermark: wait for the queue to be down to the low one (or for the end).
+            await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
+                tcp.whenQueuedWrites(atMost: self.outbound.low) { room.resume() }
+            }
+            guard self.wire.connection === tcp else { throw WebSocketSendError.notOpen }
+        }
         do {
             try await tcp.send(frame)
         } catch .closed {
@@ -118,6 +128,11 @@ final class SocketConnection: TransportConnection {
     func close(code: UInt16, reason: String) {
         let core = self.core
         self.loop.execute { core.value.close(code: code, reason: reason) }
+    }
+
+    func holdReading(_ held: Bool) {
+        let core = self.core
+        self.loop.execute { core.value.holdReading(held) }
     }
 
     /// Runs after an earlier `close` on the loop (`execute` keeps call order), so it sees that close's frame.

@@ -12,6 +12,12 @@ import TetherWire
 /// frame is out, reading until the peer's close frame or end of stream). Once the end is decided while the TCP
 /// connection (or the connect task) still has to let go, the phase is `finishing` with the end in `decidedEnd`;
 /// `finish` reports it when the TCP connection has ended, so `.ended` comes after its descriptor was closed.
+///
+/// From the handshake on, the WebSocket rules (pongs, the close echo, violations to close codes) are the shared
+/// engine's, `WebSocketConnection`; this type is the I/O around it. Reading stops while the client holds it (its
+/// consumer is behind, `holdReading`) and while the bytes we owe the peer (pongs, the close frame) fill the write
+/// queue above its high watermark, until it is back at the low one: a peer that floods pings and never reads gets
+/// no more of our attention than the queue allows.
 final class SocketConnectionCore: TCPConnectionHandler {
     private enum Phase {
         /// Not started: the request was unsupported.
@@ -42,11 +48,18 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var connectTimer: TimerHandle?
     private var closeTimer: TimerHandle?
     private var parser: HandshakeResponseParser?
-    private var decoder: WebSocketDecoder
-    /// Encodes control frames (pong, close) on the loop; data messages and pings are encoded by the caller.
-    private var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
-    /// Reused for control frames, so that answering a ping allocates nothing.
-    private var controlFrame: [UInt8] = []
+    /// The WebSocket engine, from the handshake's completion until the end. It encodes what we owe the peer (pongs,
+    /// the close frame); data messages and pings are encoded by the caller and written directly.
+    private var connection: WebSocketConnection<MaskingEntropy>?
+    private let maximumMessageSize: Int
+    /// The write queue's levels: above `high`, reading stops until the queue is down to `low`.
+    private let outbound: Watermarks
+    /// The client holds reading: its consumer is behind (`holdReading`).
+    private var inboundHeld = false
+    /// Reading stopped until the write queue is down to its low watermark.
+    private var waitingForWriteRoom = false
+    /// Whether reading is paused on the TCP connection now.
+    private var readingPaused = false
     /// The open TCP connection and the outstanding pings, shared with the sending side.
     private let wire: OpenWire
     /// True from our close frame's write until the kernel has taken all of it (or the write failed).
@@ -64,10 +77,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.namespace = namespace
         self.connectTimeout = request.connectTimeout
         self.closeTimeout = request.closeTimeout
-        // One frame may carry a whole message, so the frame limit follows the message limit.
-        let limit = max(0, request.maximumMessageSize)
-        self.decoder = WebSocketDecoder(role: .client, maximumFrameSize: max(125, limit), maximumMessageSize: limit)
-        self.controlFrame.reserveCapacity(2 + 4 + 125)
+        self.maximumMessageSize = request.maximumMessageSize
+        self.outbound = request.outboundWatermarks
     }
 
     // MARK: - Connecting
@@ -156,12 +167,15 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.connectTimer = nil
         self.parser = nil
         self.phase = .open
+        // One frame may carry a whole message, so the engine's frame limit follows the message limit.
+        var connection = WebSocketConnection(
+            role: .client, maximumMessageSize: self.maximumMessageSize, random: MaskingEntropy())
+        connection.receive(response.remaining)
+        self.connection = connection
         if let tcp = self.tcp { self.wire.open(tcp) }
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
-        if !response.remaining.isEmpty {
-            response.remaining.withUnsafeBytes { self.decoder.append($0) }
-            self.processFrames()
-        }
+        self.updateReading()  // a hold asked for before the open applies from the start
+        self.processFrames()
     }
 
     private func handshakeFailed(_ error: HandshakeError) {
@@ -183,13 +197,20 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .handshaking:
             self.decide(.closedLocally, graceful: false)
         case .open:
-            let code = CloseCode.isValidOnWire(code) ? code : 1000
-            self.writeClose(code: code, reason: Self.truncated(reason, toUTF8Count: 123), tracked: true)
+            self.connection?.close(code: code, reason: reason)
             self.phase = .closing
+            self.writeOutput(trackingClose: true)
             self.armCloseTimer()
         case .idle, .closing, .finishing, .ended:
             break  // nothing to close, or already closing
         }
+    }
+
+    /// The client's consumer is behind (`held`) or has caught up: reading stops or resumes. Before the handshake has
+    /// completed, the hold applies from the open on.
+    func holdReading(_ held: Bool) {
+        self.inboundHeld = held
+        self.updateReading()
     }
 
     func waitUntilCloseSent(_ continuation: CheckedContinuation<Void, Never>) {
@@ -222,7 +243,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
                 self.handshakeFailed(error)
             }
         case .open, .closing:
-            self.decoder.append(bytes)
+            self.connection?.receive(bytes)
             self.processFrames()
         case .idle, .connecting, .finishing, .ended:
             break  // no reads before the handshake is sent; none after the end is decided
@@ -257,73 +278,116 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     // MARK: - Frames
 
-    /// Hands every complete message in the decoder to `handle`, until more bytes are needed, the peer's close
-    /// frame arrived, or the peer broke the protocol (after all messages before the violation).
+    /// Hands every event the engine has to `handle`, until more bytes are needed or the connection is over (after
+    /// every message before the peer's close frame or violation), then writes what we owe the peer.
+    ///
+    /// Each ping is answered as it comes while the write queue has room; while it has none, reading stops after this
+    /// read, and the pongs owed meanwhile are coalesced by the engine into one for the latest ping.
     private func processFrames() {
-        while true {
-            switch self.phase {
-            case .open, .closing: break
-            case .idle, .connecting, .handshaking, .finishing, .ended: return
-            }
-            do throws(ProtocolError) {
-                guard try self.decoder.nextMessage({ self.handle($0) }) != nil else { return }
-            } catch {
-                self.protocolViolated(error)
+        while case .some(let outcome) = self.connection?.nextEvent({ self.handle($0) }) {
+            switch outcome {
+            case .continue:
+                continue
+            case .pinged:
+                if !self.waitingForWriteRoom { self.writeOutput() }
+            case .closed(let closure):
+                self.writeOutput()
+                self.connectionClosed(closure)
                 return
             }
         }
+        self.writeOutput()
     }
 
-    private func handle(_ message: BorrowedMessage) {
-        switch message.opcode {
-        case .text:
-            self.outlet.emit(.message(.text(String(decoding: message.payload, as: UTF8.self))))
-        case .binary:
-            let payload = message.payload
-            let data = payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
-            self.outlet.emit(.message(.binary(data)))
-        case .ping:
-            guard case .open = self.phase else { return }  // after our close frame, nothing more is sent
-            self.controlFrame.removeAll(keepingCapacity: true)
-            self.encodeControl { (encoder, frame) throws(WireUsageError) in
-                try encoder.pong(message.payload, into: &frame)
+    /// What handling an event left to do once the engine has returned.
+    private enum Outcome {
+        case `continue`
+        /// A ping arrived: the engine owes a pong.
+        case pinged
+        case closed(WebSocketConnection<MaskingEntropy>.Closure)
+    }
+
+    /// Reports one event; the engine is mid-call, so nothing here touches it.
+    private func handle(_ event: WebSocketConnection<MaskingEntropy>.Event) -> Outcome {
+        switch event {
+        case .received(let message):
+            switch message.opcode {
+            case .text:
+                self.outlet.emit(.message(.text(String(decoding: message.payload, as: UTF8.self))))
+            case .binary:
+                let payload = message.payload
+                let data = payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
+                self.outlet.emit(.message(.binary(data)))
+            case .pong:
+                guard message.payload.count == 8 else { break }  // not one of ours
+                let id = message.payload.loadUnaligned(as: UInt64.self).bigEndian
+                guard self.wire.forgetPing(id) else { break }  // unsolicited or repeated
+                self.outlet.emit(.pong(id: id))
+            case .ping:
+                return .pinged
+            default:
+                break
             }
-            self.writeControlFrame()
-        case .pong:
-            guard message.payload.count == 8 else { return }  // not one of ours
-            let id = message.payload.loadUnaligned(as: UInt64.self).bigEndian
-            guard self.wire.forgetPing(id) else { return }  // unsolicited or repeated
-            self.outlet.emit(.pong(id: id))
-        case .close:
-            self.peerClosed(code: message.closeCode)
-        default:
-            break  // the decoder lends only whole messages and control frames
+            return .continue
+        case .closed(let closure):
+            return .closed(closure)
         }
     }
 
-    private func peerClosed(code: UInt16?) {
-        switch self.phase {
-        case .open:
-            // RFC 6455 §5.5.1: answer with a close frame, echoing the status code (none if there was none).
-            self.writeClose(code: code, reason: "")
+    private func connectionClosed(_ closure: WebSocketConnection<MaskingEntropy>.Closure) {
+        switch (self.phase, closure) {
+        case (.open, .byPeer(let code, _)):
             self.decide(.peerClosed(code: code), graceful: true)
-        case .closing:
+        case (.open, .violation(let error)):
+            self.decide(.protocolViolation(code: error.closeCode), graceful: true)
+        case (.closing, .byUs), (.closing, .violation):
+            // Our close frame is out: the peer's answer (or its last violation) ends it; drop TCP.
             self.decide(.closedLocally, graceful: true)
-        case .idle, .connecting, .handshaking, .finishing, .ended:
+        case (.open, .byUs), (.closing, .byPeer):
+            preconditionFailure("the engine closes by us only after our close frame, by the peer only before it")
+        case (.idle, _), (.connecting, _), (.handshaking, _), (.finishing, _), (.ended, _):
             preconditionFailure("frames are decoded only while open or closing")
         }
     }
 
-    private func protocolViolated(_ error: ProtocolError) {
-        switch self.phase {
-        case .open:
-            self.writeClose(code: error.closeCode, reason: error.reason)
-            self.decide(.protocolViolation(code: error.closeCode), graceful: true)
-        case .closing:
-            self.decide(.closedLocally, graceful: true)  // our close frame is already out; just drop TCP
-        case .idle, .connecting, .handshaking, .finishing, .ended:
-            preconditionFailure("frames are decoded only while open or closing")
+    // MARK: - Writing what we owe the peer
+
+    /// Writes the engine's output (pongs; our close frame as the sealing write, after which no data frame or ping
+    /// sent from another thread can follow on the wire), then stops reading if the write queue is over its high
+    /// watermark.
+    /// - Parameter trackingClose: the close frame counts as pending for `waitUntilCloseSent` until the kernel has
+    ///   taken all of it or the write failed (either way nothing is pending any more).
+    private func writeOutput(trackingClose: Bool = false) {
+        guard let tcp = self.tcp else { return }
+        let bound = self.bound
+        self.connection?.drainOutput { bytes, seals in
+            if seals { self.wire.closeForSending() }
+            guard trackingClose, seals, let bound else {
+                // A failure ends the TCP connection, which `ended` reports.
+                tcp.write(borrowing: bytes, sealing: seals)
+                return
+            }
+            self.closeFramePending = true
+            tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
         }
+        guard !self.waitingForWriteRoom, tcp.queuedWriteBytes > self.outbound.high, let bound else { return }
+        self.waitingForWriteRoom = true
+        self.updateReading()
+        tcp.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
+    }
+
+    private func writeRoomAvailable() {
+        self.waitingForWriteRoom = false
+        self.updateReading()
+    }
+
+    /// Pauses or resumes reading so that it runs exactly while nothing holds it.
+    private func updateReading() {
+        guard let tcp = self.tcp else { return }
+        let paused = self.inboundHeld || self.waitingForWriteRoom
+        guard paused != self.readingPaused else { return }
+        self.readingPaused = paused
+        if paused { tcp.pauseReading() } else { tcp.resumeReading() }
     }
 
     // MARK: - Ending
@@ -377,48 +441,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.bound = nil
         self.tcp = nil
         self.parser = nil
-        self.decoder = WebSocketDecoder(role: .client, maximumFrameSize: 125, maximumMessageSize: 0)  // frees buffers
-    }
-
-    // MARK: - Writing control frames
-
-    /// Writes our close frame as the TCP connection's sealing write: no data frame or ping sent from another thread
-    /// can follow it on the wire.
-    /// - Parameter tracked: the close frame counts as pending for `waitUntilCloseSent` until the kernel has taken
-    ///   all of it or the write failed (either way nothing is pending any more).
-    private func writeClose(code: UInt16?, reason: String, tracked: Bool = false) {
-        self.wire.closeForSending()
-        self.controlFrame.removeAll(keepingCapacity: true)
-        self.encodeControl { (encoder, frame) throws(WireUsageError) in
-            try encoder.close(code: code, reason: reason, into: &frame)
-        }
-        guard tracked, let tcp = self.tcp, let bound = self.bound else {
-            self.writeControlFrame(sealing: true)
-            return
-        }
-        self.closeFramePending = true
-        self.controlFrame.withUnsafeBytes { bytes in
-            tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
-        }
-    }
-
-    /// Runs an encoding that cannot fail for the values this type passes (payloads within 125 bytes, close codes
-    /// valid on the wire).
-    private func encodeControl(
-        _ body: (inout WebSocketEncoder<MaskingEntropy>, inout [UInt8]) throws(WireUsageError) -> Void
-    ) {
-        do {
-            try body(&self.encoder, &self.controlFrame)
-        } catch {
-            preconditionFailure("control frame rejected by the encoder: \(error)")
-        }
-    }
-
-    /// Writes `controlFrame`; only what the kernel does not take at once is copied. A failure ends the TCP
-    /// connection, which `ended` reports.
-    private func writeControlFrame(sealing: Bool = false) {
-        guard let tcp = self.tcp else { return }
-        self.controlFrame.withUnsafeBytes { tcp.write(borrowing: $0, sealing: sealing) }
+        self.connection = nil  // frees its buffers
     }
 
     // MARK: - Helpers
@@ -436,19 +459,6 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .cancelled: .system(ECANCELED)
         case .system(_, let code): .system(code)
         }
-    }
-
-    /// `text` cut at a character boundary so that its UTF-8 form has at most `limit` bytes.
-    static func truncated(_ text: String, toUTF8Count limit: Int) -> String {
-        guard text.utf8.count > limit else { return text }
-        var count = 0
-        var result = ""
-        for character in text {
-            count += character.utf8.count
-            guard count <= limit else { break }
-            result.append(character)
-        }
-        return result
     }
 }
 
