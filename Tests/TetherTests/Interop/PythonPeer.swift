@@ -1,0 +1,154 @@
+#if os(Linux)
+import Foundation
+import Testing
+
+/// `scripts/interop/peer.py`, Python's `websockets` as a third-party peer, run as a child process.
+///
+/// `scripts/interop.sh` makes a virtual environment with `websockets==17.4` and sets `TETHER_INTEROP_PYTHON`
+/// (its python) and `TETHER_INTEROP_PEER` (peer.py's absolute path). Without them the interop suites are
+/// skipped, so that a plain `swift test` needs no Python packages.
+final class PythonPeer: Sendable {
+    static let python = ProcessInfo.processInfo.environment["TETHER_INTEROP_PYTHON"]
+    static let script = ProcessInfo.processInfo.environment["TETHER_INTEROP_PEER"]
+    static let isConfigured = python != nil && script != nil
+    static let notConfigured: Comment =
+        "needs TETHER_INTEROP_PYTHON and TETHER_INTEROP_PEER: run scripts/interop.sh (Python websockets 17.4)"
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let process: Process
+    private let output: FileHandle
+    /// Held open for the child's lifetime: the server mode stops at the end of its stdin, so that it goes
+    /// away with this process however this process ends.
+    private let input: Pipe
+
+    /// Starts `python peer.py ARGUMENTS...`.
+    init(_ arguments: [String]) throws {
+        guard let python = Self.python, let script = Self.script else {
+            throw Failure(description: "\(Self.notConfigured)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script] + arguments
+        let output = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardInput = input
+        try process.run()
+        self.process = process
+        self.output = output.fileHandleForReading
+        self.input = input
+    }
+
+    /// Starts the server mode and returns it with the port it listens on (its first line of output).
+    static func server() async throws -> (peer: PythonPeer, port: Int) {
+        let peer = try PythonPeer(["serve", "--lifetime", "60"])
+        let line = await peer.readLine()
+        guard let port = line.flatMap({ Int($0) }) else {
+            peer.stop()
+            throw Failure(description: "peer.py serve printed \(line.map { "\"\($0)\"" } ?? "nothing") for its port")
+        }
+        return (peer, port)
+    }
+
+    /// Runs the client mode against `url` with `arguments` and returns the report it prints once done.
+    static func client(_ url: String, _ arguments: [String]) async throws -> PeerReport {
+        let peer = try PythonPeer(["client", url] + arguments)
+        defer { peer.stop() }
+        guard let line = await peer.readLine(timeout: .seconds(40)) else {
+            throw Failure(description: "peer.py client printed no report")
+        }
+        return try JSONDecoder().decode(PeerReport.self, from: Data(line.utf8))
+    }
+
+    /// Terminates the child (if it is still running) and reaps it.
+    func stop() {
+        if self.process.isRunning { self.process.terminate() }
+        self.process.waitUntilExit()
+    }
+
+    /// The next line of the child's output, without its newline; nil at the end of output or after `timeout`,
+    /// a guard only: the line normally ends the wait. The read blocks a thread of its own, not the test's
+    /// task; when the deadline cancels it, the child is terminated, which ends the read.
+    private func readLine(timeout: Duration = .seconds(15)) async -> String? {
+        let process = self.process
+        let output = self.output
+        let line = await withDeadline(timeout) {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Data, Never>) in
+                    Thread.detachNewThread {
+                        var line = Data()
+                        while line.last != UInt8(ascii: "\n") {
+                            let chunk = output.readData(ofLength: 1)
+                            guard !chunk.isEmpty else { break }
+                            line.append(chunk)
+                        }
+                        continuation.resume(returning: line)
+                    }
+                }
+            } onCancel: {
+                if process.isRunning { process.terminate() }
+            }
+        }
+        guard let line, line.last == UInt8(ascii: "\n") else { return nil }
+        return String(decoding: line.dropLast(), as: UTF8.self)
+    }
+}
+
+/// The one JSON line `peer.py client` prints: what the Python client saw.
+struct PeerReport: Decodable, Sendable {
+    struct Echo: Decodable, Sendable, Equatable {
+        var kind: String
+        var size: Int
+        var identical: Bool
+    }
+
+    struct Close: Decodable, Sendable, Equatable {
+        var code: Int
+        var reason: String
+    }
+
+    /// Anything that went wrong in the client, or nil.
+    var error: String?
+    /// The subprotocol the server selected.
+    var subprotocol: String?
+    /// The extensions the server accepted (websockets offers permessage-deflate by default).
+    var extensions: [String]?
+    /// One entry per `--echo`, in order.
+    var echoes: [Echo]?
+    /// Pongs received for the client's own pings (`--ping`).
+    var pongs: Int?
+    /// Pings the server sent, each answered by websockets as it was read.
+    var pingsAnswered: Int?
+    /// The server's close frame (`--await-close`).
+    var close: Close?
+
+    enum CodingKeys: String, CodingKey {
+        case error, subprotocol, extensions, echoes, pongs, close
+        case pingsAnswered = "pings_answered"
+    }
+}
+
+/// Payloads that are the same on every run and not all one byte.
+enum InteropPayload {
+    /// The sizes both directions exchange: the frame-length encodings' edges (7-bit, 16-bit, 64-bit), then
+    /// large messages up to half the client's default 16 MiB limit.
+    static let sizes = [1, 125, 126, 65_535, 65_536, 1 << 20, 8 << 20]
+
+    /// Exactly `size` bytes of valid UTF-8 with 1-, 2-, 3- and 4-byte characters.
+    static func text(bytes size: Int) -> String {
+        let pattern = Array("tether ✓ héllo 🌍 ".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size)
+        while bytes.count + pattern.count <= size { bytes.append(contentsOf: pattern) }
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "."), count: size - bytes.count))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func binary(bytes size: Int) -> Data {
+        Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 8)) })
+    }
+}
+#endif
