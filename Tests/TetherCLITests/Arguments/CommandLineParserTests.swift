@@ -268,6 +268,8 @@ import Testing
         let captured = CapturedIO()
         #expect(await TetherCommand.run(["help", "connect"], io: captured.io) == 0)
         #expect(captured.output.contains("--events jsonl"))
+        #expect(captured.output.contains("--raw") && captured.output.contains("--no-stdin"))
+        #expect(captured.output.contains(#"ESC as \u{1B}"#))  // the escaped form is documented
         #expect(captured.error.isEmpty)
     }
 }
