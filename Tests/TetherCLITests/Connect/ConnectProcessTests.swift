@@ -30,6 +30,7 @@ import Glibc
         let status = ExitWatch()
         process.terminationHandler = { status.exited($0.terminationStatus, reason: $0.terminationReason) }
         try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }  // only if the test failed
         // The status line says the connection is open: the flood is on its way to a stdout that is not read.
         let opened = await Self.line(containing: " open gen=1 ", in: stderr.fileHandleForReading)
         try #require(opened, "the child ended before it opened")
