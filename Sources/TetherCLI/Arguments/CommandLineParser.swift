@@ -96,6 +96,12 @@ public enum CommandLineParser {
             case .flag("--no-path-monitor"):
                 try cursor.noValue(for: "--no-path-monitor")
                 scratch.pathMonitor = false
+            case .flag("--raw"):
+                try cursor.noValue(for: "--raw")
+                scratch.raw = true
+            case .flag("--no-stdin"):
+                try cursor.noValue(for: "--no-stdin")
+                scratch.readsStdin = false
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):

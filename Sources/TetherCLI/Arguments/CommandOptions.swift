@@ -48,10 +48,16 @@ public struct ConnectOptions: Equatable, Sendable {
     public var duration: Int?
     /// Print no message bodies.
     public var quiet = false
+    /// Print text messages as received, control characters included. Default off: they are escaped as `\u{XX}`,
+    /// so that a server cannot send escape sequences to the user's terminal.
+    public var raw = false
     /// Print every event record as a JSON line on stdout.
     public var eventsJSONL = false
     /// Run the platform path monitor (rtnetlink on Linux). Default on; `--no-path-monitor` turns it off.
     public var pathMonitor = true
+    /// Send the lines of standard input, and end at its end. Default on; `--no-stdin` turns it off: standard input
+    /// is not read, and the command runs until `--count`, `--duration`, a signal or a non-retryable failure.
+    public var readsStdin = true
 
     public init(url: URL) {
         self.url = url

@@ -34,10 +34,17 @@ enum Usage {
           --count N             exit after N received messages
           --duration MS         exit after MS milliseconds
           --quiet               do not print message bodies
+          --raw                 print text messages as received, control characters included
           --events jsonl        print every event record as one JSON object per line on stdout
           --no-path-monitor     do not watch the network path (default: the platform monitor)
+          --no-stdin            do not read stdin; run until --count, --duration or a signal
 
-        stdin lines are sent as text messages; EOF exits.
+        stdin lines are sent as text messages, each once the previous one is sent (a line typed while
+        the connection is not open waits for it); at EOF the command exits once the connection attempt
+        in progress, if any, has ended. Control characters in received text (U+0000-U+001F, U+007F-U+009F,
+        tab and newline included) are printed as \\u{XX}, for example ESC as \\u{1B}; --raw prints them
+        as they are. SIGINT or SIGTERM closes the connection and exits within a second, even when
+        nobody reads stdout.
         exit status: 0 clean exit, 2 bad arguments, 3 stopped for a non-retryable reason
         """
 
@@ -55,7 +62,8 @@ enum Usage {
           --echo                 echo data messages
           --ping-every MS        send a ping every MS
 
-        prints the URL, then one line per connection event; stops on SIGINT or SIGTERM.
+        prints the URL, then one line per connection event (lines that find a full output queue are
+        counted, not kept); stops on SIGINT or SIGTERM within a second, even when nobody reads stdout.
         """
 
     /// The usage of `command`, or the general one.

@@ -1,18 +1,19 @@
 import Foundation
-import Synchronization
 import Tether
 import TetherCore
 
 /// `tether connect URL`: an interactive client. Lines on stdin are sent as text messages, received messages are
 /// printed, and a status line (stderr) shows state, generation, last RTT, attempt and next retry.
 public enum ConnectCommand {
-    /// Why the command ends.
+    /// What ends the command. The exit status does not depend on which came first: it is 3 when the session had
+    /// failed by then, 0 otherwise.
     enum Outcome: Sendable, Equatable {
         case countReached
         case durationElapsed
+        /// Standard input ended, every line was sent, and no connection attempt is in progress.
         case inputEnded
         case interrupted
-        case failed(CloseReason?)
+        case failed
     }
 
     /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
@@ -37,48 +38,20 @@ public enum ConnectCommand {
             return 2  // bad arguments: the parser checks each option, the client checks them again
         }
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .unbounded)
-        let status = StatusLine(io: io, url: options.url.redactedForLogs)
-        let gate = OpenGate()
+        let output = OutputQueue(io: io)
+        let status = StatusLine(output: output, errorIsTerminal: io.errorIsTerminal, url: options.url.redactedForLogs)
+        let session = SessionWatch()
+        let interruption = Interruption()
 
         let events = Task {
-            var received = 0
-            for await event in client.events {
-                switch event {
-                case .record(let record):
-                    if options.eventsJSONL { status.print(record.jsonLine + "\n") }
-                    if record.kind == .retryScheduled { status.update(retryDelay: record.delay) }
-                    if record.kind == .stopped { return }  // only our own stop() records it
-                case .message(let message):
-                    if let count = options.count, received >= count { continue }
-                    received += 1
-                    if !options.eventsJSONL, !options.quiet { status.print(Self.body(of: message)) }
-                    if let count = options.count, received >= count { outcome.yield(.countReached) }
-                case .stateChanged(let state, _):
-                    gate.update(isOpen: state.phase == .open)
-                    status.update(state)
-                    if state.phase == .failed { outcome.yield(.failed(state.failure)) }
-                case .roundTrip(let milliseconds):
-                    status.update(rtt: milliseconds)
-                }
-            }
+            await Self.consume(client.events, options: options, status: status, session: session, outcome: outcome)
         }
         let input = Task {
-            for await line in io.inputLines() {
-                // A line typed before the connection opened (or while it reconnects) waits for the open.
-                while true {
-                    guard await gate.waitUntilOpen() else { return }
-                    do {
-                        try await client.send(text: line)
-                        break
-                    } catch WebSocketSendError.notOpen {
-                        continue  // closed in between: wait for the next open
-                    } catch {
-                        status.error("not sent (\(Self.describe(error))): \(line.utf8.count) bytes\n")
-                        break
-                    }
-                }
-            }
-            outcome.yield(.inputEnded)
+            guard options.readsStdin else { return }
+            await Self.send(io.inputLines(), client: client, status: status, session: session)
+            // Every line was sent. End once the connection attempt in progress, if any, has an outcome, so that
+            // `< /dev/null` still reports a rejection (exit 3) instead of cutting the handshake short.
+            if await session.waitUntilSettled() { outcome.yield(.inputEnded) }
         }
         let timer = Task {
             guard let duration = options.duration else { return }
@@ -89,35 +62,110 @@ public enum ConnectCommand {
                 return  // cancelled: another outcome came first
             }
         }
-
+        // Runs until the command returns: a signal during a slow shutdown bounds the shutdown too.
         let interrupt = Task {
             guard let waitForInterrupt = io.waitForInterrupt else { return }
-            if await waitForInterrupt() != 0 { outcome.yield(.interrupted) }
+            guard await waitForInterrupt() != 0 else { return }
+            interruption.interrupt()
+            outcome.yield(.interrupted)
         }
 
         await client.start()
-        var first: Outcome = .inputEnded
-        for await next in outcomes {
-            first = next
-            break
-        }
+        for await _ in outcomes { break }
+        // From here on no message is printed and no line sent; the exit status is what the session says now.
+        session.end()
         input.cancel()
-        gate.close()
         timer.cancel()
-        interrupt.cancel()
-        await client.stop()
-        await events.value
-        status.finish()
-        if case .failed(let reason) = first {
-            status.error("stopped: \(reason?.name ?? "failed")\(Self.detail(of: reason)) (not retryable)\n")
-            return 3
+        let failure = session.failure
+        let shutdown = Task {
+            await client.stop()
+            await events.value  // prints the records of the close, up to `.stopped`
+            if let failure {
+                let reason = failure.reason
+                await status.error("stopped: \(reason?.name ?? "failed")\(Self.detail(of: reason)) (not retryable)\n")
+            }
+            status.finish()
+            await output.finish()
         }
-        return 0
+        if !(await interruption.wait(for: shutdown)) {
+            // A signal, then the deadline: the peer or standard output did not keep up. Exit anyway.
+            events.cancel()
+            output.abandon()
+        }
+        interrupt.cancel()
+        return failure == nil ? 0 : 3
     }
 
-    static func body(of message: WebSocketMessage) -> String {
+    /// Reads the client's events until our own `stop()`: prints them, updates the status line and the session
+    /// watch, and reports the outcomes they decide. It waits for room in the output queue before it takes the next
+    /// event, so a slow standard output slows the client's reading (and through it the server), not memory.
+    private static func consume(
+        _ events: WebSocketEvents,
+        options: ConnectOptions,
+        status: StatusLine,
+        session: SessionWatch,
+        outcome: AsyncStream<Outcome>.Continuation
+    ) async {
+        var received = 0
+        for await event in events {
+            if Task.isCancelled { return }  // abandoned after a signal: not even the buffered events
+            switch event {
+            case .record(let record):
+                // After the end was decided, per-message records are not shown, like the messages.
+                if options.eventsJSONL, record.kind != .message || !session.isEnding {
+                    await status.print(record.jsonLine + "\n")
+                }
+                if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
+                if record.kind == .stopped { return }  // only our own stop() records it
+            case .message(let message):
+                guard !session.isEnding else { continue }
+                if let count = options.count, received >= count { continue }
+                received += 1
+                if !options.eventsJSONL, !options.quiet {
+                    await status.print(Self.body(of: message, raw: options.raw))
+                }
+                if let count = options.count, received >= count { outcome.yield(.countReached) }
+            case .stateChanged(let state, _):
+                session.update(state)
+                await status.update(state)
+                if state.phase == .failed { outcome.yield(.failed) }
+            case .roundTrip(let milliseconds):
+                await status.update(rtt: milliseconds)
+            }
+        }
+    }
+
+    /// Sends each line as a text message, taking the next line only once the send has completed: standard input
+    /// is read as fast as the connection takes it. A line read while no connection is open waits for the next
+    /// open (nothing more is read meanwhile); a line that fails otherwise is reported and skipped.
+    private static func send(
+        _ lines: AsyncStream<String>,
+        client: WebSocketClient<ContinuousClock>,
+        status: StatusLine,
+        session: SessionWatch
+    ) async {
+        var tried = 0  // the generation of the last connection that refused a send as not open
+        for await line in lines {
+            while true {
+                guard let generation = await session.waitUntilOpen(after: tried) else { return }
+                do {
+                    try await client.send(text: line)
+                    break
+                } catch WebSocketSendError.notOpen {
+                    tried = generation  // closed in between: wait for a newer connection
+                } catch {
+                    await status.error("not sent (\(Self.describe(error))): \(line.utf8.count) bytes\n")
+                    break
+                }
+            }
+        }
+    }
+
+    /// A received message as printed: text with its control characters escaped (`TerminalText`), or as received
+    /// with `raw`; binary as its size.
+    static func body(of message: WebSocketMessage, raw: Bool) -> String {
         switch message {
-        case .text(let text): text + "\n"
+        case .text(let text): (raw ? text : TerminalText.escaped(text)) + "\n"
         case .binary(let data): "<binary \(data.count) bytes>\n"
         }
     }
@@ -142,136 +190,3 @@ public enum ConnectCommand {
     }
 }
 
-/// Lets the stdin reader wait until the connection is open, without polling.
-final class OpenGate: Sendable {
-    private struct State {
-        var isOpen = false
-        var closed = false
-        var waiters: [CheckedContinuation<Bool, Never>] = []
-    }
-
-    private let state = Mutex(State())
-
-    func update(isOpen: Bool) {
-        let waiters = self.state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.isOpen = isOpen
-            guard isOpen else { return [] }
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: true) }
-    }
-
-    /// Ends every wait with `false`: the command is exiting.
-    func close() {
-        let waiters = self.state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.closed = true
-            defer { state.waiters.removeAll() }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: false) }
-    }
-
-    /// True once the connection is open; false when the command exits first.
-    func waitUntilOpen() async -> Bool {
-        await withCheckedContinuation { continuation in
-            let now = self.state.withLock { state -> Bool? in
-                if state.closed { return false }
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return nil
-            }
-            if let now { continuation.resume(returning: now) }
-        }
-    }
-}
-
-/// The status line of `tether connect` on stderr: redrawn in place on a terminal, one line per change otherwise.
-/// Output on stdout goes through `print` so that the status line never tears a message.
-final class StatusLine: Sendable {
-    private struct State {
-        var line = ""
-        var connection: ConnectionState?
-        var phase: SessionPhase = .stopped
-        var retryDelay: Int?
-    }
-
-    private let io: CommandIO
-    private let url: String
-    private let state = Mutex(State())
-
-    init(io: CommandIO, url: String) {
-        self.io = io
-        self.url = url
-    }
-
-    func update(_ connection: ConnectionState) {
-        self.state.withLock { state in
-            if connection.phase != .waiting { state.retryDelay = nil }
-            state.phase = connection.phase
-            state.connection = connection
-            state.line = self.line(for: connection)
-            self.draw(state)
-        }
-    }
-
-    /// A new round-trip time: redrawn in place on a terminal; otherwise shown with the next state change, so that
-    /// a heartbeat does not print a line.
-    func update(rtt: Int) {
-        self.state.withLock { state in
-            guard var connection = state.connection else { return }
-            connection.lastRTT = rtt
-            state.connection = connection
-            state.line = self.line(for: connection)
-            if self.io.errorIsTerminal { self.draw(state) }
-        }
-    }
-
-    private func line(for connection: ConnectionState) -> String {
-        var line = "\(self.url) \(connection.phase.name) gen=\(connection.generation)"
-        line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
-        line += " attempt=\(connection.attempts)"
-        line += " path=\(connection.path.name)"
-        return line
-    }
-
-    func update(retryDelay: Int?) {
-        self.state.withLock { state in
-            state.retryDelay = retryDelay
-            self.draw(state)
-        }
-    }
-
-    /// Writes `text` to stdout, clearing and redrawing the status line around it on a terminal.
-    func print(_ text: String) {
-        self.state.withLock { state in
-            if self.io.errorIsTerminal, !state.line.isEmpty { self.io.writeError("\r\u{1B}[2K") }
-            self.io.write(text)
-            if self.io.errorIsTerminal { self.draw(state, redrawOnly: true) }
-        }
-    }
-
-    func error(_ text: String) {
-        self.state.withLock { state in
-            if self.io.errorIsTerminal { self.io.writeError("\r\u{1B}[2K") }
-            self.io.writeError("tether: " + text)
-            if self.io.errorIsTerminal { self.draw(state, redrawOnly: true) }
-        }
-    }
-
-    /// Ends the status line on a terminal.
-    func finish() {
-        if self.io.errorIsTerminal { self.io.writeError("\n") }
-    }
-
-    private func draw(_ state: State, redrawOnly: Bool = false) {
-        guard !state.line.isEmpty else { return }
-        var line = state.line
-        if state.phase == .waiting, let delay = state.retryDelay { line += " next-retry=\(delay)ms" }
-        if self.io.errorIsTerminal {
-            self.io.writeError("\r\u{1B}[2K[\(line)]")
-        } else if !redrawOnly {
-            self.io.writeError("[\(line)]\n")
-        }
-    }
-}

@@ -7,15 +7,19 @@ import Darwin
 
 /// Where a command writes and reads. `standard` is the process's stdio; tests inject their own sinks.
 public struct CommandIO: Sendable {
-    /// Writes text (with its own newlines) to standard output.
+    /// Writes text (with its own newlines) to standard output. It may block for as long as the reader of standard
+    /// output does not read: `connect` and `serve` call it from an output thread of their own (`OutputQueue`),
+    /// never from a task that a signal has to get through.
     public var write: @Sendable (String) -> Void
-    /// Writes text to standard error.
+    /// Writes text to standard error. It may block like `write`.
     public var writeError: @Sendable (String) -> Void
     /// Standard output is a terminal: progress is redrawn in place (a spinner) instead of printed as lines.
     public var outputIsTerminal: Bool
     /// Standard error is a terminal: `connect` redraws its status line in place.
     public var errorIsTerminal: Bool
-    /// Lines typed on standard input (without their newline); finishes at end of input. Called once.
+    /// Lines typed on standard input (without their newline); finishes at end of input. Called once. A command
+    /// takes the next line only when it can use it, so a stream that produces lines on demand (like `standard`'s,
+    /// `AsyncStream(unfolding:)`) reads no further ahead than its consumer.
     public var inputLines: @Sendable () -> AsyncStream<String>
     /// Returns the number of the interrupting signal (SIGINT or SIGTERM) once the user asks the command to stop,
     /// or 0 when the waiting task is cancelled. Nil: nothing interrupts (tests stop commands their own way).
@@ -38,25 +42,15 @@ public struct CommandIO: Sendable {
     }
 
     /// The process's standard streams. Standard input is read by a dedicated thread, so that a blocking
-    /// `read` never holds up the client.
+    /// `read` never holds up the client, one line per request (`LineReader`): input that comes faster than it is
+    /// sent waits in the pipe, not in memory.
     public static var standard: CommandIO {
         CommandIO(
             write: { writeAll(1, $0) },
             writeError: { writeAll(2, $0) },
             outputIsTerminal: isatty(1) == 1,
             errorIsTerminal: isatty(2) == 1,
-            inputLines: {
-                let (lines, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
-                let reader = Thread {
-                    while let line = readLine(strippingNewline: true) {
-                        sink.yield(line)
-                    }
-                    sink.finish()
-                }
-                reader.name = "tether-stdin"
-                reader.start()
-                return lines
-            },
+            inputLines: { LineReader(descriptor: 0).lines() },
             waitForInterrupt: { await SignalWaiter.wait(for: [SIGINT, SIGTERM]) }
         )
     }

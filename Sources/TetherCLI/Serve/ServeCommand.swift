@@ -4,7 +4,7 @@ import TetherTestServer
 #endif
 
 /// `tether serve`: the controllable test server in the foreground. Prints its URL, then one line per
-/// connection event, until SIGINT or SIGTERM.
+/// connection event, until SIGINT or SIGTERM, which end it within a second even when nobody reads its output.
 public enum ServeCommand {
     /// - Parameters:
     ///   - until: returns when the server should stop; nil (default) waits for `io.waitForInterrupt`
@@ -27,22 +27,29 @@ public enum ServeCommand {
             io.writeError("tether serve: \(error)\n")
             return 1
         }
+        let output = OutputQueue(io: io)
+        let interruption = Interruption()
         let events = server.events()
-        let printer = Task {
-            for await event in events {
-                io.write(event.description + "\n")
-            }
-        }
-        io.write("listening on \(server.url()) (\(scenario.description))\n")
+        let printer = Task { await Self.printEvents(events, to: output) }
+        output.append([.init(stream: .output, text: "listening on \(server.url()) (\(scenario.description))\n")])
         started(server.url())
         if let until {
             await until()
         } else if let waitForInterrupt = io.waitForInterrupt {
             let signal = await waitForInterrupt()
-            io.writeError("tether serve: signal \(signal), stopping\n")
+            interruption.interrupt()
+            output.append([.init(stream: .error, text: "tether serve: signal \(signal), stopping\n")])
         }
-        await server.stop()
-        await printer.value  // the event stream finishes when the server stops
+        let shutdown = Task {
+            await server.stop()
+            await printer.value  // the event stream finishes when the server stops
+            await output.finish()
+        }
+        if !(await interruption.wait(for: shutdown)) {
+            // The deadline after a signal: standard output does not take what is queued. Exit anyway.
+            printer.cancel()
+            output.abandon()
+        }
         return 0
         #else
         io.writeError("tether serve: the test server needs Linux (POSIX sockets on epoll)\n")
@@ -51,6 +58,26 @@ public enum ServeCommand {
     }
 
     #if os(Linux)
+    /// Prints one line per server event. A line that finds the output queue full is not queued but counted, and
+    /// the count is printed once there is room again: the server's events cannot wait (they do not slow the
+    /// server), so a standard output that is slower than they come loses lines instead of growing memory.
+    static func printEvents(_ events: AsyncStream<ServerEvent>, to output: OutputQueue) async {
+        var dropped = 0
+        for await event in events {
+            if Task.isCancelled { return }
+            if dropped > 0 {
+                guard output.offer("(\(dropped) events not shown: output too slow)\n") else {
+                    dropped += 1
+                    continue
+                }
+                dropped = 0
+            }
+            // A request path comes from the client: its control characters are escaped like connect's messages.
+            if !output.offer(TerminalText.escaped(event.description) + "\n") { dropped += 1 }
+        }
+        if dropped > 0 { output.append([.init(stream: .output, text: "(\(dropped) events not shown)\n")]) }
+    }
+
     /// The scenario the flags describe.
     static func scenario(for options: ServeOptions) -> Scenario {
         var scenario = Scenario()

@@ -39,7 +39,8 @@ import Testing
             "connect", "ws://127.0.0.1:9000/feed?token=t", "--header", "Authorization: Bearer x",
             "--header", "X-Trace:1", "--protocol", "chat", "--protocol", "v2", "--interval", "200",
             "--timeout", "100", "--backoff-base", "50", "--backoff-cap", "800", "--max-message", "4096",
-            "--count", "5", "--duration", "3000", "--quiet", "--events", "jsonl", "--no-path-monitor",
+            "--count", "5", "--duration", "3000", "--quiet", "--events", "jsonl", "--no-path-monitor", "--raw",
+            "--no-stdin",
         ])
         var expected = ConnectOptions(url: URL(string: "ws://127.0.0.1:9000/feed?token=t")!)
         expected.headers = [
@@ -56,6 +57,8 @@ import Testing
         expected.quiet = true
         expected.eventsJSONL = true
         expected.pathMonitor = false
+        expected.raw = true
+        expected.readsStdin = false
         #expect(command == .connect(expected))
     }
 
@@ -67,6 +70,16 @@ import Testing
         #expect(options.interval == 15_000 && options.timeout == 5_000)
         #expect(options.backoffBase == 1_000 && options.backoffCap == 60_000)
         #expect(options.pathMonitor && !options.eventsJSONL && options.count == nil)
+        #expect(options.readsStdin && !options.raw)  // stdin is sent, received text is escaped
+    }
+
+    @Test func connectRawAndNoStdinTakeNoValue() {
+        #expect(throws: ArgumentError.invalidValue(flag: "--raw", value: "yes", expected: "no value")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--raw=yes"])
+        }
+        #expect(throws: ArgumentError.invalidValue(flag: "--no-stdin", value: "1", expected: "no value")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--no-stdin=1"])
+        }
     }
 
     @Test func connectRefusesBadURLs() {
@@ -255,6 +268,8 @@ import Testing
         let captured = CapturedIO()
         #expect(await TetherCommand.run(["help", "connect"], io: captured.io) == 0)
         #expect(captured.output.contains("--events jsonl"))
+        #expect(captured.output.contains("--raw") && captured.output.contains("--no-stdin"))
+        #expect(captured.output.contains(#"ESC as \u{1B}"#))  // the escaped form is documented
         #expect(captured.error.isEmpty)
     }
 }

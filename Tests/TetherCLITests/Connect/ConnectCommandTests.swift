@@ -1,7 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import TetherTestServer
 @testable import TetherCLI
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct ConnectCommandTests {
     @Test func countStopsAfterFiveMessagesAndEventsAreJSONLWithoutSecrets() async throws {
@@ -100,5 +104,137 @@ import TetherTestServer
             ["connect", server.url(), "--duration", "50", "--no-path-monitor"], io: captured.io) == 0)
         await server.stop()
         #expect(server.connections.count == 1)
+    }
+
+    // MARK: Printing
+
+    @Test func controlCharactersInReceivedTextArePrintedEscapedUnlessRaw() async throws {
+        let server = try TestServer(scenario: .echo)
+        // A title change, a screen clear, a tab and a C1 CSI, sent back by the server.
+        let hostile = "\u{1B}]0;pwned\u{07}\u{1B}[2J\tok\u{9B}31m\u{7F}"
+        let escaped = CapturedIO()
+        escaped.type(hostile)
+        #expect(await TetherCommand.run(
+            ["connect", server.url(), "--count", "1", "--no-path-monitor"], io: escaped.io) == 0)
+        #expect(escaped.outputLines == [#"\u{1B}]0;pwned\u{07}\u{1B}[2J\u{09}ok\u{9B}31m\u{7F}"#])
+        #expect(!escaped.output.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B })
+        let raw = CapturedIO()
+        raw.type(hostile)
+        #expect(await TetherCommand.run(
+            ["connect", server.url(), "--count", "1", "--raw", "--no-path-monitor"], io: raw.io) == 0)
+        #expect(raw.output == hostile + "\n")
+        await server.stop()
+    }
+
+    // MARK: Exit status
+
+    @Test func aRejectionExitsThreeEvenWhenStdinEndsAtTheSameMoment() async throws {
+        let server = try TestServer(scenario: .reject(status: 401))
+        for round in 0..<30 {
+            let captured = CapturedIO()
+            if round.isMultiple(of: 2) {
+                captured.endInput()  // `< /dev/null`: stdin is at its end before the handshake starts
+            } else {
+                // Stdin ends as the server answers 401: both reach the command at about the same moment.
+                let events = server.events()
+                Task {
+                    for await event in events {
+                        guard case .rejected = event.kind else { continue }
+                        captured.endInput()
+                        return
+                    }
+                }
+            }
+            let status = await TetherCommand.run(["connect", server.url(), "--no-path-monitor"], io: captured.io)
+            #expect(status == 3, "round \(round): \(captured.error)")
+            #expect(captured.error.contains("stopped: handshake_rejected 401"), "round \(round)")
+        }
+        await server.stop()
+    }
+
+    @Test func noStdinKeepsRunningWithStdinClosedUntilTheCount() async throws {
+        let server = try TestServer(scenario: .send(count: 3, size: 4, everyMilliseconds: 20))
+        let captured = CapturedIO()
+        captured.endInput()
+        let status = await TetherCommand.run(
+            ["connect", server.url(), "--no-stdin", "--count", "3", "--no-path-monitor"], io: captured.io)
+        await server.stop()
+        #expect(status == 0)
+        #expect(captured.outputLines == ["0...", "1...", "2..."])
+    }
+
+    // MARK: Bounds
+
+    @Test func stdinIsReadOnlyAsFastAsTheServerTakesTheLines() async throws {
+        // The server never reads: once the kernel's buffers are full (a few MB), a send waits. Stdin offers
+        // endless 256 KiB lines; the command may only have taken the lines it sent plus the one it is sending.
+        let server = try UnreadServer(resetAfterMilliseconds: 300)
+        let stdin = CountingInput(line: String(repeating: "x", count: 256 << 10), limit: 10_000)
+        let captured = CapturedIO()
+        var io = captured.io
+        io.inputLines = { stdin.lines() }
+        let status = await TetherCommand.run(
+            ["connect", server.url, "--duration", "400", "--no-path-monitor"], io: io)
+        server.stop()
+        #expect(status == 0)
+        // At most the client's send buffer (4 MiB by default on Linux) plus the server's small receive window:
+        // about 17 lines; unpaced reading would take all 10,000 in the same time.
+        #expect(stdin.taken >= 2)
+        #expect(stdin.taken <= 64, "\(stdin.taken) lines read ahead")
+    }
+
+    @Test func aLineReadWhileTheConnectionIsNotOpenWaitsAndNothingMoreIsRead() async throws {
+        let server = try TestServer(scenario: .silentHandshake)
+        let stdin = CountingInput(line: "hello", limit: 10_000)
+        let captured = CapturedIO()
+        var io = captured.io
+        io.inputLines = { stdin.lines() }
+        let status = await TetherCommand.run(
+            ["connect", server.url(), "--duration", "200", "--no-path-monitor"], io: io)
+        await server.stop()
+        #expect(status == 0)
+        #expect(stdin.taken == 1)
+    }
+
+    @Test func aSignalEndsTheCommandWithinOneSecondWhileStdoutIsBlocked() async throws {
+        // A flood of messages, and a stdout that takes the first write and never returns from it.
+        let server = try TestServer(scenario: .send(count: 200_000, size: 1))
+        let blocked = BlockedIO()
+        let status = await TetherCommand.run(
+            ["connect", server.url(), "--no-stdin", "--no-path-monitor"], io: blocked.io)
+        let returned = ContinuousClock.now
+        blocked.release()
+        await server.stop()
+        #expect(status == 0)
+        let interrupted = try #require(blocked.interruptedAt)
+        #expect(returned - interrupted < .seconds(1), "\(returned - interrupted)")
+    }
+}
+
+/// Standard input with an endless supply of the same line, counting how many lines the command took.
+final class CountingInput: Sendable {
+    private let count = Mutex(0)
+    private let line: String
+    private let limit: Int
+
+    /// - Parameter limit: lines offered at most (then the input ends), so that a command that reads without
+    ///   bound fails the test instead of exhausting memory.
+    init(line: String, limit: Int) {
+        self.line = line
+        self.limit = limit
+    }
+
+    var taken: Int { self.count.withLock { $0 } }
+
+    /// Produces a line only when the command asks for one, like a pipe read on demand.
+    func lines() -> AsyncStream<String> {
+        AsyncStream(unfolding: {
+            let taken = self.count.withLock { count -> Bool in
+                guard count < self.limit else { return false }
+                count += 1
+                return true
+            }
+            return taken ? self.line : nil
+        })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TetherTestServer
 @testable import TetherCLI
 
 @Suite struct ServeCommandTests {
@@ -80,5 +81,31 @@ import Testing
         #expect(second.error.hasPrefix("tether serve: "))
         stop.raise()
         #expect(await serving.value == 0)
+    }
+
+    @Test func aSignalEndsServeWithinOneSecondWhileStdoutIsBlocked() async throws {
+        let blocked = BlockedIO()  // its first write, "listening on ...", never returns; then SIGTERM comes
+        let status = await ServeCommand.run(ServeOptions(), io: blocked.io)
+        let returned = ContinuousClock.now
+        blocked.release()
+        #expect(status == 0)
+        let interrupted = try #require(blocked.interruptedAt)
+        #expect(returned - interrupted < .seconds(1), "\(returned - interrupted)")
+    }
+
+    @Test func eventsThatFindTheOutputFullAreCountedNotKept() async {
+        let sink = OutputQueueTests.HeldSink()
+        sink.hold()
+        let output = OutputQueue(io: sink.io, limit: 16)
+        let (events, feed) = AsyncStream.makeStream(of: ServerEvent.self)
+        feed.yield(ServerEvent(connection: 1, at: 0, kind: .connected))  // 17 bytes: the queue is full
+        for index in 1...4 {
+            feed.yield(ServerEvent(connection: 1, at: index, kind: .message(.text, bytes: index)))
+        }
+        feed.finish()
+        await ServeCommand.printEvents(events, to: output)
+        sink.release()
+        await output.finish()
+        #expect(sink.written == "conn 1 connected\n(4 events not shown)\n")
     }
 }
