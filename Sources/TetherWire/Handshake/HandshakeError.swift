@@ -1,9 +1,9 @@
 /// Why an HTTP/1.1 upgrade handshake failed. Messages name what was wrong and never echo header values,
 /// which may hold credentials.
 public enum HandshakeError: Error, Equatable, Sendable {
-    /// The server answered with a status other than 101. `retryAfterSeconds` is the `Retry-After` header when it
-    /// is present and in delta-seconds form (an HTTP-date is not interpreted).
-    case rejected(status: Int, retryAfterSeconds: Int?)
+    /// The server answered with a status other than 101. `retryAfter` is its `Retry-After` field when it had
+    /// exactly one and it was valid (delay-seconds of any length, or an HTTP-date with the response's `Date`).
+    case rejected(status: Int, retryAfter: RetryAfter?)
     /// The header block did not end within `limit` bytes.
     case headerTooLarge(limit: Int)
     /// The bytes are not an HTTP/1.1 message head.

@@ -290,6 +290,43 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    /// A 503 with these extra header lines; what the transport reports as the wait.
+    func retryAfterReported(_ headers: [(name: String, value: String)]) async throws -> [Seen] {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(ServerHandshake.reject(
+            status: 503, reason: "Service Unavailable", retryAfterSeconds: nil, headers: headers))
+        let seen = await client.rest()
+        await peer.stop()
+        return seen
+    }
+
+    @Test func retryAfterAsAnHTTPDateIsMeasuredFromTheResponsesDate() async throws {
+        // Dates from 1994: the local clock, decades later, plays no part when the response has a Date.
+        #expect(try await self.retryAfterReported([
+            (name: "Date", value: "Sun, 06 Nov 1994 08:49:37 GMT"),
+            (name: "Retry-After", value: "Sun, 06 Nov 1994 08:51:37 GMT"),
+        ]) == [.ended(.handshakeRejected(status: 503, retryAfter: 120_000))])
+        #expect(try await self.retryAfterReported([
+            (name: "Date", value: "Sun Nov  6 08:49:37 1994"),
+            (name: "Retry-After", value: "Sunday, 06-Nov-94 08:50:07 GMT"),
+        ]) == [.ended(.handshakeRejected(status: 503, retryAfter: 30_000))])
+        // Without a Date, a date long past (against the wall clock) means no extra wait.
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "Sun, 06 Nov 1994 08:51:37 GMT")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: 0))])
+    }
+
+    @Test func retryAfterOfAnyLengthIsReportedSaturatedAndGarbageIsNot() async throws {
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "9999999999")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: 9_999_999_999_000))])
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: String(repeating: "7", count: 40))])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: Int.max))])
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "in a while")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: nil))])
+    }
+
     @Test func switchingProtocolsWithABadAcceptKeyIsInvalidAndNeverOpens() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
