@@ -23,7 +23,9 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     /// The connection could not be established.
     case connectFailed(ConnectFailure)
     /// The server answered the opening handshake with a status other than 101.
-    /// `retryAfter` is the `Retry-After` header in milliseconds, when present and valid.
+    /// `retryAfter` is the wait the `Retry-After` header asks for, in milliseconds, when present and valid (an
+    /// HTTP-date already turned into a delay); as the server sent it: the session caps it
+    /// (`SessionConfiguration.maximumRetryAfter`).
     case handshakeRejected(status: Int, retryAfter: Int?)
     /// The server answered 101 but the response did not validate (bad accept key, unoffered subprotocol, ...).
     case handshakeInvalid

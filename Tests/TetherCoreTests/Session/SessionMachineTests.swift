@@ -263,6 +263,67 @@ import TetherCore
         #expect(m.retryAt == 122_060)
     }
 
+    @Test func aHugeRetryAfterIsCutToTheConfiguredMaximum() {
+        var m = self.machine()
+        #expect(m.configuration.maximumRetryAfter == 300_000)  // the default: 5 minutes
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        // `Retry-After: 999999999` (31.7 years), in ms.
+        let thirtyYears = TransportEnd.handshakeRejected(status: 503, retryAfter: 999_999_999_000)
+        _ = m.transportEnded(generation: 1, end: thirtyYears, now: 50)
+        #expect(m.retryAt == 300_050)
+        #expect(m.nextWake == 300_050)
+        #expect(self.records(&m) == [
+            LogRecord(generation: 1, kind: .closed, time: 50, from: .connecting, to: .waiting,
+                      reason: .handshakeRejected(status: 503), code: 503),
+            LogRecord(generation: 1, kind: .retryScheduled, time: 50, from: .waiting, to: .waiting,
+                      attempt: 1, delay: 300_000),
+        ])
+        #expect(m.timerFired(now: 300_049) == .none)
+        #expect(m.timerFired(now: 300_050) == .openTransport(generation: 2))
+        // Saturated by the transport (a value beyond Int.max seconds): the same cap, no overflow.
+        _ = m.transportEnded(generation: 2, end: .handshakeRejected(status: 429, retryAfter: Int.max), now: 300_060)
+        #expect(m.retryAt == 600_060)
+    }
+
+    @Test func aLongNumericRetryAfterIsCappedNotIgnored() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = 45_000
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        // `Retry-After: 9999999999` (ten digits): capped at 45 s, not replaced by the 5 s throttle delay.
+        let tenDigits = TransportEnd.handshakeRejected(status: 503, retryAfter: 9_999_999_999_000)
+        _ = m.transportEnded(generation: 1, end: tenDigits, now: 10)
+        #expect(m.retryAt == 45_010)
+        // Below the cap it is honoured as given, even above the backoff cap.
+        configuration.backoff.cap = 1_000
+        m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 30_000), now: 10)
+        #expect(m.retryAt == 30_010)
+    }
+
+    @Test func aZeroMaximumLeavesOnlyTheBackoff() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = 0
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 120_000), now: 10)
+        #expect(m.retryAt == 1_010)
+    }
+
+    @Test func aMaximumNearIntMaxSaturatesTheRetryTimeInsteadOfTrapping() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = .max
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: .max), now: 10)
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == .max)
+        #expect(m.timerFired(now: 1_000_000) == .none)
+        #expect(m.stop(now: 1_000_001) == .none)
+    }
+
     // MARK: - Path
 
     @Test func unavailablePathMakesNoAttemptAndCountsNone() {
