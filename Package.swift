@@ -59,7 +59,10 @@ let package = Package(
             dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
         ),
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
-        .testTarget(name: "TetherCLITests", dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer"]),
+        .testTarget(
+            name: "TetherCLITests",
+            dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer", "TetherPOSIX"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,4 +11,14 @@ public enum HandshakeError: Error, Equatable, Sendable {
     /// A well-formed HTTP message that is not a valid WebSocket upgrade (missing or wrong Upgrade, Connection,
     /// Sec-WebSocket-Accept, Key or Version, a subprotocol or extension that was not offered, ...).
     case invalidUpgrade(String)
+
+    /// What went wrong, in a few words fit for a log or a close reason, for example
+    /// `"Sec-WebSocket-Accept does not match the key"`. Never a header value: the parsers' texts are fixed.
+    public var detail: String {
+        switch self {
+        case .rejected(let status, _): "status \(status)"
+        case .headerTooLarge(let limit): "header block over \(limit) bytes"
+        case .malformed(let detail), .invalidUpgrade(let detail): detail
+        }
+    }
 }

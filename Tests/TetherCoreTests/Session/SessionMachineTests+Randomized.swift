@@ -29,7 +29,7 @@ extension SessionMachineTests {
                 .peerClosed(code: 1000), .peerClosed(code: 1008), .peerClosed(code: 1013), .peerClosed(code: nil),
                 .connectFailed(.refused), .connectFailed(.unsupported), .receiveFailed, .closedLocally,
                 .handshakeRejected(status: 503, retryAfter: 30_000), .handshakeRejected(status: 401, retryAfter: nil),
-                .handshakeInvalid, .protocolViolation(code: 1007),
+                .handshakeInvalid(detail: "subprotocol not offered"), .protocolViolation(code: 1007),
                 .handshakeRejected(status: 429, retryAfter: .max),
             ]
             // Permanent failures are rarer so sequences spend time in every phase.

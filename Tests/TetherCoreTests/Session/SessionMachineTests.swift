@@ -226,7 +226,8 @@ import TetherCore
         .peerClosed(code: 1000), .peerClosed(code: 1001), .peerClosed(code: 1011), .peerClosed(code: nil),
         .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.system(104)),
         .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
-        .handshakeInvalid, .protocolViolation(code: 1002), .receiveFailed, .closedLocally,
+        .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"), .protocolViolation(code: 1002),
+        .receiveFailed, .closedLocally,
     ]
 
     @Test(arguments: Self.retryable)
@@ -322,6 +323,22 @@ import TetherCore
         #expect(m.retryAt == .max)
         #expect(m.timerFired(now: 1_000_000) == .none)
         #expect(m.stop(now: 1_000_001) == .none)
+    }
+
+    @Test func anInvalidHandshakeCarriesItsDetailIntoTheCloseRecord() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        let end = TransportEnd.handshakeInvalid(detail: "extension not offered")
+        #expect(m.transportEnded(generation: 1, end: end, now: 30) == .none)
+        let closed = self.records(&m).first { $0.kind == .closed }
+        #expect(closed?.reason == .handshakeInvalid(detail: "extension not offered"))
+        #expect(closed?.reason?.name == "handshake_invalid")
+        #expect(closed?.reason?.detail == "extension not offered")
+        #expect(closed?.code == nil)
+        #expect(m.phase == .waiting)  // retried with backoff, like any broken attempt
+        #expect(CloseReason.pongTimeout.detail == nil)
+        #expect(CloseReason.handshakeRejected(status: 401).detail == nil)
     }
 
     // MARK: - Path
@@ -647,7 +664,8 @@ import TetherCore
             (.pongTimeout, "pong_timeout"), (.pingFailed, "ping_failed"), (.probeTimeout, "probe_timeout"),
             (.connectTimeout, "connect_timeout"), (.receiveFailed, "receive_failed"),
             (.peerClosed(code: 1000), "peer_closed"), (.connectFailed(.refused), "connect_failed"),
-            (.handshakeRejected(status: 403), "handshake_rejected"), (.handshakeInvalid, "handshake_invalid"),
+            (.handshakeRejected(status: 403), "handshake_rejected"),
+            (.handshakeInvalid(detail: "extension not offered"), "handshake_invalid"),
             (.protocolViolation(code: 1002), "protocol_violation"), (.userStopped, "user_stopped"),
             (.enteredBackground, "entered_background"),
         ]

@@ -119,6 +119,37 @@ import TetherWire
         let lines = Self.valid.dropLast() + ["Sec-WebSocket-Accept: c2VjcmV0LXRva2VuLXZhbHVl"]
         let failure = #expect(throws: HandshakeError.self) { try self.parse(Self.response(Array(lines))) }
         #expect(failure == .invalidUpgrade("Sec-WebSocket-Accept does not match the key"))
+        #expect(failure?.detail == "Sec-WebSocket-Accept does not match the key")
+    }
+
+    /// Responses that fail in every way the parser knows, each with a secret in the offending header's value (or
+    /// the status line); the failure's detail, which reaches close records and `tether connect`, never holds it.
+    static let secretBearingFailures: [[String]] = [
+        Self.valid.dropLast() + ["Sec-WebSocket-Accept: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Accept: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Protocol: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Protocol: chat, SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Extensions: SECRET-7f3a; token=SECRET-7f3a"],
+        ["HTTP/1.1 101 Switching Protocols", "Upgrade: SECRET-7f3a", "Connection: Upgrade",
+         "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
+        ["HTTP/1.1 101 Switching Protocols", "Upgrade: websocket", "Connection: SECRET-7f3a",
+         "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
+        ["HTTP/1.0 101 SECRET-7f3a"] + Self.valid.dropFirst(),
+        ["HTTP/1.1 1x1 SECRET-7f3a"],
+        ["SECRET-7f3a"],
+        Self.valid + ["SECRET-7f3a without a colon"],
+        Self.valid + ["SECRET-7f3a Name: x"],
+        Self.valid + [" SECRET-7f3a folded"],
+        Self.valid + ["Authorization: Bearer SECRET-7f3a\u{1}"],
+        ["HTTP/1.1 503 SECRET-7f3a", "Retry-After: SECRET-7f3a", "Date: SECRET-7f3a"],
+    ]
+
+    @Test(arguments: Self.secretBearingFailures)
+    func noFailureDetailEchoesAHeaderValue(lines: [String]) {
+        let failure = #expect(throws: HandshakeError.self) { try self.parse(Self.response(lines)) }
+        #expect(failure?.detail.isEmpty == false)
+        #expect(failure?.detail.contains("SECRET") == false, "\(String(describing: failure))")
+        #expect(failure.map { String(describing: $0) }?.contains("SECRET") == false)
     }
 
     @Test func missingUpgradeConnectionOrAcceptIsInvalidUpgrade() {

@@ -170,7 +170,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
             let delay = retryAfter?.millisecondsFromNow
             self.decide(.handshakeRejected(status: status, retryAfter: delay), graceful: true)
         case .headerTooLarge, .malformed, .invalidUpgrade:
-            self.decide(.handshakeInvalid, graceful: true)
+            // The parsers' details are fixed texts, never a header value: safe for the close record and logs.
+            self.decide(.handshakeInvalid(detail: error.detail), graceful: true)
         }
     }
 

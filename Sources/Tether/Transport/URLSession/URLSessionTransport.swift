@@ -248,7 +248,7 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         case .cannotFindHost, .dnsLookupFailed: return .connectFailed(.nameResolution)
         case .notConnectedToInternet, .networkConnectionLost: return .connectFailed(.unreachable)
         case .timedOut: return .connectFailed(.timedOut)
-        case .badServerResponse: return .handshakeInvalid
+        case .badServerResponse: return .handshakeInvalid(detail: "bad server response")
         default: return .connectFailed(.system(Int32(truncatingIfNeeded: error.code.rawValue)))
         }
     }

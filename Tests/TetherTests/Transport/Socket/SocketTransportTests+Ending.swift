@@ -339,8 +339,33 @@ extension SocketTransportTests {
         var encoder = WebSocketEncoder(role: .server)
         encoder.text("must not arrive", into: &response)
         try await server.write(response)
-        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        let detail = "Sec-WebSocket-Accept does not match the key"
+        #expect(await client.rest() == [.ended(.handshakeInvalid(detail: detail))])
         await peer.stop()
+    }
+
+    @Test func aBadAcceptKeyReachesTheClientsCloseRecordWithItsDetailAndNoHeaderValue() async throws {
+        var peer = try ScriptedPeer()
+        var configuration = WebSocketConfiguration(url: peer.url("/feed"), transport: SocketTransport())
+        configuration.pathMonitoring = .none
+        configuration.backoff = BackoffPolicy(base: 10_000, jitterPercent: 0)  // one attempt is enough here
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(Array((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: SECRET-c2VjcmV0LXRva2Vu\r\n\r\n"
+        ).utf8))
+        let closed = try #require(await recorder.record(.closed))
+        #expect(closed.reason == .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"))
+        #expect(closed.from == .connecting && closed.to == .waiting)
+        #expect(recorder.records.allSatisfy { $0.kind != .opened })
+        await client.stop()
+        await peer.stop()
+        let everything = recorder.events.map { String(describing: $0) }.joined(separator: "\n")
+        #expect(!everything.contains("SECRET"))
     }
 
     @Test func subprotocolThatWasNotOfferedIsInvalid() async throws {
@@ -348,7 +373,7 @@ extension SocketTransportTests {
         var client = ClientProbe(url: peer.url(), subprotocols: ["chat.v1"])
         let server = await peer.accept()
         try await server.open(subprotocol: "chat.v9")
-        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        #expect(await client.rest() == [.ended(.handshakeInvalid(detail: "subprotocol not offered"))])
         await peer.stop()
     }
 
