@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
         .testTarget(
             name: "TetherCLITests",
-            dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer", "TetherWire"]
+            dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer", "TetherWire", "TetherPOSIX"]
         ),
     ],
     swiftLanguageModes: [.v6]

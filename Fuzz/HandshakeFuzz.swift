@@ -5,6 +5,7 @@
 // is the bytes from the peer. Checks, besides "no crash, no hang":
 // - feeding the bytes in two pieces gives the same result as at once;
 // - an accepted request, answered by ServerHandshake.accept, validates on the client side;
+// - a rejection's Retry-After turns into a wait that is never negative, whatever the caller's clock says;
 // - Base64 decode then encode is the identity on what decodes.
 
 enum HandshakeFuzzOutcome: Equatable {
@@ -67,6 +68,13 @@ public func handshakeFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int)
         parser.append(ServerHandshake.accept(try! request.parse()!, subprotocol: offered.first))
         let response = try! parser.parse()!
         precondition(response.subprotocol == offered.first, "subprotocol lost")
+    }
+
+    if case .failed(.rejected(_, let retryAfter?)) = atOnce {
+        for now in [0, 784_111_777, 1_749_988_800, -1, Int.min, Int.max] {
+            precondition(retryAfter.delaySeconds(now: now) >= 0, "negative Retry-After wait")
+            precondition(retryAfter.delayMilliseconds(now: now) >= 0, "negative Retry-After wait in ms")
+        }
     }
 
     let text = String(decoding: bytes, as: UTF8.self)

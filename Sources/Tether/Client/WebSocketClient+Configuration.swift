@@ -32,8 +32,14 @@ public struct WebSocketConfiguration: Sendable {
     /// Exponential backoff with jitter between attempts. Default: base 1 s, factor 2, cap 60 s, jitter 0–50 %.
     public var backoff: BackoffPolicy
     /// The least wait after the server asked to come back later (close 1012/1013, HTTP 429/503) without a
-    /// `Retry-After`. Default 5 s. A `Retry-After` is honoured as given.
+    /// `Retry-After`. Default 5 s. A `Retry-After` is honoured, even above the backoff cap, up to
+    /// `maximumRetryAfter`.
     public var retryLaterDelay: Duration
+    /// The longest wait a server's `Retry-After` (HTTP 429/503) can impose; a longer one is cut to this, so
+    /// that a server or a broken proxy asking for `Retry-After: 999999999` (31 years) cannot park the client.
+    /// Both forms count: delay-seconds of any length, and an HTTP-date measured from the response's `Date`
+    /// (or, without one, from the wall clock). Default 5 minutes; at least 0 (0 ignores the server's wait).
+    public var maximumRetryAfter: Duration
     /// Largest message accepted from the server, in bytes. Default 16 MiB.
     public var maximumMessageSize: Int
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
@@ -74,6 +80,7 @@ public struct WebSocketConfiguration: Sendable {
         stablePeriod: Duration = .seconds(30),
         backoff: BackoffPolicy = BackoffPolicy(),
         retryLaterDelay: Duration = .seconds(5),
+        maximumRetryAfter: Duration = .seconds(300),
         maximumMessageSize: Int = 16 << 20,
         lifecycle: LifecyclePolicy = .closeInBackground,
         closeTimeout: Duration = .seconds(2),
@@ -90,6 +97,7 @@ public struct WebSocketConfiguration: Sendable {
         self.stablePeriod = stablePeriod
         self.backoff = backoff
         self.retryLaterDelay = retryLaterDelay
+        self.maximumRetryAfter = maximumRetryAfter
         self.maximumMessageSize = maximumMessageSize
         self.lifecycle = lifecycle
         self.closeTimeout = closeTimeout
@@ -118,7 +126,7 @@ public struct WebSocketConfiguration: Sendable {
         }
         var notNegative: [(String, Duration)] = [
             ("stablePeriod", self.stablePeriod), ("retryLaterDelay", self.retryLaterDelay),
-            ("closeTimeout", self.closeTimeout),
+            ("maximumRetryAfter", self.maximumRetryAfter), ("closeTimeout", self.closeTimeout),
         ]
         if let tolerance = self.timerTolerance { notNegative.append(("timerTolerance", tolerance)) }
         for (property, duration) in notNegative where duration < .zero {
@@ -166,6 +174,7 @@ public struct WebSocketConfiguration: Sendable {
             stablePeriod: self.stablePeriod.milliseconds,
             backoff: self.backoff,
             throttleDelay: self.retryLaterDelay.milliseconds,
+            maximumRetryAfter: self.maximumRetryAfter.milliseconds,
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )

@@ -116,6 +116,7 @@ public enum ConnectCommand {
                     await status.print(record.jsonLine + "\n")
                 }
                 if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
+                if let line = Self.attemptFailure(record) { await status.error(line) }
                 if record.kind == .stopped { return }  // only our own stop() records it
             case .message(let message):
                 guard !session.isEnding else { continue }
@@ -170,12 +171,25 @@ public enum ConnectCommand {
         }
     }
 
+    /// The stderr line for a connection attempt that failed and will be tried again, with why (for example
+    /// `attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)`); nil for any other
+    /// record. A failure that stops the session gets its `stopped:` line instead.
+    static func attemptFailure(_ record: LogRecord) -> String? {
+        guard record.kind == .closed, record.from == .connecting, record.to != .failed, let reason = record.reason,
+            reason != .userStopped, reason != .enteredBackground
+        else {
+            return nil
+        }
+        return "attempt failed: \(reason.name)\(Self.detail(of: reason))\n"
+    }
+
     static func detail(of reason: CloseReason?) -> String {
         switch reason {
         case .handshakeRejected(let status)?: " \(status)"
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .connectFailed(let failure)?: " (\(failure))"
+        case .handshakeInvalid(let detail)?: " (\(detail))"
         default: ""
         }
     }

@@ -3,8 +3,9 @@ import TetherCore
 
 extension LogRecord {
     /// The record as one JSON object with the keys of `tether connect --events jsonl`, in this order:
-    /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `code`, `rtt_ms`, `attempt`,
-    /// `delay_ms`, `bytes`, `path`. A record has no field that could hold a payload, header value or URL query.
+    /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `detail`, `code`, `rtt_ms`, `attempt`,
+    /// `delay_ms`, `bytes`, `path`. A record has no field that could hold a payload, header value or URL query
+    /// (`detail`, of a `handshake_invalid` close, is one of the handshake parser's fixed texts).
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("t", .int(self.time)),
@@ -14,6 +15,7 @@ extension LogRecord {
             ("to", .string(self.to.name)),
         ]
         if let reason = self.reason { members.append(("reason", .string(reason.name))) }
+        if let detail = self.reason?.detail { members.append(("detail", .string(detail))) }
         if let code = self.code { members.append(("code", .int(code))) }
         if let rtt = self.rtt { members.append(("rtt_ms", .int(rtt))) }
         if let attempt = self.attempt { members.append(("attempt", .int(attempt))) }

@@ -16,8 +16,8 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case connectFailed(ConnectFailure)
     /// The server answered the opening handshake with this HTTP status instead of 101.
     case handshakeRejected(status: Int)
-    /// The server's 101 response did not validate.
-    case handshakeInvalid
+    /// The server's response did not validate; `detail` says what failed (fixed words, never a header value).
+    case handshakeInvalid(detail: String)
     /// The peer broke the protocol and the transport closed with `code`.
     case protocolViolation(code: UInt16)
     /// `stop` was called.
@@ -43,6 +43,17 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         }
     }
 
+    /// What the name alone does not say, for logs: `handshakeInvalid`'s detail; nil for every other reason (a
+    /// close code or HTTP status is in the record's `code`).
+    public var detail: String? {
+        switch self {
+        case .handshakeInvalid(let detail): detail
+        case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed, .connectFailed,
+            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground:
+            nil
+        }
+    }
+
     /// The reason for a transport's terminal event. A local close the machine did not order (`closedLocally` on a
     /// live generation) is treated as a broken connection, `.receiveFailed`.
     public init(_ end: TransportEnd) {
@@ -50,7 +61,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .peerClosed(let code): self = .peerClosed(code: code)
         case .connectFailed(let failure): self = .connectFailed(failure)
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
-        case .handshakeInvalid: self = .handshakeInvalid
+        case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)
         case .protocolViolation(let code): self = .protocolViolation(code: code)
         case .receiveFailed, .closedLocally: self = .receiveFailed
         }

@@ -1,6 +1,7 @@
 /// One structured log line produced by the session machine (DESIGN §8).
 ///
-/// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons.
+/// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons (whose only
+/// text, an invalid handshake's detail, is one of the handshake parser's fixed phrases).
 public struct LogRecord: Equatable, Sendable {
     public enum Kind: String, Sendable {
         case connecting, opened, ping, pong, message, closed

@@ -13,8 +13,13 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Delays between failed attempts. Default `BackoffPolicy()` (1 s, ×2, cap 60 s, +0–50 % jitter).
     public var backoff: BackoffPolicy
     /// The least wait after the server asked us to come back later (close 1012/1013, HTTP 429/503) without a
-    /// `Retry-After`. Default 5_000. A `Retry-After` is honoured as given, even above the backoff cap.
+    /// `Retry-After`. Default 5_000. A `Retry-After` is honoured even above the backoff cap, up to
+    /// `maximumRetryAfter`.
     public var throttleDelay: Int
+    /// The longest wait taken from the peer's `Retry-After` (HTTP 429/503): a longer one is cut to this, so that
+    /// a server (or a broken proxy) cannot park the session for years. Default 300_000 (5 minutes); at least 0.
+    /// The backoff still applies when it is longer.
+    public var maximumRetryAfter: Int
     /// What happens in the background. Default `.closeInBackground`.
     public var lifecycle: LifecyclePolicy
     /// Whether `messageReceived` leaves a `.message` log record (its size, never its payload). Default false: a
@@ -29,10 +34,12 @@ public struct SessionConfiguration: Equatable, Sendable {
         stablePeriod: Int = 30_000,
         backoff: BackoffPolicy = BackoffPolicy(),
         throttleDelay: Int = 5_000,
+        maximumRetryAfter: Int = 300_000,
         lifecycle: LifecyclePolicy = .closeInBackground,
         recordsMessages: Bool = false
     ) {
         precondition(heartbeatTimeout > 0 && connectTimeout > 0 && probeTimeout > 0, "timeouts must be positive")
+        precondition(maximumRetryAfter >= 0, "maximumRetryAfter must not be negative")
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatTimeout = heartbeatTimeout
         self.connectTimeout = connectTimeout
@@ -40,6 +47,7 @@ public struct SessionConfiguration: Equatable, Sendable {
         self.stablePeriod = stablePeriod
         self.backoff = backoff
         self.throttleDelay = throttleDelay
+        self.maximumRetryAfter = maximumRetryAfter
         self.lifecycle = lifecycle
         self.recordsMessages = recordsMessages
     }

@@ -14,9 +14,10 @@
 ///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
 /// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
 ///   `connectFailed(.unsupported)` fail for good (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
-///   `max(backoff, Retry-After ?? throttleDelay)`; Retry-After is honoured even above the backoff cap. Everything
-///   else (other close codes, 5xx, 408, connect errors, broken connections, invalid handshakes, protocol
-///   violations) retries with backoff.
+///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? throttleDelay)`: Retry-After is honoured even above the
+///   backoff cap, but never beyond `maximumRetryAfter` (DESIGN §10: every delay taken from the peer is capped,
+///   here, in one place for every transport). Everything else (other close codes, 5xx, 408, connect errors,
+///   broken connections, invalid handshakes, protocol violations) retries with backoff.
 /// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an
 ///   attempt: the network changed or the app slept, the server did nothing wrong.
 /// - While the path is `unavailable` no attempt is started and none is counted: a connection that ends goes to
@@ -468,9 +469,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             delay = self.state.backoff.nextDelay(using: &self.random)
         case .throttled(let retryAfter):
             let backoff = self.state.backoff.nextDelay(using: &self.random)
-            delay = max(backoff, retryAfter ?? self.configuration.throttleDelay)
+            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
+            delay = max(backoff, requested ?? self.configuration.throttleDelay)
         }
-        self.state.retryAt = now + delay
+        // Saturating: a cap configured near `Int.max` must not trap here.
+        let (retryAt, overflow) = now.addingReportingOverflow(delay)
+        self.state.retryAt = overflow ? Int.max : retryAt
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
     }

@@ -23,10 +23,14 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     /// The connection could not be established.
     case connectFailed(ConnectFailure)
     /// The server answered the opening handshake with a status other than 101.
-    /// `retryAfter` is the `Retry-After` header in milliseconds, when present and valid.
+    /// `retryAfter` is the wait the `Retry-After` header asks for, in milliseconds, when present and valid (an
+    /// HTTP-date already turned into a delay); as the server sent it: the session caps it
+    /// (`SessionConfiguration.maximumRetryAfter`).
     case handshakeRejected(status: Int, retryAfter: Int?)
-    /// The server answered 101 but the response did not validate (bad accept key, unoffered subprotocol, ...).
-    case handshakeInvalid
+    /// The server's response did not validate (bad accept key, unoffered subprotocol or extension, malformed
+    /// head, ...). `detail` says what failed in a few fixed words (for example `"Sec-WebSocket-Accept does not
+    /// match the key"`); it never holds a header value.
+    case handshakeInvalid(detail: String)
     /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big).
     case protocolViolation(code: UInt16)
     /// The connection broke without a close frame: reset, end of stream, or a read/write error.

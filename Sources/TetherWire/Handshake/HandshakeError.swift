@@ -1,9 +1,9 @@
 /// Why an HTTP/1.1 upgrade handshake failed. Messages name what was wrong and never echo header values,
 /// which may hold credentials.
 public enum HandshakeError: Error, Equatable, Sendable {
-    /// The server answered with a status other than 101. `retryAfterSeconds` is the `Retry-After` header when it
-    /// is present and in delta-seconds form (an HTTP-date is not interpreted).
-    case rejected(status: Int, retryAfterSeconds: Int?)
+    /// The server answered with a status other than 101. `retryAfter` is its `Retry-After` field when it had
+    /// exactly one and it was valid (delay-seconds of any length, or an HTTP-date with the response's `Date`).
+    case rejected(status: Int, retryAfter: RetryAfter?)
     /// The header block did not end within `limit` bytes.
     case headerTooLarge(limit: Int)
     /// The bytes are not an HTTP/1.1 message head.
@@ -11,4 +11,14 @@ public enum HandshakeError: Error, Equatable, Sendable {
     /// A well-formed HTTP message that is not a valid WebSocket upgrade (missing or wrong Upgrade, Connection,
     /// Sec-WebSocket-Accept, Key or Version, a subprotocol or extension that was not offered, ...).
     case invalidUpgrade(String)
+
+    /// What went wrong, in a few words fit for a log or a close reason, for example
+    /// `"Sec-WebSocket-Accept does not match the key"`. Never a header value: the parsers' texts are fixed.
+    public var detail: String {
+        switch self {
+        case .rejected(let status, _): "status \(status)"
+        case .headerTooLarge(let limit): "header block over \(limit) bytes"
+        case .malformed(let detail), .invalidUpgrade(let detail): detail
+        }
+    }
 }

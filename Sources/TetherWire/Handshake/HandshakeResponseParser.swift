@@ -55,7 +55,7 @@ public struct HandshakeResponseParser: Sendable {
     ) throws(HandshakeError) -> HandshakeResponse {
         let status = try Self.parseStatusLine(head.startLine)
         guard status.code == 101 else {
-            throw HandshakeError.rejected(status: status.code, retryAfterSeconds: Self.retryAfter(head))
+            throw HandshakeError.rejected(status: status.code, retryAfter: Self.retryAfter(head))
         }
         guard status.minorVersion >= 1 else { throw HandshakeError.invalidUpgrade("HTTP version below 1.1") }
         guard HTTPSyntax.listContains(head.listElements("Upgrade"), "websocket") else {
@@ -108,14 +108,11 @@ public struct HandshakeResponseParser: Sendable {
         return (code, Int(minor - UInt8(ascii: "0")))
     }
 
-    /// `Retry-After` in delta-seconds form (RFC 9110 §10.2.3), or nil (absent, repeated, HTTP-date, or too large).
-    static func retryAfter(_ head: HTTPHead) -> Int? {
+    /// `Retry-After` (RFC 9110 §10.2.3) read against the response's `Date`, or nil (absent, repeated, invalid).
+    static func retryAfter(_ head: HTTPHead) -> RetryAfter? {
         let values = head.values("Retry-After")
-        guard values.count == 1, let value = values.first, !value.isEmpty, value.utf8.count <= 9,
-            value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
-        else {
-            return nil
-        }
-        return Int(value)
+        guard values.count == 1 else { return nil }
+        let dates = head.values("Date")
+        return RetryAfter(values[0], responseDate: dates.count == 1 ? dates[0] : nil)
     }
 }

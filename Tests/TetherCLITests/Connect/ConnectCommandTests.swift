@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
+import TetherCore
+import TetherPOSIX
 import TetherTestServer
 @testable import TetherCLI
 #if canImport(Glibc)
@@ -95,6 +97,56 @@ import Glibc
         #expect(captured.error.contains("stopped: handshake_rejected 401"))
         let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
         #expect(closed?.contains(#""reason":"handshake_rejected","code":401"#) == true)
+    }
+
+    @Test func aHandshakeThatDoesNotValidateSaysWhyOnStderrWithoutTheHeaderValue() async throws {
+        let listener = try TCPListener.bind()
+        listener.start { tcp in tcp.setHandler(BadAcceptServer()) }
+        let captured = CapturedIO()
+        // The command runs until the failed attempt has been reported: the report itself ends it (as Ctrl-C).
+        let (errors, errorSink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        var io = captured.io
+        let writeError = io.writeError
+        io.writeError = { text in
+            writeError(text)
+            errorSink.yield(text)
+        }
+        io.waitForInterrupt = {
+            for await text in errors where text.contains("attempt failed") { return SIGINT }
+            return 0
+        }
+        let status = await TetherCommand.run([
+            "connect", "ws://127.0.0.1:\(listener.port)/feed", "--events", "jsonl", "--backoff-base", "60000",
+            "--no-path-monitor",
+        ], io: io)
+        errorSink.finish()
+        await listener.close()
+        #expect(status == 0)
+        #expect(captured.error.contains(
+            "tether: attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)\n"))
+        let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
+        #expect(closed?.contains(
+            #""reason":"handshake_invalid","detail":"Sec-WebSocket-Accept does not match the key""#) == true)
+        #expect(!(captured.output + captured.error).contains("SECRET"))
+    }
+
+    @Test func onlyAFailedAttemptThatWillBeRetriedGetsAnAttemptLine() {
+        func closed(from: SessionPhase, to: SessionPhase, _ reason: CloseReason) -> LogRecord {
+            LogRecord(generation: 1, kind: .closed, time: 0, from: from, to: to, reason: reason)
+        }
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .connectFailed(.refused)))
+            == "attempt failed: connect_failed (refused)\n")
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .handshakeRejected(status: 503)))
+            == "attempt failed: handshake_rejected 503\n")
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .offline, .connectTimeout))
+            == "attempt failed: connect_timeout\n")
+        // A failure that stops the session has its own "stopped:" line; stopping or leaving is no failure; an open
+        // connection that ends is not a failed attempt.
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .failed, .handshakeRejected(status: 401)))
+            == nil)
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .stopped, .userStopped)) == nil)
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .suspended, .enteredBackground)) == nil)
+        #expect(ConnectCommand.attemptFailure(closed(from: .open, to: .waiting, .pongTimeout)) == nil)
     }
 
     @Test func durationEndsARunThatReceivesNothing() async throws {
@@ -237,4 +289,21 @@ final class CountingInput: Sendable {
             return taken ? self.line : nil
         })
     }
+}
+
+/// A raw server that answers the first bytes of a connection (the upgrade request) with a 101 whose
+/// `Sec-WebSocket-Accept` cannot match the client's key, and whose value is a marker no output may show.
+private final class BadAcceptServer: TCPConnectionHandler {
+    private var answered = false
+
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+        guard !self.answered else { return }
+        self.answered = true
+        connection.write(Array((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: SECRET-bm90LXRoZS1rZXk=\r\n\r\n"
+        ).utf8))
+    }
+
+    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {}
 }

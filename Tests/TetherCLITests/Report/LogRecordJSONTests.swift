@@ -13,6 +13,15 @@ import TetherCore
                 + #""reason":"pong_timeout","code":1001}"#)
     }
 
+    @Test func anInvalidHandshakeCloseSaysWhatFailedUnderDetail() {
+        let record = LogRecord(
+            generation: 2, kind: .closed, time: 90, from: .connecting, to: .waiting,
+            reason: .handshakeInvalid(detail: "extension not offered"))
+        #expect(record.jsonLine
+            == #"{"t":90,"gen":2,"event":"closed","from":"connecting","to":"waiting","#
+                + #""reason":"handshake_invalid","detail":"extension not offered"}"#)
+    }
+
     @Test func everyOptionalFieldHasItsDocumentedKey() {
         let record = LogRecord(
             generation: 1, kind: .retryScheduled, time: 7, from: .waiting, to: .waiting,

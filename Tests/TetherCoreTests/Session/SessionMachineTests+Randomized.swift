@@ -29,7 +29,8 @@ extension SessionMachineTests {
                 .peerClosed(code: 1000), .peerClosed(code: 1008), .peerClosed(code: 1013), .peerClosed(code: nil),
                 .connectFailed(.refused), .connectFailed(.unsupported), .receiveFailed, .closedLocally,
                 .handshakeRejected(status: 503, retryAfter: 30_000), .handshakeRejected(status: 401, retryAfter: nil),
-                .handshakeInvalid, .protocolViolation(code: 1007),
+                .handshakeInvalid(detail: "subprotocol not offered"), .protocolViolation(code: 1007),
+                .handshakeRejected(status: 429, retryAfter: .max),
             ]
             // Permanent failures are rarer so sequences spend time in every phase.
             let end = ends[self.below(ends.count)]
@@ -166,6 +167,12 @@ extension SessionMachineTests {
                     self.check(record.generation == before.heartbeat.generation, "close record for another generation")
                 }
                 self.check(records.count(where: { $0.kind == .closed }) <= 1, "two closes in one step")
+                // Every wait is bounded by the configuration, whatever the peer asked for (DESIGN §10).
+                for record in records where record.kind == .retryScheduled {
+                    let longest = max(
+                        configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)
+                    self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
+                }
                 if records.contains(where: { $0.kind == .pong }) || m.state.link == .none
                     || m.phase == .suspended {
                     outstandingPing = nil

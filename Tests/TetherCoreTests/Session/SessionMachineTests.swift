@@ -226,7 +226,8 @@ import TetherCore
         .peerClosed(code: 1000), .peerClosed(code: 1001), .peerClosed(code: 1011), .peerClosed(code: nil),
         .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.system(104)),
         .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
-        .handshakeInvalid, .protocolViolation(code: 1002), .receiveFailed, .closedLocally,
+        .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"), .protocolViolation(code: 1002),
+        .receiveFailed, .closedLocally,
     ]
 
     @Test(arguments: Self.retryable)
@@ -261,6 +262,83 @@ import TetherCore
         _ = m.transportEnded(generation: 2, end: .handshakeRejected(status: 429, retryAfter: 10), now: 120_060)
         // A short Retry-After never undercuts the backoff (attempt 2: 2 s).
         #expect(m.retryAt == 122_060)
+    }
+
+    @Test func aHugeRetryAfterIsCutToTheConfiguredMaximum() {
+        var m = self.machine()
+        #expect(m.configuration.maximumRetryAfter == 300_000)  // the default: 5 minutes
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        // `Retry-After: 999999999` (31.7 years), in ms.
+        let thirtyYears = TransportEnd.handshakeRejected(status: 503, retryAfter: 999_999_999_000)
+        _ = m.transportEnded(generation: 1, end: thirtyYears, now: 50)
+        #expect(m.retryAt == 300_050)
+        #expect(m.nextWake == 300_050)
+        #expect(self.records(&m) == [
+            LogRecord(generation: 1, kind: .closed, time: 50, from: .connecting, to: .waiting,
+                      reason: .handshakeRejected(status: 503), code: 503),
+            LogRecord(generation: 1, kind: .retryScheduled, time: 50, from: .waiting, to: .waiting,
+                      attempt: 1, delay: 300_000),
+        ])
+        #expect(m.timerFired(now: 300_049) == .none)
+        #expect(m.timerFired(now: 300_050) == .openTransport(generation: 2))
+        // Saturated by the transport (a value beyond Int.max seconds): the same cap, no overflow.
+        _ = m.transportEnded(generation: 2, end: .handshakeRejected(status: 429, retryAfter: Int.max), now: 300_060)
+        #expect(m.retryAt == 600_060)
+    }
+
+    @Test func aLongNumericRetryAfterIsCappedNotIgnored() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = 45_000
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        // `Retry-After: 9999999999` (ten digits): capped at 45 s, not replaced by the 5 s throttle delay.
+        let tenDigits = TransportEnd.handshakeRejected(status: 503, retryAfter: 9_999_999_999_000)
+        _ = m.transportEnded(generation: 1, end: tenDigits, now: 10)
+        #expect(m.retryAt == 45_010)
+        // Below the cap it is honoured as given, even above the backoff cap.
+        configuration.backoff.cap = 1_000
+        m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 30_000), now: 10)
+        #expect(m.retryAt == 30_010)
+    }
+
+    @Test func aZeroMaximumLeavesOnlyTheBackoff() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = 0
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 120_000), now: 10)
+        #expect(m.retryAt == 1_010)
+    }
+
+    @Test func aMaximumNearIntMaxSaturatesTheRetryTimeInsteadOfTrapping() {
+        var configuration = Self.noJitter
+        configuration.maximumRetryAfter = .max
+        var m = self.machine(configuration)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: .max), now: 10)
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == .max)
+        #expect(m.timerFired(now: 1_000_000) == .none)
+        #expect(m.stop(now: 1_000_001) == .none)
+    }
+
+    @Test func anInvalidHandshakeCarriesItsDetailIntoTheCloseRecord() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        let end = TransportEnd.handshakeInvalid(detail: "extension not offered")
+        #expect(m.transportEnded(generation: 1, end: end, now: 30) == .none)
+        let closed = self.records(&m).first { $0.kind == .closed }
+        #expect(closed?.reason == .handshakeInvalid(detail: "extension not offered"))
+        #expect(closed?.reason?.name == "handshake_invalid")
+        #expect(closed?.reason?.detail == "extension not offered")
+        #expect(closed?.code == nil)
+        #expect(m.phase == .waiting)  // retried with backoff, like any broken attempt
+        #expect(CloseReason.pongTimeout.detail == nil)
+        #expect(CloseReason.handshakeRejected(status: 401).detail == nil)
     }
 
     // MARK: - Path
@@ -586,7 +664,8 @@ import TetherCore
             (.pongTimeout, "pong_timeout"), (.pingFailed, "ping_failed"), (.probeTimeout, "probe_timeout"),
             (.connectTimeout, "connect_timeout"), (.receiveFailed, "receive_failed"),
             (.peerClosed(code: 1000), "peer_closed"), (.connectFailed(.refused), "connect_failed"),
-            (.handshakeRejected(status: 403), "handshake_rejected"), (.handshakeInvalid, "handshake_invalid"),
+            (.handshakeRejected(status: 403), "handshake_rejected"),
+            (.handshakeInvalid(detail: "extension not offered"), "handshake_invalid"),
             (.protocolViolation(code: 1002), "protocol_violation"), (.userStopped, "user_stopped"),
             (.enteredBackground, "entered_background"),
         ]

@@ -212,7 +212,7 @@ struct TestServerTests {
         let server = try TestServer(scenario: .reject(status: 503, retryAfterSeconds: 7))
         var client = try await RawClient.connect(to: server)
 
-        #expect(await client.handshakeResponse() == .failure(.rejected(status: 503, retryAfterSeconds: 7)))
+        #expect(await client.handshakeResponse() == .failure(.rejected(status: 503, retryAfter: .seconds(7))))
         #expect(await client.readToEnd().end == .endOfStream)
         let record = try await server.waitForEnd(ofConnection: 1)
         #expect(record.handshake == .rejected(status: 503, retryAfterSeconds: 7))
@@ -225,7 +225,7 @@ struct TestServerTests {
         let request = Array("GET /chat HTTP/1.1\r\nHost: localhost\r\nConnection: keep-alive\r\n\r\n".utf8)
         var client = try await RawClient.connect(to: server, rawRequest: request)
 
-        #expect(await client.handshakeResponse() == .failure(.rejected(status: 400, retryAfterSeconds: nil)))
+        #expect(await client.handshakeResponse() == .failure(.rejected(status: 400, retryAfter: nil)))
         let record = try await server.waitForEnd(ofConnection: 1)
         #expect(record.handshake == .invalid(reason: "Upgrade header missing or not websocket"))
         #expect(record.end?.reason == .handshakeRejected(status: 400))
@@ -265,7 +265,7 @@ struct TestServerTests {
         let server = try TestServer { _ in .close(afterMilliseconds: 10, code: 999) }
         var client = try await RawClient.connect(to: server)
 
-        #expect(await client.handshakeResponse() == .failure(.rejected(status: 500, retryAfterSeconds: nil)))
+        #expect(await client.handshakeResponse() == .failure(.rejected(status: 500, retryAfter: nil)))
         #expect(try await server.waitForEnd(ofConnection: 1).end?.reason == .handshakeRejected(status: 500))
         await server.stop()
     }
@@ -284,7 +284,7 @@ struct TestServerTests {
             context.path == "/busy" ? .reject(status: 429, retryAfterSeconds: 1) : .echo
         }
         var busy = try await RawClient.connect(to: server, target: "/busy?x=1")
-        #expect(await busy.handshakeResponse() == .failure(.rejected(status: 429, retryAfterSeconds: 1)))
+        #expect(await busy.handshakeResponse() == .failure(.rejected(status: 429, retryAfter: .seconds(1))))
         var (echo, _) = try await RawClient.open(server, target: "/echo")
         try await echo.send(text: "hi")
         #expect(await echo.nextMessage() == .text("hi"))

@@ -146,6 +146,39 @@ import TetherTestServer
         }
     }
 
+    @Test func aTenDigitRetryAfterIsCutToTheConfiguredMaximumAndTheClientComesBack() async throws {
+        try await withHarness(
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url)
+                configuration.maximumRetryAfter = .milliseconds(600)
+                return configuration
+            },
+            scenario: { context in
+                // 317 years: once ignored for its ten digits, now taken and capped.
+                context.index == 1 ? .reject(status: 503, retryAfterSeconds: 9_999_999_999) : .normal
+            }
+        ) { harness in
+            await harness.client.start()
+            let retry = try #require(await harness.probe.record(.retryScheduled))
+            #expect(retry.delay == 600)
+            let opened = try #require(await harness.probe.record(.opened))
+            #expect(opened.generation == 2)
+            #expect(opened.time - retry.time >= 600)
+        }
+    }
+
+    @Test func theLargestRetryAfterWaitsTheDefaultFiveMinutesNotForever() async throws {
+        // `Retry-After: 9223372036854775807` seconds on the wire.
+        try await withHarness(scenario: .reject(status: 429, retryAfterSeconds: .max)) { harness in
+            await harness.client.start()
+            let retry = try #require(await harness.probe.record(.retryScheduled))
+            #expect(retry.delay == 300_000)
+            let state = await harness.client.state
+            #expect(state.phase == .waiting)
+            #expect(harness.server.connections.count == 1)
+        }
+    }
+
     @Test func unauthorizedHandshakeStopsWithAVisibleErrorAndNeverReportsOpen() async throws {
         try await withHarness(scenario: .reject(status: 401)) { harness in
             await harness.client.start()

@@ -11,6 +11,14 @@ import TetherCore
         try WebSocketConfiguration(url: Self.url).validate()
     }
 
+    @Test func aServersRetryAfterIsCappedAtFiveMinutesByDefaultAndTheCapReachesTheSession() {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        #expect(configuration.maximumRetryAfter == .seconds(300))
+        #expect(configuration.session.maximumRetryAfter == 300_000)
+        configuration.maximumRetryAfter = .milliseconds(1_500)
+        #expect(configuration.session.maximumRetryAfter == 1_500)
+    }
+
     static let outOfRange: [(String, @Sendable (inout WebSocketConfiguration) -> Void)] = [
         ("heartbeatInterval", { $0.heartbeatInterval = .zero }),
         ("heartbeatTimeout", { $0.heartbeatTimeout = .zero }),
@@ -19,6 +27,7 @@ import TetherCore
         ("probeTimeout", { $0.probeTimeout = .zero }),
         ("stablePeriod", { $0.stablePeriod = .seconds(-1) }),
         ("retryLaterDelay", { $0.retryLaterDelay = .milliseconds(-5) }),
+        ("maximumRetryAfter", { $0.maximumRetryAfter = .milliseconds(-1) }),
         ("closeTimeout", { $0.closeTimeout = .milliseconds(-1) }),
         ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
         ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
@@ -84,6 +93,7 @@ import TetherCore
         configuration.probeTimeout = .milliseconds(1)
         configuration.stablePeriod = .zero
         configuration.retryLaterDelay = .zero
+        configuration.maximumRetryAfter = .zero
         configuration.closeTimeout = .zero
         configuration.timerTolerance = .zero
         configuration.maximumMessageSize = 1

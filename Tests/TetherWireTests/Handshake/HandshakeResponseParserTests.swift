@@ -55,25 +55,101 @@ import TetherWire
     }
 
     @Test func nonSwitchingStatusIsRejectedWithRetryAfterSeconds() {
-        #expect(throws: HandshakeError.rejected(status: 503, retryAfterSeconds: 120)) {
+        #expect(throws: HandshakeError.rejected(status: 503, retryAfter: .seconds(120))) {
             try self.parse(Self.response(["HTTP/1.1 503 Service Unavailable", "Retry-After: 120"]))
         }
-        #expect(throws: HandshakeError.rejected(status: 429, retryAfterSeconds: nil)) {
-            try self.parse(Self.response(["HTTP/1.1 429 Too Many Requests",
-                                          "Retry-After: Wed, 21 Oct 2015 07:28:00 GMT"]))
-        }
-        #expect(throws: HandshakeError.rejected(status: 401, retryAfterSeconds: nil)) {
+        #expect(throws: HandshakeError.rejected(status: 401, retryAfter: nil)) {
             try self.parse(Self.response(["HTTP/1.1 401 Unauthorized"]))
         }
-        #expect(throws: HandshakeError.rejected(status: 200, retryAfterSeconds: nil)) {
+        #expect(throws: HandshakeError.rejected(status: 200, retryAfter: nil)) {
             try self.parse(Self.response(["HTTP/1.0 200"]))
         }
+    }
+
+    /// The `Retry-After` of a rejection with these extra header lines (nil: none understood).
+    func retryAfter(_ headers: [String]) -> RetryAfter? {
+        let failure = #expect(throws: HandshakeError.self) {
+            try self.parse(Self.response(["HTTP/1.1 503 Service Unavailable"] + headers))
+        }
+        guard case .rejected(503, let retryAfter)? = failure else {
+            Issue.record("not a 503 rejection: \(String(describing: failure))")
+            return nil
+        }
+        return retryAfter
+    }
+
+    @Test func longAndHugeDelaySecondsAreTakenNotIgnored() {
+        #expect(self.retryAfter(["Retry-After: 999999999"]) == .seconds(999_999_999))
+        #expect(self.retryAfter(["Retry-After: 9999999999"]) == .seconds(9_999_999_999))
+        #expect(self.retryAfter(["Retry-After: " + String(repeating: "9", count: 40)]) == .seconds(Int.max))
+        #expect(self.retryAfter(["Retry-After:   42  "]) == .seconds(42))  // the field's whitespace is not its value
+    }
+
+    @Test func anHTTPDateIsMeasuredFromTheResponsesDateHeader() {
+        let withDate = self.retryAfter([
+            "Date: Sun, 06 Nov 1994 08:49:37 GMT", "Retry-After: Sun, 06 Nov 1994 08:51:37 GMT",
+        ])
+        #expect(withDate?.delaySeconds(now: 0) == 120)
+        #expect(withDate?.delaySeconds(now: RetryAfterTests.now) == 120)
+        let rfc850 = self.retryAfter(["Retry-After: Sunday, 06-Nov-94 08:50:37 GMT", "date: Sun Nov  6 08:49:37 1994"])
+        #expect(rfc850?.delaySeconds(now: RetryAfterTests.now) == 60)
+        // Without a Date header (or with two of them), from the caller's clock.
+        let withoutDate = self.retryAfter(["Retry-After: Sun, 06 Nov 1994 08:51:37 GMT"])
+        #expect(withoutDate?.delaySeconds(now: RetryAfterTests.example) == 120)
+        let twoDates = self.retryAfter([
+            "Date: Sun, 06 Nov 1994 08:49:37 GMT", "Date: Sun, 06 Nov 1994 08:50:37 GMT",
+            "Retry-After: Sun, 06 Nov 1994 08:51:37 GMT",
+        ])
+        #expect(twoDates?.delaySeconds(now: RetryAfterTests.example + 7) == 113)
+        // A date already past: no extra wait.
+        #expect(self.retryAfter(["Retry-After: Wed, 21 Oct 2015 07:28:00 GMT"])?
+            .delaySeconds(now: RetryAfterTests.now) == 0)
+    }
+
+    @Test func anInvalidOrRepeatedRetryAfterIsIgnored() {
+        #expect(self.retryAfter(["Retry-After: soon"]) == nil)
+        #expect(self.retryAfter(["Retry-After: -1"]) == nil)
+        #expect(self.retryAfter(["Retry-After: 1.5"]) == nil)
+        #expect(self.retryAfter(["Retry-After: Sun, 31 Nov 1994 08:49:37 GMT"]) == nil)
+        #expect(self.retryAfter(["Retry-After:"]) == nil)
+        #expect(self.retryAfter(["Retry-After: 5", "Retry-After: 6"]) == nil)
     }
 
     @Test func wrongAcceptIsInvalidUpgradeWithoutEchoingTheValue() {
         let lines = Self.valid.dropLast() + ["Sec-WebSocket-Accept: c2VjcmV0LXRva2VuLXZhbHVl"]
         let failure = #expect(throws: HandshakeError.self) { try self.parse(Self.response(Array(lines))) }
         #expect(failure == .invalidUpgrade("Sec-WebSocket-Accept does not match the key"))
+        #expect(failure?.detail == "Sec-WebSocket-Accept does not match the key")
+    }
+
+    /// Responses that fail in every way the parser knows, each with a secret in the offending header's value (or
+    /// the status line); the failure's detail, which reaches close records and `tether connect`, never holds it.
+    static let secretBearingFailures: [[String]] = [
+        Self.valid.dropLast() + ["Sec-WebSocket-Accept: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Accept: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Protocol: SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Protocol: chat, SECRET-7f3a"],
+        Self.valid + ["Sec-WebSocket-Extensions: SECRET-7f3a; token=SECRET-7f3a"],
+        ["HTTP/1.1 101 Switching Protocols", "Upgrade: SECRET-7f3a", "Connection: Upgrade",
+         "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
+        ["HTTP/1.1 101 Switching Protocols", "Upgrade: websocket", "Connection: SECRET-7f3a",
+         "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo="],
+        ["HTTP/1.0 101 SECRET-7f3a"] + Self.valid.dropFirst(),
+        ["HTTP/1.1 1x1 SECRET-7f3a"],
+        ["SECRET-7f3a"],
+        Self.valid + ["SECRET-7f3a without a colon"],
+        Self.valid + ["SECRET-7f3a Name: x"],
+        Self.valid + [" SECRET-7f3a folded"],
+        Self.valid + ["Authorization: Bearer SECRET-7f3a\u{1}"],
+        ["HTTP/1.1 503 SECRET-7f3a", "Retry-After: SECRET-7f3a", "Date: SECRET-7f3a"],
+    ]
+
+    @Test(arguments: Self.secretBearingFailures)
+    func noFailureDetailEchoesAHeaderValue(lines: [String]) {
+        let failure = #expect(throws: HandshakeError.self) { try self.parse(Self.response(lines)) }
+        #expect(failure?.detail.isEmpty == false)
+        #expect(failure?.detail.contains("SECRET") == false, "\(String(describing: failure))")
+        #expect(failure.map { String(describing: $0) }?.contains("SECRET") == false)
     }
 
     @Test func missingUpgradeConnectionOrAcceptIsInvalidUpgrade() {

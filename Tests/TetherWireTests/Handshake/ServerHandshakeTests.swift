@@ -56,7 +56,7 @@ import TetherWire
             """)
         var parser = HandshakeResponseParser(handshake: HandshakeResponseParserTests.handshake)
         parser.append(bytes)
-        #expect(throws: HandshakeError.rejected(status: 503, retryAfterSeconds: 30)) { try parser.parse() }
+        #expect(throws: HandshakeError.rejected(status: 503, retryAfter: .seconds(30))) { try parser.parse() }
     }
 
     @Test func upgradeRequiredRejectionAdvertisesVersion13() {

@@ -180,11 +180,12 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     private func handshakeFailed(_ error: HandshakeError) {
         switch error {
-        case .rejected(let status, let retryAfterSeconds):
-            let retryAfter = retryAfterSeconds.map { $0 * 1000 }
-            self.decide(.handshakeRejected(status: status, retryAfter: retryAfter), graceful: true)
+        case .rejected(let status, let retryAfter):
+            let delay = retryAfter?.millisecondsFromNow
+            self.decide(.handshakeRejected(status: status, retryAfter: delay), graceful: true)
         case .headerTooLarge, .malformed, .invalidUpgrade:
-            self.decide(.handshakeInvalid, graceful: true)
+            // The parsers' details are fixed texts, never a header value: safe for the close record and logs.
+            self.decide(.handshakeInvalid(detail: error.detail), graceful: true)
         }
     }
 

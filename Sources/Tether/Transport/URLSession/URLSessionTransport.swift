@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TetherCore
+import TetherWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -175,10 +176,15 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         } else if closingLocally {
             end = .closedLocally
         } else if let status = (task.response as? HTTPURLResponse)?.statusCode, status != 101 {
-            let retryAfter = (task.response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
-                .flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-                .map { $0 * 1000 }
-            end = .handshakeRejected(status: status, retryAfter: retryAfter)
+            // Parsed like the socket transport's (delay-seconds of any length or an HTTP-date against `Date`);
+            // the session caps the wait.
+            let response = task.response as? HTTPURLResponse
+            let retryAfter = response?.value(forHTTPHeaderField: "Retry-After").flatMap { value in
+                RetryAfter(
+                    value.trimmingCharacters(in: .whitespaces),
+                    responseDate: response?.value(forHTTPHeaderField: "Date")?.trimmingCharacters(in: .whitespaces))
+            }
+            end = .handshakeRejected(status: status, retryAfter: retryAfter?.millisecondsFromNow)
         } else {
             end = Self.end(for: error, opened: self.state.withLock { $0.opened })
         }
@@ -242,7 +248,7 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         case .cannotFindHost, .dnsLookupFailed: return .connectFailed(.nameResolution)
         case .notConnectedToInternet, .networkConnectionLost: return .connectFailed(.unreachable)
         case .timedOut: return .connectFailed(.timedOut)
-        case .badServerResponse: return .handshakeInvalid
+        case .badServerResponse: return .handshakeInvalid(detail: "bad server response")
         default: return .connectFailed(.system(Int32(truncatingIfNeeded: error.code.rawValue)))
         }
     }

@@ -290,6 +290,43 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    /// A 503 with these extra header lines; what the transport reports as the wait.
+    func retryAfterReported(_ headers: [(name: String, value: String)]) async throws -> [Seen] {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(ServerHandshake.reject(
+            status: 503, reason: "Service Unavailable", retryAfterSeconds: nil, headers: headers))
+        let seen = await client.rest()
+        await peer.stop()
+        return seen
+    }
+
+    @Test func retryAfterAsAnHTTPDateIsMeasuredFromTheResponsesDate() async throws {
+        // Dates from 1994: the local clock, decades later, plays no part when the response has a Date.
+        #expect(try await self.retryAfterReported([
+            (name: "Date", value: "Sun, 06 Nov 1994 08:49:37 GMT"),
+            (name: "Retry-After", value: "Sun, 06 Nov 1994 08:51:37 GMT"),
+        ]) == [.ended(.handshakeRejected(status: 503, retryAfter: 120_000))])
+        #expect(try await self.retryAfterReported([
+            (name: "Date", value: "Sun Nov  6 08:49:37 1994"),
+            (name: "Retry-After", value: "Sunday, 06-Nov-94 08:50:07 GMT"),
+        ]) == [.ended(.handshakeRejected(status: 503, retryAfter: 30_000))])
+        // Without a Date, a date long past (against the wall clock) means no extra wait.
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "Sun, 06 Nov 1994 08:51:37 GMT")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: 0))])
+    }
+
+    @Test func retryAfterOfAnyLengthIsReportedSaturatedAndGarbageIsNot() async throws {
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "9999999999")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: 9_999_999_999_000))])
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: String(repeating: "7", count: 40))])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: Int.max))])
+        #expect(try await self.retryAfterReported([(name: "Retry-After", value: "in a while")])
+            == [.ended(.handshakeRejected(status: 503, retryAfter: nil))])
+    }
+
     @Test func switchingProtocolsWithABadAcceptKeyIsInvalidAndNeverOpens() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
@@ -302,8 +339,33 @@ extension SocketTransportTests {
         var encoder = WebSocketEncoder(role: .server)
         encoder.text("must not arrive", into: &response)
         try await server.write(response)
-        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        let detail = "Sec-WebSocket-Accept does not match the key"
+        #expect(await client.rest() == [.ended(.handshakeInvalid(detail: detail))])
         await peer.stop()
+    }
+
+    @Test func aBadAcceptKeyReachesTheClientsCloseRecordWithItsDetailAndNoHeaderValue() async throws {
+        var peer = try ScriptedPeer()
+        var configuration = WebSocketConfiguration(url: peer.url("/feed"), transport: SocketTransport())
+        configuration.pathMonitoring = .none
+        configuration.backoff = BackoffPolicy(base: 10_000, jitterPercent: 0)  // one attempt is enough here
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        try await server.write(Array((
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: SECRET-c2VjcmV0LXRva2Vu\r\n\r\n"
+        ).utf8))
+        let closed = try #require(await recorder.record(.closed))
+        #expect(closed.reason == .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"))
+        #expect(closed.from == .connecting && closed.to == .waiting)
+        #expect(recorder.records.allSatisfy { $0.kind != .opened })
+        await client.stop()
+        await peer.stop()
+        let everything = recorder.events.map { String(describing: $0) }.joined(separator: "\n")
+        #expect(!everything.contains("SECRET"))
     }
 
     @Test func subprotocolThatWasNotOfferedIsInvalid() async throws {
@@ -311,7 +373,7 @@ extension SocketTransportTests {
         var client = ClientProbe(url: peer.url(), subprotocols: ["chat.v1"])
         let server = await peer.accept()
         try await server.open(subprotocol: "chat.v9")
-        #expect(await client.rest() == [.ended(.handshakeInvalid)])
+        #expect(await client.rest() == [.ended(.handshakeInvalid(detail: "subprotocol not offered"))])
         await peer.stop()
     }
 
