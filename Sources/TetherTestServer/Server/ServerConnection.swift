@@ -265,17 +265,15 @@ final class ConnectionDriver {
         case .text, .binary:
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
             let size = message.payload.count
-            let limit = self.recorder.recordedMessageLimit
             let recordsPayload = self.scenario.recordsPayloads
             let echoes = self.scenario.echo && self.phase == .open
             if echoes { self.encoder.encode(message.opcode, payload: message.payload, into: &self.output) }
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
-                if record.messages.count < limit {
-                    let payload = recordsPayload ? Array(message.payload) : nil
-                    record.messages.append(MessageRecord(at: now, kind: kind, size: size, payload: payload))
-                }
+                // Kept up to the record limit; the payload is copied only when kept.
+                record.messages.append(MessageRecord(
+                    at: now, kind: kind, size: size, payload: recordsPayload ? Array(message.payload) : nil))
                 if echoes {
                     record.sentMessageCount += 1
                     record.sentMessageBytes += size

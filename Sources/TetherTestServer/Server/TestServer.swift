@@ -13,6 +13,10 @@ import TetherPOSIX
 ///
 /// All protocol work runs on one event loop thread (its own unless one is given): no thread per
 /// connection, and an idle connection holds no buffers. Call `stop()` when done.
+///
+/// Memory stays bounded whatever clients do (a ping flood, many short connections): every list in a
+/// record is capped at `recordLimit` entries with exact totals, and at most `endedConnectionLimit` ended
+/// connections are remembered.
 public final class TestServer: Sendable {
     /// The numeric address listened on (`127.0.0.1` or `::1`).
     public let host: String
@@ -31,8 +35,12 @@ public final class TestServer: Sendable {
     ///   - port: 0 (default) for an ephemeral port chosen by the kernel; read it from `port`.
     ///   - maximumMessageSize: the largest frame and message accepted from a client (default 16 MiB);
     ///     larger ones close the connection with 1009.
-    ///   - recordedMessageLimit: at most this many `MessageRecord`s per connection (default 100,000),
-    ///     so that a long benchmark does not grow memory; counts stay exact.
+    ///   - recordLimit: each list of a `ConnectionRecord` (messages, pings and pongs either way) keeps at
+    ///     most its first this many entries (default 1,000) and counts the rest (`RecordList.total`), so that
+    ///     a flood or a long benchmark does not grow memory. 0 keeps counts only.
+    ///   - endedConnectionLimit: the records of at most this many ended connections are kept (default 100),
+    ///     those that ended last; older ones are dropped and counted in `droppedConnectionCount`, so that a
+    ///     long-running server with many short connections stays bounded. Live connections are always kept.
     ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
@@ -40,19 +48,21 @@ public final class TestServer: Sendable {
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
-    ///   `maximumMessageSize` is under 125 bytes or `recordedMessageLimit` negative.
+    ///   `maximumMessageSize` is under 125 bytes, or `recordLimit` or `endedConnectionLimit` negative.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
-        recordedMessageLimit: Int = 100_000,
+        recordLimit: Int = 1_000,
+        endedConnectionLimit: Int = 100,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
         // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
         guard maximumMessageSize >= 125 else { throw .invalidArgument("maximumMessageSize (at least 125)") }
-        guard recordedMessageLimit >= 0 else { throw .invalidArgument("recordedMessageLimit (at least 0)") }
+        guard recordLimit >= 0 else { throw .invalidArgument("recordLimit (at least 0)") }
+        guard endedConnectionLimit >= 0 else { throw .invalidArgument("endedConnectionLimit (at least 0)") }
         let serverLoop: EventLoop
         if let loop {
             serverLoop = loop
@@ -78,7 +88,8 @@ public final class TestServer: Sendable {
         self.loop = serverLoop
         self.ownsLoop = loop == nil
         self.listener = listener
-        let recorder = Recorder(start: .now, loop: serverLoop, recordedMessageLimit: recordedMessageLimit)
+        let recorder = Recorder(
+            start: .now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
         let core = ServerCore(
             loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize, scenario: scenario)
         self.core = core
@@ -91,15 +102,16 @@ public final class TestServer: Sendable {
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
-        recordedMessageLimit: Int = 100_000,
+        recordLimit: Int = 1_000,
+        endedConnectionLimit: Int = 100,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: Scenario = .normal
     ) throws(TestServerError) {
         try scenario.validate()
         try self.init(
-            host: host, port: port, maximumMessageSize: maximumMessageSize,
-            recordedMessageLimit: recordedMessageLimit, loop: loop, namespace: namespace,
+            host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
+            endedConnectionLimit: endedConnectionLimit, loop: loop, namespace: namespace,
             scenario: { _ in scenario })
     }
 
@@ -118,19 +130,34 @@ public final class TestServer: Sendable {
 
     // MARK: Records
 
-    /// A snapshot of every connection's record, in order of acceptance.
+    /// A snapshot of the records of every live connection and of the last `endedConnectionLimit` ended
+    /// ones, in order of acceptance. Until more than that many connections have ended, the record of
+    /// connection `i` is at `i - 1`; use `connection(_:)` to look one up by its index in any case.
     public var connections: [ConnectionRecord] { self.core.recorder.records }
 
-    /// A snapshot of connection `index` (from 1), or nil if it has not been accepted yet.
+    /// A snapshot of connection `index` (from 1), or nil if it has not been accepted yet or its record
+    /// was dropped (it ended before the last `endedConnectionLimit` ended connections).
     public func connection(_ index: Int) -> ConnectionRecord? {
-        let records = self.connections
-        return records.indices.contains(index - 1) ? records[index - 1] : nil
+        self.connections.record(ofConnection: index)
     }
+
+    /// Connections accepted since the server started, whether or not their records are still kept.
+    public var acceptedConnectionCount: Int { self.core.recorder.acceptedCount }
+
+    /// Ended connections whose records were dropped to keep at most `endedConnectionLimit`.
+    public var droppedConnectionCount: Int { self.core.recorder.droppedConnectionCount }
+
+    /// Events dropped, over every stream from `events(bufferLimit:)`, because a reader fell behind.
+    public var droppedEventCount: Int { self.core.recorder.droppedEventCount }
 
     /// Events from now on, one per thing that happened on a connection (see `ServerEvent`), in
     /// order. Each call returns a new stream; it finishes when the server stops.
-    public func events() -> AsyncStream<ServerEvent> {
-        self.core.recorder.events()
+    ///
+    /// The stream is bounded: it holds at most `bufferLimit` events not yet read (default 10,000). When
+    /// its reader falls further behind (a flood, a slow console), the oldest unread events are dropped and
+    /// counted in `droppedEventCount`; the records (`connections`) are not affected.
+    public func events(bufferLimit: Int = 10_000) -> AsyncStream<ServerEvent> {
+        self.core.recorder.events(bufferLimit: bufferLimit)
     }
 
     /// Waits until `condition` holds for the records, without polling: it is checked now and after
@@ -156,9 +183,10 @@ public final class TestServer: Sendable {
         where condition: @escaping @Sendable (ConnectionRecord) -> Bool = { _ in true }
     ) async throws(TestServerError) -> ConnectionRecord {
         let records = try await self.waitUntil(timeout: timeout) { records in
-            records.indices.contains(index - 1) && condition(records[index - 1])
+            records.record(ofConnection: index).map(condition) ?? false
         }
-        return records[index - 1]
+        // The condition held for this snapshot, so the record is in it.
+        return records.record(ofConnection: index)!
     }
 
     /// Waits until connection `index` (from 1) has ended.
