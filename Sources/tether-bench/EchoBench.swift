@@ -264,7 +264,9 @@ enum EchoBench {
     static func serve(port: Int, stopOnStandardInputEnd: Bool = false) async {
         let server: TestServer
         do {
-            server = try TestServer(port: port, recordLimit: 0, scenario: .echo)
+            // `tether-bench idle` opens its thousand connections at once: none may be dropped in the handshake.
+            server = try TestServer(
+                port: port, recordLimit: 0, maximumHandshakingConnections: 1 << 16, scenario: .echo)
         } catch {
             FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
             exit(1)

@@ -149,6 +149,12 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case protocolError(code: UInt16)
     /// The handshake was rejected (by the scenario or as a bad upgrade) and TCP closed.
     case handshakeRejected(status: Int)
+    /// The upgrade request was not complete within the server's `handshakeTimeout`; TCP closed.
+    case handshakeTimedOut
+    /// Still in the handshake (no complete upgrade request yet), the connection was reset to serve a
+    /// newer one: `maximumHandshakingConnections` were in the handshake, or the server ran out of
+    /// descriptors.
+    case handshakeDropped
     /// `TestServer.stop()` reset the connection.
     case serverStopped
     /// Another socket error.
@@ -164,6 +170,8 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
         case .serverReset: "reset by scenario"
         case .protocolError(let code): "protocol error, closed with \(code)"
         case .handshakeRejected(let status): "handshake rejected with \(status)"
+        case .handshakeTimedOut: "no complete upgrade request in time, closed"
+        case .handshakeDropped: "reset in the handshake to serve a newer connection"
         case .serverStopped: "server stopped"
         case .socketError(let error): "socket error: \(error)"
         }

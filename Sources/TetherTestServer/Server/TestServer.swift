@@ -14,9 +14,13 @@ import TetherPOSIX
 /// All protocol work runs on one event loop thread (its own unless one is given): no thread per
 /// connection, and an idle connection holds no buffers. Call `stop()` when done.
 ///
-/// Memory stays bounded whatever clients do (a ping flood, many short connections): every list in a
-/// record is capped at `recordLimit` entries with exact totals, and at most `endedConnectionLimit` ended
-/// connections are remembered.
+/// Memory and descriptors stay bounded whatever clients do (a ping flood, sockets that never send a
+/// request): every list in a record is capped at `recordLimit` entries with exact totals, at most
+/// `endedConnectionLimit` ended connections are remembered, a connection must complete its upgrade
+/// request within `handshakeTimeout`, at most `maximumHandshakingConnections` may be in the handshake at
+/// once (a newer one resets the oldest), and running out of descriptors on accept resets the oldest
+/// connection still in the handshake, if it has waited at least `TCPListener.acceptBackoff`, or else
+/// pauses accepting for that long, instead of retrying in a busy loop.
 public final class TestServer: Sendable {
     /// The numeric address listened on (`127.0.0.1` or `::1`).
     public let host: String
@@ -41,6 +45,13 @@ public final class TestServer: Sendable {
     ///   - endedConnectionLimit: the records of at most this many ended connections are kept (default 100),
     ///     those that ended last; older ones are dropped and counted in `droppedConnectionCount`, so that a
     ///     long-running server with many short connections stays bounded. Live connections are always kept.
+    ///   - handshakeTimeout: a connection whose upgrade request is not complete this long after it was
+    ///     accepted is closed, recorded as `.handshakeTimedOut` (default 10 s). A request that was read and
+    ///     is left unanswered on purpose (`Scenario.Handshake.ignore`) is not affected.
+    ///   - maximumHandshakingConnections: at most this many connections may be waiting for their upgrade
+    ///     request at once (default 128): a newly accepted one resets the oldest of them (recorded as
+    ///     `.handshakeDropped`), so that sockets that never send a request cannot crowd clients out. A burst
+    ///     of more simultaneous connects than this may drop some of them; raise it for such benchmarks.
     ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
@@ -48,13 +59,16 @@ public final class TestServer: Sendable {
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
-    ///   `maximumMessageSize` is under 125 bytes, or `recordLimit` or `endedConnectionLimit` negative.
+    ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
+    ///   `handshakeTimeout` not positive or `maximumHandshakingConnections` under 1.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
         recordLimit: Int = 1_000,
         endedConnectionLimit: Int = 100,
+        handshakeTimeout: Duration = .seconds(10),
+        maximumHandshakingConnections: Int = 128,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
@@ -63,6 +77,10 @@ public final class TestServer: Sendable {
         guard maximumMessageSize >= 125 else { throw .invalidArgument("maximumMessageSize (at least 125)") }
         guard recordLimit >= 0 else { throw .invalidArgument("recordLimit (at least 0)") }
         guard endedConnectionLimit >= 0 else { throw .invalidArgument("endedConnectionLimit (at least 0)") }
+        guard handshakeTimeout > .zero else { throw .invalidArgument("handshakeTimeout (more than 0)") }
+        guard maximumHandshakingConnections >= 1 else {
+            throw .invalidArgument("maximumHandshakingConnections (at least 1)")
+        }
         let serverLoop: EventLoop
         if let loop {
             serverLoop = loop
@@ -91,9 +109,13 @@ public final class TestServer: Sendable {
         let recorder = Recorder(
             start: .now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
         let core = ServerCore(
-            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize, scenario: scenario)
+            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
+            handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
+            scenario: scenario)
         self.core = core
-        listener.start { connection in core.accepted(connection) }
+        listener.start(
+            onAccept: { connection in core.accepted(connection) },
+            onDescriptorsExhausted: { core.makeRoomForAccept() })
     }
 
     /// Starts a server that applies one scenario to every connection (see the main initializer).
@@ -104,6 +126,8 @@ public final class TestServer: Sendable {
         maximumMessageSize: Int = 16 << 20,
         recordLimit: Int = 1_000,
         endedConnectionLimit: Int = 100,
+        handshakeTimeout: Duration = .seconds(10),
+        maximumHandshakingConnections: Int = 128,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: Scenario = .normal
@@ -111,7 +135,8 @@ public final class TestServer: Sendable {
         try scenario.validate()
         try self.init(
             host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
-            endedConnectionLimit: endedConnectionLimit, loop: loop, namespace: namespace,
+            endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
+            maximumHandshakingConnections: maximumHandshakingConnections, loop: loop, namespace: namespace,
             scenario: { _ in scenario })
     }
 
@@ -198,6 +223,12 @@ public final class TestServer: Sendable {
         try await self.waitForConnection(index, timeout: timeout) { $0.hasEnded }
     }
 
+    /// Tests: `gate` decides each accept attempt before the kernel does (`TCPListener.setAcceptGate`),
+    /// so that a test can run the server out of descriptors without lowering the process's limit.
+    func setAcceptGate(_ gate: (@Sendable () -> Int32?)?) {
+        self.listener.setAcceptGate(gate)
+    }
+
     // MARK: Stop
 
     /// Stops listening, resets every live connection (clients see a TCP reset, as when a server
@@ -224,11 +255,15 @@ final class ServerCore: Sendable {
     let loop: EventLoop
     let recorder: Recorder
     let maximumMessageSize: Int
+    let handshakeTimeout: Duration
+    let maximumHandshakingConnections: Int
     let scenario: @Sendable (ConnectionContext) -> Scenario
     private let registry: LoopBound<Registry>
 
     private final class Registry {
         var live: [Int: ServerConnection] = [:]
+        /// The live connections still waiting for their upgrade request, oldest first (ascending index).
+        var handshaking: [(index: Int, acceptedAt: ContinuousClock.Instant)] = []
         var isStopping = false
         var stopped: [@Sendable () -> Void] = []
     }
@@ -237,26 +272,64 @@ final class ServerCore: Sendable {
         loop: EventLoop,
         recorder: Recorder,
         maximumMessageSize: Int,
+        handshakeTimeout: Duration,
+        maximumHandshakingConnections: Int,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) {
         self.loop = loop
         self.recorder = recorder
         self.maximumMessageSize = maximumMessageSize
+        self.handshakeTimeout = handshakeTimeout
+        self.maximumHandshakingConnections = maximumHandshakingConnections
         self.scenario = scenario
         self.registry = LoopBound(Registry(), loop: loop)
     }
 
-    /// Loop thread.
+    /// Loop thread. With `maximumHandshakingConnections` already in the handshake, the oldest of them
+    /// is reset first.
     func accepted(_ connection: TCPConnection) {
         let registry = self.registry.value
         guard !registry.isStopping else {
             connection.reset()
             return
         }
+        while registry.handshaking.count >= self.maximumHandshakingConnections, self.dropOldestHandshaking() {}
         let index = self.recorder.addConnection()
         let shell = ServerConnection(index: index, connection: connection, core: self)
         registry.live[index] = shell
+        registry.handshaking.append((index, .now))
         connection.setHandler(shell)
+        shell.driver.value.startHandshakeTimer(shell: shell)
+    }
+
+    /// Loop thread: resets the oldest connection still in the handshake, freeing its descriptor at
+    /// once, if it was accepted at or before `cutoff` (nil: whenever). Returns false when there is none.
+    func dropOldestHandshaking(acceptedBy cutoff: ContinuousClock.Instant? = nil) -> Bool {
+        let registry = self.registry.value
+        guard let oldest = registry.handshaking.first else { return false }
+        if let cutoff, oldest.acceptedAt > cutoff { return false }
+        registry.handshaking.removeFirst()
+        registry.live[oldest.index]?.driver.value.dropInHandshake()
+        return true
+    }
+
+    /// Loop thread: `accept` failed for lack of descriptors. Frees one by resetting the oldest
+    /// connection in the handshake, but only one that has had a back-off's time to send its request:
+    /// a burst of connections accepted just now (their requests often already waiting, unread) must
+    /// not be reset one by one to accept the rest of the backlog. Returns whether one was freed.
+    func makeRoomForAccept() -> Bool {
+        self.dropOldestHandshaking(acceptedBy: .now - TCPListener.acceptBackoff)
+    }
+
+    /// Loop thread: connection `index` has left the handshake (its request was read, or it ended).
+    func handshakeEnded(_ index: Int) {
+        let registry = self.registry.value
+        // Usually the oldest: requests tend to complete in order of acceptance.
+        if registry.handshaking.first?.index == index {
+            registry.handshaking.removeFirst()
+        } else if let position = registry.handshaking.firstIndex(where: { $0.index == index }) {
+            registry.handshaking.remove(at: position)
+        }
     }
 
     /// Loop thread: the connection's socket is closed and its end recorded.

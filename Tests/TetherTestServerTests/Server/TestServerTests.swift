@@ -483,6 +483,12 @@ struct TestServerTests {
         #expect(throws: TestServerError.invalidArgument("endedConnectionLimit (at least 0)")) {
             try TestServer(endedConnectionLimit: -1, scenario: .normal)
         }
+        #expect(throws: TestServerError.invalidArgument("handshakeTimeout (more than 0)")) {
+            try TestServer(handshakeTimeout: .zero, scenario: .normal)
+        }
+        #expect(throws: TestServerError.invalidArgument("maximumHandshakingConnections (at least 1)")) {
+            try TestServer(maximumHandshakingConnections: 0, scenario: .normal)
+        }
         #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
     }
 }
