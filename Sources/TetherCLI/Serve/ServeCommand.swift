@@ -22,7 +22,10 @@ public enum ServeCommand {
         let server: TestServer
         do {
             try scenario.validate()
-            server = try TestServer(host: options.host, port: options.port, scenario: scenario)
+            server = try TestServer(
+                host: options.host, port: options.port, recordLimit: options.recordLimit,
+                handshakeTimeout: .milliseconds(options.handshakeTimeout),
+                maximumHandshakingConnections: options.maxHandshaking, scenario: scenario)
         } catch {
             io.writeError("tether serve: \(error)\n")
             return 1
@@ -43,6 +46,9 @@ public enum ServeCommand {
         }
         await server.stop()
         await printer.value  // the event stream finishes when the server stops
+        if server.droppedEventCount > 0 {
+            io.writeError("tether serve: \(server.droppedEventCount) events not printed (output fell behind)\n")
+        }
         return 0
         #else
         io.writeError("tether serve: the test server needs Linux (POSIX sockets on epoll)\n")
