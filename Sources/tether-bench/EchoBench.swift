@@ -141,7 +141,7 @@ enum EchoBench {
             self.progress("echo: external server \(external.redactedForLogs)")
         } else {
             // Counts only: a per-message record would make the server's cost grow with the run.
-            let embedded = try TestServer(recordedMessageLimit: 0, scenario: .echo)
+            let embedded = try TestServer(recordLimit: 0, scenario: .echo)
             server = embedded
             url = URL(string: embedded.url(path: "/echo"))!
             self.progress("echo: embedded TestServer at \(embedded.url(path: "/echo"))")
@@ -264,7 +264,9 @@ enum EchoBench {
     static func serve(port: Int, stopOnStandardInputEnd: Bool = false) async {
         let server: TestServer
         do {
-            server = try TestServer(port: port, recordedMessageLimit: 0, scenario: .echo)
+            // `tether-bench idle` opens its thousand connections at once: none may be dropped in the handshake.
+            server = try TestServer(
+                port: port, recordLimit: 0, maximumHandshakingConnections: 1 << 16, scenario: .echo)
         } catch {
             FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
             exit(1)

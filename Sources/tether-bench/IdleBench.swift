@@ -68,7 +68,11 @@ enum IdleBench {
         // Client and server sockets are both in this process, plus the loops' descriptors.
         self.raiseDescriptorLimit(to: 2 * connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
-        let server: IdleServer = embedded ? .embedded(try TestServer(scenario: .normal)) : .process(try ServerProcess())
+        // The connections are opened at once: none may be dropped in the handshake.
+        let server: IdleServer =
+            embedded
+            ? .embedded(try TestServer(maximumHandshakingConnections: 1 << 16, scenario: .normal))
+            : .process(try ServerProcess())
         do {
             try await self.measure(connections: connections, seconds: seconds, server: server)
         } catch {

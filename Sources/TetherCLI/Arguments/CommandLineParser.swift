@@ -182,6 +182,15 @@ public enum CommandLineParser {
             case .flag("--ping-every"):
                 options.pingEvery = try cursor.integer(
                     for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--handshake-timeout"):
+                options.handshakeTimeout = try cursor.integer(
+                    for: "--handshake-timeout", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--max-handshaking"):
+                options.maxHandshaking = try cursor.integer(
+                    for: "--max-handshaking", in: 1...1_000_000, expected: "a count 1...1000000")
+            case .flag("--record-limit"):
+                options.recordLimit = try cursor.integer(
+                    for: "--record-limit", in: 0...10_000_000, expected: "a count 0...10000000")
             case .flag("--help"):
                 return .help("serve")
             case .flag(let flag):

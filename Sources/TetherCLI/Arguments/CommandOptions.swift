@@ -81,6 +81,12 @@ public struct ServeOptions: Equatable, Sendable {
     public var size = 16
     public var echo = false
     public var pingEvery: Int?
+    /// Close a connection whose upgrade request is not complete after this long (`TestServer`'s default).
+    public var handshakeTimeout = 10_000
+    /// At most this many connections in the handshake; a new one resets the oldest.
+    public var maxHandshaking = 128
+    /// Records kept per list of a connection (counts stay exact).
+    public var recordLimit = 1_000
 
     public init() {}
 }

@@ -61,6 +61,10 @@ enum Usage {
           --send N               send N messages [--every MS] [--size B]
           --echo                 echo data messages
           --ping-every MS        send a ping every MS
+          --handshake-timeout MS close a connection without a complete request after MS (default 10000)
+          --max-handshaking N    at most N connections in the handshake; a new one resets the oldest
+                                 (default 128)
+          --record-limit N       records kept per list of a connection; counts stay exact (default 1000)
 
         prints the URL, then one line per connection event (lines that find a full output queue are
         counted, not kept); stops on SIGINT or SIGTERM within a second, even when nobody reads stdout.

@@ -22,7 +22,10 @@ public enum ServeCommand {
         let server: TestServer
         do {
             try scenario.validate()
-            server = try TestServer(host: options.host, port: options.port, scenario: scenario)
+            server = try TestServer(
+                host: options.host, port: options.port, recordLimit: options.recordLimit,
+                handshakeTimeout: .milliseconds(options.handshakeTimeout),
+                maximumHandshakingConnections: options.maxHandshaking, scenario: scenario)
         } catch {
             io.writeError("tether serve: \(error)\n")
             return 1
@@ -43,6 +46,10 @@ public enum ServeCommand {
         let shutdown = Task {
             await server.stop()
             await printer.value  // the event stream finishes when the server stops
+            if server.droppedEventCount > 0 {
+                let text = "tether serve: \(server.droppedEventCount) events not printed (output fell behind)\n"
+                output.append([.init(stream: .error, text: text)])
+            }
             await output.finish()
         }
         if !(await interruption.wait(for: shutdown)) {

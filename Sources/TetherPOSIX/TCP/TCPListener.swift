@@ -6,7 +6,15 @@ import Synchronization
 ///
 /// `bind` creates the socket and starts listening, so the port is known (and connections queue
 /// in the kernel's backlog) before `start` begins accepting them.
+///
+/// Out of descriptors (`EMFILE`, `ENFILE`) or kernel memory, `accept` fails while the connection
+/// stays in the backlog and the socket stays readable: instead of retrying in a busy loop, the
+/// listener first lets its owner free a descriptor (`onDescriptorsExhausted`), and otherwise stops
+/// watching the socket for `acceptBackoff` before trying again.
 public final class TCPListener: Sendable, CustomStringConvertible {
+    /// How long accepting pauses when `accept` fails for lack of descriptors or memory.
+    public static let acceptBackoff = Duration.milliseconds(50)
+
     /// The loop that accepts and that drives every accepted connection.
     public let loop: EventLoop
     /// The bound address, with the port the kernel chose when bound to port 0.
@@ -18,8 +26,13 @@ public final class TCPListener: Sendable, CustomStringConvertible {
 
     private struct State {
         var onAccept: (@Sendable (TCPConnection) -> Void)?
-        /// The epoll registration while accepting (loop thread).
+        var onDescriptorsExhausted: (@Sendable () -> Bool)?
+        /// Tests: decides each accept attempt instead of the kernel (see `setAcceptGate`).
+        var acceptGate: (@Sendable () -> Int32?)?
+        /// The loop registration once accepting (loop thread).
         var registrationID: UInt64?
+        /// Out of descriptors: the socket is out of epoll until the back-off timer fires.
+        var paused = false
         var closed = false
     }
 
@@ -89,13 +102,28 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     /// Starts accepting. `onAccept` runs on the loop thread with each new connection, which is
     /// connected, non-blocking, `TCP_NODELAY`, and not yet reading: install its handler there with
     /// `setHandler(_:)`. Calling `start` again, or after `close`, has no effect.
-    public func start(onAccept: @escaping @Sendable (TCPConnection) -> Void) {
+    /// - Parameter onDescriptorsExhausted: runs on the loop thread when `accept` fails with `EMFILE` or
+    ///   `ENFILE`. Return `true` after closing a connection (one the server can best spare) to retry at
+    ///   once; `false` (or nil, the default) pauses accepting for `acceptBackoff`. Meanwhile new
+    ///   connections wait in the kernel's backlog.
+    public func start(
+        onAccept: @escaping @Sendable (TCPConnection) -> Void,
+        onDescriptorsExhausted: (@Sendable () -> Bool)? = nil
+    ) {
         let installed = self.state.withLock { state in
             guard !state.closed, state.onAccept == nil else { return false }
             state.onAccept = onAccept
+            state.onDescriptorsExhausted = onDescriptorsExhausted
             return true
         }
-        if installed { self.onLoop { $0.resumeAccepting() } }
+        if installed { self.onLoop { $0.startAccepting() } }
+    }
+
+    /// For tests: `gate` runs on the loop thread before each accept attempt and returns an errno to
+    /// fail that attempt with, the connection staying in the backlog as with a real `EMFILE`, or nil
+    /// to accept. Lets a test run out of descriptors without lowering the whole process's limit.
+    package func setAcceptGate(_ gate: (@Sendable () -> Int32?)?) {
+        self.state.withLock { $0.acceptGate = gate }
     }
 
     /// Stops listening and closes the socket (on the loop; asynchronously when called elsewhere).
@@ -139,7 +167,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     }
 
     /// Loop thread only.
-    private func resumeAccepting() {
+    private func startAccepting() {
         guard self.loop.inEventLoop else { return }  // the loop has shut down
         let shouldRegister = self.state.withLock { !$0.closed && $0.registrationID == nil }
         guard shouldRegister else { return }
@@ -152,7 +180,40 @@ public final class TCPListener: Sendable, CustomStringConvertible {
         }
     }
 
-    private func acceptOne() -> Int32 {
+    /// Loop thread: stops watching the socket (it stays registered, so a loop shutdown still closes
+    /// it) and watches it again after `acceptBackoff`.
+    private func pauseAccepting() {
+        let id: UInt64? = self.state.withLock { state in
+            guard !state.closed, !state.paused, let id = state.registrationID else { return nil }
+            state.paused = true
+            return id
+        }
+        guard let id else { return }
+        try? self.loop.watch(self.descriptor, id: id, interest: [], previous: .readable)
+        self.loop.schedule(after: Self.acceptBackoff) { [self] in self.resumeAccepting() }
+    }
+
+    /// Loop thread: the back-off is over.
+    private func resumeAccepting() {
+        let id: UInt64? = self.state.withLock { state in
+            guard !state.closed, state.paused, let id = state.registrationID else { return nil }
+            state.paused = false
+            return id
+        }
+        guard let id else { return }
+        do {
+            try self.loop.watch(self.descriptor, id: id, interest: .readable, previous: [])
+        } catch {
+            self.closeOnLoop()  // out of kernel memory for epoll: the listener stops
+        }
+    }
+
+    /// Accepts one connection, or returns -1 with `errno` set.
+    private func acceptOne(gate: (@Sendable () -> Int32?)?) -> Int32 {
+        if let gate, let error = gate() {
+            errno = error
+            return -1
+        }
         if let accept4 = GNUExtensions.accept4 {
             let descriptor = accept4(
                 self.descriptor, nil, nil, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -177,23 +238,27 @@ extension TCPListener: LoopSelectable {
     func ready(_ readiness: Readiness) {
         // A bounded batch per turn keeps the loop fair; level-triggered epoll reports the rest.
         for _ in 0..<64 {
-            guard let onAccept = self.state.withLock({ $0.closed ? nil : $0.onAccept }) else { return }
-            let descriptor = self.acceptOne()
+            let callbacks = self.state.withLock { state in
+                state.closed || state.paused ? nil : (state.onAccept, state.onDescriptorsExhausted, state.acceptGate)
+            }
+            guard case let (onAccept?, onDescriptorsExhausted, gate)? = callbacks else { return }
+            let descriptor = self.acceptOne(gate: gate)
             if descriptor < 0 {
-                switch errno {
+                let error = errno
+                switch error {
                 case EAGAIN, EWOULDBLOCK:
                     return
                 case EINTR, ECONNABORTED, EPROTO, EPERM:
                     continue
+                case EMFILE, ENFILE:
+                    // The pending connection stays in the backlog and the socket readable: retrying at
+                    // once would spin. Retry now only if the owner closed a connection to make room.
+                    if onDescriptorsExhausted?() == true { continue }
+                    self.pauseAccepting()
+                    return
                 default:
-                    // Out of descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): the pending
-                    // connection stays readable, so back off instead of spinning, and retry later.
-                    let id = self.state.withLock { state in
-                        defer { state.registrationID = nil }
-                        return state.registrationID
-                    }
-                    if let id { self.loop.deregister(self.descriptor, id: id) }
-                    self.loop.schedule(after: .milliseconds(100)) { [self] in self.resumeAccepting() }
+                    // Out of memory (ENOBUFS, ENOMEM) or another failure: back off as well.
+                    self.pauseAccepting()
                     return
                 }
             }

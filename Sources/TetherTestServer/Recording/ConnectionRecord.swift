@@ -13,9 +13,9 @@ public struct ConnectionRecord: Sendable {
     public var handshake: HandshakeOutcome?
     /// When the 101 response was sent.
     public var openedAt: Int?
-    /// Data messages received, in order (at most the server's `recordedMessageLimit`).
-    public var messages: [MessageRecord] = []
-    /// Data messages received, all counted.
+    /// Data messages received, in order: the first `recordLimit` kept, all counted (`messages.total`).
+    public var messages: RecordList<MessageRecord>
+    /// Data messages received, all counted (the same as `messages.total`).
     public var messageCount = 0
     /// Payload bytes of the data messages received.
     public var messageBytes = 0
@@ -23,14 +23,14 @@ public struct ConnectionRecord: Sendable {
     public var sentMessageCount = 0
     /// Payload bytes of the data messages sent.
     public var sentMessageBytes = 0
-    /// Pings received from the client, in order.
-    public var pingsReceived: [ControlFrameRecord] = []
-    /// Pongs sent in answer, in order.
-    public var pongsSent: [ControlFrameRecord] = []
-    /// Pings the server sent (`Scenario.pingIntervalMilliseconds`).
-    public var pingsSent: [ControlFrameRecord] = []
-    /// Pongs received from the client.
-    public var pongsReceived: [ControlFrameRecord] = []
+    /// Pings received from the client, in order (the first `recordLimit` kept, all counted).
+    public var pingsReceived: RecordList<ControlFrameRecord>
+    /// Pongs sent in answer, in order (the first `recordLimit` kept, all counted).
+    public var pongsSent: RecordList<ControlFrameRecord>
+    /// Pings the server sent (`Scenario.pingIntervalMilliseconds`; the first `recordLimit` kept, all counted).
+    public var pingsSent: RecordList<ControlFrameRecord>
+    /// Pongs received from the client (the first `recordLimit` kept, all counted).
+    public var pongsReceived: RecordList<ControlFrameRecord>
     /// The client's close frame.
     public var closeReceived: CloseRecord?
     /// The server's close frame (its own, a reply, or for a protocol error).
@@ -38,9 +38,15 @@ public struct ConnectionRecord: Sendable {
     /// How the connection ended, once it has.
     public var end: EndRecord?
 
-    public init(index: Int, acceptedAt: Int) {
+    /// - Parameter recordLimit: how many records each list keeps (`TestServer`'s `recordLimit`).
+    public init(index: Int, acceptedAt: Int, recordLimit: Int = 1_000) {
         self.index = index
         self.acceptedAt = acceptedAt
+        self.messages = RecordList(limit: recordLimit)
+        self.pingsReceived = RecordList(limit: recordLimit)
+        self.pongsSent = RecordList(limit: recordLimit)
+        self.pingsSent = RecordList(limit: recordLimit)
+        self.pongsReceived = RecordList(limit: recordLimit)
     }
 
     /// The connection has ended and its socket is closed.
@@ -143,6 +149,12 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case protocolError(code: UInt16)
     /// The handshake was rejected (by the scenario or as a bad upgrade) and TCP closed.
     case handshakeRejected(status: Int)
+    /// The upgrade request was not complete within the server's `handshakeTimeout`; TCP closed.
+    case handshakeTimedOut
+    /// Still in the handshake (no complete upgrade request yet), the connection was reset to serve a
+    /// newer one: `maximumHandshakingConnections` were in the handshake, or the server ran out of
+    /// descriptors.
+    case handshakeDropped
     /// `TestServer.stop()` reset the connection.
     case serverStopped
     /// Another socket error.
@@ -158,6 +170,8 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
         case .serverReset: "reset by scenario"
         case .protocolError(let code): "protocol error, closed with \(code)"
         case .handshakeRejected(let status): "handshake rejected with \(status)"
+        case .handshakeTimedOut: "no complete upgrade request in time, closed"
+        case .handshakeDropped: "reset in the handshake to serve a newer connection"
         case .serverStopped: "server stopped"
         case .socketError(let error): "socket error: \(error)"
         }

@@ -71,6 +71,10 @@ final class ConnectionDriver {
     private var streamSent = 0
     private var streamPayload: [UInt8] = []
     private var pingsSent: UInt64 = 0
+    /// Still waiting for a complete upgrade request (counted by the core against its cap).
+    private var inHandshake = true
+    /// Closes the connection if the request is not complete in time.
+    private var handshakeTimer: TimerHandle?
 
     init(index: Int, connection: TCPConnection, core: ServerCore) {
         self.index = index
@@ -98,6 +102,7 @@ final class ConnectionDriver {
     }
 
     func ended(_ end: TCPConnection.End) {
+        self.leaveHandshake()
         self.cancelTimers()
         self.phase = .finished
         let reason =
@@ -126,6 +131,43 @@ final class ConnectionDriver {
 
     // MARK: Handshake
 
+    /// Called once, right after the connection is accepted: the request must be complete within the
+    /// server's handshake timeout.
+    func startHandshakeTimer(shell: ServerConnection) {
+        self.handshakeTimer = self.core.loop.schedule(after: self.core.handshakeTimeout) {
+            shell.driver.value.handshakeTimedOut()
+        }
+    }
+
+    /// The request did not arrive in time: close without an answer.
+    private func handshakeTimedOut() {
+        self.handshakeTimer = nil
+        guard self.inHandshake, self.phase == .handshake else { return }
+        self.leaveHandshake()
+        self.endReason = .handshakeTimedOut
+        self.finish()
+        self.connection.close()
+    }
+
+    /// The core makes room for a newer connection (too many in the handshake, or out of descriptors):
+    /// reset at once, which frees the descriptor now.
+    func dropInHandshake() {
+        guard self.inHandshake, self.phase == .handshake else { return }
+        self.leaveHandshake()
+        self.endReason = .handshakeDropped
+        self.finish()
+        self.connection.reset()
+    }
+
+    /// The connection no longer waits for its request (read, timed out, dropped or ended). Idempotent.
+    private func leaveHandshake() {
+        guard self.inHandshake else { return }
+        self.inHandshake = false
+        self.handshakeTimer?.cancel()
+        self.handshakeTimer = nil
+        self.core.handshakeEnded(self.index)
+    }
+
     private func readRequest(_ bytes: UnsafeRawBufferPointer, shell: ServerConnection) {
         guard var parser = self.requestParser else { return }
         self.requestParser = nil
@@ -138,9 +180,11 @@ final class ConnectionDriver {
             }
             request = parsed
         } catch {
+            self.leaveHandshake()
             self.rejectBadUpgrade(error)
             return
         }
+        self.leaveHandshake()
         let headers = request.headers.map { HeaderField(name: $0.name, value: $0.value) }
         self.recorder.update(self.index) { record, now in
             record.request = RequestRecord(
@@ -265,17 +309,15 @@ final class ConnectionDriver {
         case .text, .binary:
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
             let size = message.payload.count
-            let limit = self.recorder.recordedMessageLimit
             let recordsPayload = self.scenario.recordsPayloads
             let echoes = self.scenario.echo && self.phase == .open
             if echoes { self.encoder.encode(message.opcode, payload: message.payload, into: &self.output) }
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
-                if record.messages.count < limit {
-                    let payload = recordsPayload ? Array(message.payload) : nil
-                    record.messages.append(MessageRecord(at: now, kind: kind, size: size, payload: payload))
-                }
+                // Kept up to the record limit; the payload is copied only when kept.
+                record.messages.append(MessageRecord(
+                    at: now, kind: kind, size: size, payload: recordsPayload ? Array(message.payload) : nil))
                 if echoes {
                     record.sentMessageCount += 1
                     record.sentMessageBytes += size

@@ -13,6 +13,14 @@ import TetherPOSIX
 ///
 /// All protocol work runs on one event loop thread (its own unless one is given): no thread per
 /// connection, and an idle connection holds no buffers. Call `stop()` when done.
+///
+/// Memory and descriptors stay bounded whatever clients do (a ping flood, sockets that never send a
+/// request): every list in a record is capped at `recordLimit` entries with exact totals, at most
+/// `endedConnectionLimit` ended connections are remembered, a connection must complete its upgrade
+/// request within `handshakeTimeout`, at most `maximumHandshakingConnections` may be in the handshake at
+/// once (a newer one resets the oldest), and running out of descriptors on accept resets the oldest
+/// connection still in the handshake, if it has waited at least `TCPListener.acceptBackoff`, or else
+/// pauses accepting for that long, instead of retrying in a busy loop.
 public final class TestServer: Sendable {
     /// The numeric address listened on (`127.0.0.1` or `::1`).
     public let host: String
@@ -31,8 +39,19 @@ public final class TestServer: Sendable {
     ///   - port: 0 (default) for an ephemeral port chosen by the kernel; read it from `port`.
     ///   - maximumMessageSize: the largest frame and message accepted from a client (default 16 MiB);
     ///     larger ones close the connection with 1009.
-    ///   - recordedMessageLimit: at most this many `MessageRecord`s per connection (default 100,000),
-    ///     so that a long benchmark does not grow memory; counts stay exact.
+    ///   - recordLimit: each list of a `ConnectionRecord` (messages, pings and pongs either way) keeps at
+    ///     most its first this many entries (default 1,000) and counts the rest (`RecordList.total`), so that
+    ///     a flood or a long benchmark does not grow memory. 0 keeps counts only.
+    ///   - endedConnectionLimit: the records of at most this many ended connections are kept (default 100),
+    ///     those that ended last; older ones are dropped and counted in `droppedConnectionCount`, so that a
+    ///     long-running server with many short connections stays bounded. Live connections are always kept.
+    ///   - handshakeTimeout: a connection whose upgrade request is not complete this long after it was
+    ///     accepted is closed, recorded as `.handshakeTimedOut` (default 10 s). A request that was read and
+    ///     is left unanswered on purpose (`Scenario.Handshake.ignore`) is not affected.
+    ///   - maximumHandshakingConnections: at most this many connections may be waiting for their upgrade
+    ///     request at once (default 128): a newly accepted one resets the oldest of them (recorded as
+    ///     `.handshakeDropped`), so that sockets that never send a request cannot crowd clients out. A burst
+    ///     of more simultaneous connects than this may drop some of them; raise it for such benchmarks.
     ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
@@ -40,19 +59,28 @@ public final class TestServer: Sendable {
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
-    ///   `maximumMessageSize` is under 125 bytes or `recordedMessageLimit` negative.
+    ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
+    ///   `handshakeTimeout` not positive or `maximumHandshakingConnections` under 1.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
-        recordedMessageLimit: Int = 100_000,
+        recordLimit: Int = 1_000,
+        endedConnectionLimit: Int = 100,
+        handshakeTimeout: Duration = .seconds(10),
+        maximumHandshakingConnections: Int = 128,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
         // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
         guard maximumMessageSize >= 125 else { throw .invalidArgument("maximumMessageSize (at least 125)") }
-        guard recordedMessageLimit >= 0 else { throw .invalidArgument("recordedMessageLimit (at least 0)") }
+        guard recordLimit >= 0 else { throw .invalidArgument("recordLimit (at least 0)") }
+        guard endedConnectionLimit >= 0 else { throw .invalidArgument("endedConnectionLimit (at least 0)") }
+        guard handshakeTimeout > .zero else { throw .invalidArgument("handshakeTimeout (more than 0)") }
+        guard maximumHandshakingConnections >= 1 else {
+            throw .invalidArgument("maximumHandshakingConnections (at least 1)")
+        }
         let serverLoop: EventLoop
         if let loop {
             serverLoop = loop
@@ -78,11 +106,16 @@ public final class TestServer: Sendable {
         self.loop = serverLoop
         self.ownsLoop = loop == nil
         self.listener = listener
-        let recorder = Recorder(start: .now, loop: serverLoop, recordedMessageLimit: recordedMessageLimit)
+        let recorder = Recorder(
+            start: .now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
         let core = ServerCore(
-            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize, scenario: scenario)
+            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
+            handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
+            scenario: scenario)
         self.core = core
-        listener.start { connection in core.accepted(connection) }
+        listener.start(
+            onAccept: { connection in core.accepted(connection) },
+            onDescriptorsExhausted: { core.makeRoomForAccept() })
     }
 
     /// Starts a server that applies one scenario to every connection (see the main initializer).
@@ -91,15 +124,19 @@ public final class TestServer: Sendable {
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
-        recordedMessageLimit: Int = 100_000,
+        recordLimit: Int = 1_000,
+        endedConnectionLimit: Int = 100,
+        handshakeTimeout: Duration = .seconds(10),
+        maximumHandshakingConnections: Int = 128,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: Scenario = .normal
     ) throws(TestServerError) {
         try scenario.validate()
         try self.init(
-            host: host, port: port, maximumMessageSize: maximumMessageSize,
-            recordedMessageLimit: recordedMessageLimit, loop: loop, namespace: namespace,
+            host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
+            endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
+            maximumHandshakingConnections: maximumHandshakingConnections, loop: loop, namespace: namespace,
             scenario: { _ in scenario })
     }
 
@@ -118,19 +155,34 @@ public final class TestServer: Sendable {
 
     // MARK: Records
 
-    /// A snapshot of every connection's record, in order of acceptance.
+    /// A snapshot of the records of every live connection and of the last `endedConnectionLimit` ended
+    /// ones, in order of acceptance. Until more than that many connections have ended, the record of
+    /// connection `i` is at `i - 1`; use `connection(_:)` to look one up by its index in any case.
     public var connections: [ConnectionRecord] { self.core.recorder.records }
 
-    /// A snapshot of connection `index` (from 1), or nil if it has not been accepted yet.
+    /// A snapshot of connection `index` (from 1), or nil if it has not been accepted yet or its record
+    /// was dropped (it ended before the last `endedConnectionLimit` ended connections).
     public func connection(_ index: Int) -> ConnectionRecord? {
-        let records = self.connections
-        return records.indices.contains(index - 1) ? records[index - 1] : nil
+        self.connections.record(ofConnection: index)
     }
+
+    /// Connections accepted since the server started, whether or not their records are still kept.
+    public var acceptedConnectionCount: Int { self.core.recorder.acceptedCount }
+
+    /// Ended connections whose records were dropped to keep at most `endedConnectionLimit`.
+    public var droppedConnectionCount: Int { self.core.recorder.droppedConnectionCount }
+
+    /// Events dropped, over every stream from `events(bufferLimit:)`, because a reader fell behind.
+    public var droppedEventCount: Int { self.core.recorder.droppedEventCount }
 
     /// Events from now on, one per thing that happened on a connection (see `ServerEvent`), in
     /// order. Each call returns a new stream; it finishes when the server stops.
-    public func events() -> AsyncStream<ServerEvent> {
-        self.core.recorder.events()
+    ///
+    /// The stream is bounded: it holds at most `bufferLimit` events not yet read (default 10,000). When
+    /// its reader falls further behind (a flood, a slow console), the oldest unread events are dropped and
+    /// counted in `droppedEventCount`; the records (`connections`) are not affected.
+    public func events(bufferLimit: Int = 10_000) -> AsyncStream<ServerEvent> {
+        self.core.recorder.events(bufferLimit: bufferLimit)
     }
 
     /// Waits until `condition` holds for the records, without polling: it is checked now and after
@@ -156,9 +208,10 @@ public final class TestServer: Sendable {
         where condition: @escaping @Sendable (ConnectionRecord) -> Bool = { _ in true }
     ) async throws(TestServerError) -> ConnectionRecord {
         let records = try await self.waitUntil(timeout: timeout) { records in
-            records.indices.contains(index - 1) && condition(records[index - 1])
+            records.record(ofConnection: index).map(condition) ?? false
         }
-        return records[index - 1]
+        // The condition held for this snapshot, so the record is in it.
+        return records.record(ofConnection: index)!
     }
 
     /// Waits until connection `index` (from 1) has ended.
@@ -168,6 +221,12 @@ public final class TestServer: Sendable {
         timeout: Duration = .seconds(5)
     ) async throws(TestServerError) -> ConnectionRecord {
         try await self.waitForConnection(index, timeout: timeout) { $0.hasEnded }
+    }
+
+    /// Tests: `gate` decides each accept attempt before the kernel does (`TCPListener.setAcceptGate`),
+    /// so that a test can run the server out of descriptors without lowering the process's limit.
+    func setAcceptGate(_ gate: (@Sendable () -> Int32?)?) {
+        self.listener.setAcceptGate(gate)
     }
 
     // MARK: Stop
@@ -196,11 +255,15 @@ final class ServerCore: Sendable {
     let loop: EventLoop
     let recorder: Recorder
     let maximumMessageSize: Int
+    let handshakeTimeout: Duration
+    let maximumHandshakingConnections: Int
     let scenario: @Sendable (ConnectionContext) -> Scenario
     private let registry: LoopBound<Registry>
 
     private final class Registry {
         var live: [Int: ServerConnection] = [:]
+        /// The live connections still waiting for their upgrade request, oldest first (ascending index).
+        var handshaking: [(index: Int, acceptedAt: ContinuousClock.Instant)] = []
         var isStopping = false
         var stopped: [@Sendable () -> Void] = []
     }
@@ -209,26 +272,64 @@ final class ServerCore: Sendable {
         loop: EventLoop,
         recorder: Recorder,
         maximumMessageSize: Int,
+        handshakeTimeout: Duration,
+        maximumHandshakingConnections: Int,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) {
         self.loop = loop
         self.recorder = recorder
         self.maximumMessageSize = maximumMessageSize
+        self.handshakeTimeout = handshakeTimeout
+        self.maximumHandshakingConnections = maximumHandshakingConnections
         self.scenario = scenario
         self.registry = LoopBound(Registry(), loop: loop)
     }
 
-    /// Loop thread.
+    /// Loop thread. With `maximumHandshakingConnections` already in the handshake, the oldest of them
+    /// is reset first.
     func accepted(_ connection: TCPConnection) {
         let registry = self.registry.value
         guard !registry.isStopping else {
             connection.reset()
             return
         }
+        while registry.handshaking.count >= self.maximumHandshakingConnections, self.dropOldestHandshaking() {}
         let index = self.recorder.addConnection()
         let shell = ServerConnection(index: index, connection: connection, core: self)
         registry.live[index] = shell
+        registry.handshaking.append((index, .now))
         connection.setHandler(shell)
+        shell.driver.value.startHandshakeTimer(shell: shell)
+    }
+
+    /// Loop thread: resets the oldest connection still in the handshake, freeing its descriptor at
+    /// once, if it was accepted at or before `cutoff` (nil: whenever). Returns false when there is none.
+    func dropOldestHandshaking(acceptedBy cutoff: ContinuousClock.Instant? = nil) -> Bool {
+        let registry = self.registry.value
+        guard let oldest = registry.handshaking.first else { return false }
+        if let cutoff, oldest.acceptedAt > cutoff { return false }
+        registry.handshaking.removeFirst()
+        registry.live[oldest.index]?.driver.value.dropInHandshake()
+        return true
+    }
+
+    /// Loop thread: `accept` failed for lack of descriptors. Frees one by resetting the oldest
+    /// connection in the handshake, but only one that has had a back-off's time to send its request:
+    /// a burst of connections accepted just now (their requests often already waiting, unread) must
+    /// not be reset one by one to accept the rest of the backlog. Returns whether one was freed.
+    func makeRoomForAccept() -> Bool {
+        self.dropOldestHandshaking(acceptedBy: .now - TCPListener.acceptBackoff)
+    }
+
+    /// Loop thread: connection `index` has left the handshake (its request was read, or it ended).
+    func handshakeEnded(_ index: Int) {
+        let registry = self.registry.value
+        // Usually the oldest: requests tend to complete in order of acceptance.
+        if registry.handshaking.first?.index == index {
+            registry.handshaking.removeFirst()
+        } else if let position = registry.handshaking.firstIndex(where: { $0.index == index }) {
+            registry.handshaking.remove(at: position)
+        }
     }
 
     /// Loop thread: the connection's socket is closed and its end recorded.

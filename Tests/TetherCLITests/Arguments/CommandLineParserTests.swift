@@ -165,6 +165,7 @@ import Testing
             "serve", "--port", "9001", "--host", "::1", "--pong-delay", "200", "--close-after", "500",
             "--close-code", "4000", "--close-reason", "bye", "--reject", "503", "--retry-after", "2",
             "--send", "10", "--every", "5", "--size", "64", "--echo", "--ping-every", "100",
+            "--handshake-timeout", "2500", "--max-handshaking", "16", "--record-limit", "0",
         ])
         var expected = ServeOptions()
         expected.port = 9001
@@ -180,6 +181,9 @@ import Testing
         expected.size = 64
         expected.echo = true
         expected.pingEvery = 100
+        expected.handshakeTimeout = 2500
+        expected.maxHandshaking = 16
+        expected.recordLimit = 0
         #expect(command == .serve(expected))
     }
 
@@ -205,6 +209,14 @@ import Testing
     }
 
     @Test func serveRefusesOutOfRangeValues() {
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--max-handshaking", value: "0", expected: "a count 1...1000000")) {
+            try CommandLineParser.parse(["serve", "--max-handshaking", "0"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--handshake-timeout", value: "0", expected: "milliseconds > 0")) {
+            try CommandLineParser.parse(["serve", "--handshake-timeout", "0"])
+        }
         #expect(throws: ArgumentError.invalidNumber(flag: "--port", value: "70000", expected: "a port 0...65535")) {
             try CommandLineParser.parse(["serve", "--port", "70000"])
         }

@@ -477,8 +477,17 @@ struct TestServerTests {
         #expect(throws: TestServerError.invalidArgument("maximumMessageSize (at least 125)")) {
             try TestServer(maximumMessageSize: 124, scenario: .normal)
         }
-        #expect(throws: TestServerError.invalidArgument("recordedMessageLimit (at least 0)")) {
-            try TestServer(recordedMessageLimit: -1, scenario: .normal)
+        #expect(throws: TestServerError.invalidArgument("recordLimit (at least 0)")) {
+            try TestServer(recordLimit: -1, scenario: .normal)
+        }
+        #expect(throws: TestServerError.invalidArgument("endedConnectionLimit (at least 0)")) {
+            try TestServer(endedConnectionLimit: -1, scenario: .normal)
+        }
+        #expect(throws: TestServerError.invalidArgument("handshakeTimeout (more than 0)")) {
+            try TestServer(handshakeTimeout: .zero, scenario: .normal)
+        }
+        #expect(throws: TestServerError.invalidArgument("maximumHandshakingConnections (at least 1)")) {
+            try TestServer(maximumHandshakingConnections: 0, scenario: .normal)
         }
         #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
     }
