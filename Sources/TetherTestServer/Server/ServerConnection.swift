@@ -22,8 +22,14 @@ final class ServerConnection: TCPConnectionHandler, Sendable {
 
 /// Applies a scenario to one connection. Loop thread only.
 ///
-/// Outgoing frames are encoded into one reusable buffer and written once per event (one read, one
-/// timer), so an echo costs one copy of the payload and one `send` per batch of messages.
+/// After the handshake, the WebSocket rules (the close echo, violations to close codes, pongs when the scenario
+/// answers at once) are the shared engine's, `WebSocketConnection`; this type is the scenario and the recording
+/// around it. The engine encodes outgoing frames into one reusable buffer that is written once per event (one
+/// read, one timer), so an echo costs one copy of the payload and one `send` per batch of messages.
+///
+/// Bounded: while the bytes waiting for the client (echoes, pongs) are above the server's outbound high
+/// watermark, the connection stops reading until they are down to the low one, so a client that sends and never
+/// reads slows itself down instead of growing the server's memory.
 final class ConnectionDriver {
     private enum Phase {
         /// Reading the upgrade request.
@@ -58,10 +64,15 @@ final class ConnectionDriver {
     private var phase = Phase.handshake
     private var requestParser: HandshakeRequestParser? = HandshakeRequestParser()
     private var scenario = Scenario()
-    private var decoder: WebSocketDecoder
-    private var encoder = WebSocketEncoder(role: .server)
+    /// The WebSocket engine, from the accepted handshake on.
+    private var webSocket: WebSocketConnection<SystemRandomNumberGenerator>?
+    /// HTTP bytes to write (the handshake's answer), before the engine's output.
     private var output: [UInt8] = []
-    /// Close TCP once `output` is written (after a close frame).
+    /// The connection, for the callbacks that need it (set when its handshake timer starts).
+    private weak var shell: ServerConnection?
+    /// Reading stopped until the write queue is down to the outbound low watermark.
+    private var waitingForWriteRoom = false
+    /// Close TCP once the output is written (after a close frame).
     private var closeAfterWrite = false
     /// The reason recorded when the TCP connection ends, when the server decided it.
     private var endReason: ConnectionEnd?
@@ -80,8 +91,6 @@ final class ConnectionDriver {
         self.index = index
         self.connection = connection
         self.core = core
-        self.decoder = WebSocketDecoder(
-            role: .server, maximumFrameSize: core.maximumMessageSize, maximumMessageSize: core.maximumMessageSize)
     }
 
     private var recorder: Recorder { self.core.recorder }
@@ -93,7 +102,7 @@ final class ConnectionDriver {
         case .handshake:
             self.readRequest(bytes, shell: shell)
         case .open, .closing:
-            self.decoder.append(bytes)
+            self.webSocket?.receive(bytes)
             self.decodeMessages(shell: shell)
         case .ignoring, .finished:
             return  // nothing more is read into the protocol
@@ -134,6 +143,7 @@ final class ConnectionDriver {
     /// Called once, right after the connection is accepted: the request must be complete within the
     /// server's handshake timeout.
     func startHandshakeTimer(shell: ServerConnection) {
+        self.shell = shell
         self.handshakeTimer = self.core.loop.schedule(after: self.core.handshakeTimeout) {
             shell.driver.value.handshakeTimedOut()
         }
@@ -226,6 +236,11 @@ final class ConnectionDriver {
         let subprotocol = scenario.subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
         self.output.append(contentsOf: ServerHandshake.accept(request, subprotocol: subprotocol))
         self.phase = .open
+        var webSocket = WebSocketConnection(
+            role: .server, maximumMessageSize: self.core.maximumMessageSize,
+            automaticPongs: scenario.pong == .immediate)
+        webSocket.receive(request.remaining)
+        self.webSocket = webSocket
         self.recorder.update(self.index) { record, now in
             record.handshake = .accepted(subprotocol: subprotocol)
             record.openedAt = now
@@ -242,10 +257,7 @@ final class ConnectionDriver {
                 self.schedule(.stream, after: 0, shell: shell)
             }
         }
-        if !request.remaining.isEmpty {
-            self.decoder.append(request.remaining)
-            self.decodeMessages(shell: shell)
-        }
+        self.decodeMessages(shell: shell)
     }
 
     private func reject(status: Int, retryAfterSeconds: Int?) {
@@ -293,25 +305,51 @@ final class ConnectionDriver {
 
     // MARK: Messages
 
+    /// Handles every event the engine has, until more bytes are needed or the connection is over. A pong the engine
+    /// owes goes out per ping while the write queue has room; while it has none, the engine coalesces them.
     private func decodeMessages(shell: ServerConnection) {
-        do throws(ProtocolError) {
-            while self.phase == .open || self.phase == .closing {
-                let handled: Void? = try self.decoder.nextMessage { message in self.handle(message, shell: shell) }
-                if handled == nil { return }
+        while case .some(let outcome) = self.webSocket?.nextEvent({ self.handle($0) }) {
+            switch outcome {
+            case .handled:
+                continue
+            case .message(let echo):
+                if echo { self.webSocket?.echoLastMessage() }
+            case .ping(let payload):
+                switch self.scenario.pong {
+                case .immediate: if !self.waitingForWriteRoom { self.flush() }  // the engine owes the pong
+                case .delayed(let milliseconds): self.schedule(.pong(payload), after: milliseconds, shell: shell)
+                case .never: break
+                }
+            case .closed(let closure, let phase):
+                self.connectionClosed(closure, in: phase)
+                return
             }
-        } catch {
-            self.failProtocol(error)
         }
     }
 
-    private func handle(_ message: BorrowedMessage, shell: ServerConnection) {
+    /// What handling an event left to do once the engine has returned.
+    private enum Outcome {
+        case handled
+        /// A data message arrived; echo it when `echo`.
+        case message(echo: Bool)
+        /// A ping arrived while open.
+        case ping([UInt8])
+        /// The connection is over; `phase` is the one it was in.
+        case closed(WebSocketConnection<SystemRandomNumberGenerator>.Closure, in: Phase)
+    }
+
+    /// Records one event; the engine is mid-call, so nothing here touches it.
+    private func handle(_ event: WebSocketConnection<SystemRandomNumberGenerator>.Event) -> Outcome {
+        guard case .received(let message) = event else {
+            guard case .closed(let closure) = event else { preconditionFailure("an event is received or closed") }
+            return .closed(closure, in: self.phase)
+        }
         switch message.opcode {
         case .text, .binary:
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
             let size = message.payload.count
             let recordsPayload = self.scenario.recordsPayloads
             let echoes = self.scenario.echo && self.phase == .open
-            if echoes { self.encoder.encode(message.opcode, payload: message.payload, into: &self.output) }
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
@@ -324,75 +362,69 @@ final class ConnectionDriver {
                 }
                 return .message(kind, bytes: size)
             }
+            return .message(echo: echoes)
         case .ping:
             let payload = Array(message.payload)
             self.recorder.update(self.index) { record, now in
                 record.pingsReceived.append(ControlFrameRecord(at: now, payload: payload))
                 return .pingReceived(bytes: payload.count)
             }
-            guard self.phase == .open else { return }
-            switch self.scenario.pong {
-            case .immediate: self.sendPong(payload)
-            case .delayed(let milliseconds): self.schedule(.pong(payload), after: milliseconds, shell: shell)
-            case .never: break
-            }
+            return self.phase == .open ? .ping(payload) : .handled
         case .pong:
             let payload = Array(message.payload)
             self.recorder.update(self.index) { record, now in
                 record.pongsReceived.append(ControlFrameRecord(at: now, payload: payload))
                 return .pongReceived(bytes: payload.count)
             }
-        case .close:
-            let code = message.closeCode
-            let reason = String(decoding: message.closeReason, as: UTF8.self)
-            self.recorder.update(self.index) { record, now in
-                record.closeReceived = CloseRecord(at: now, code: code, reason: reason)
-                return .closeReceived(code: code)
-            }
-            if self.phase == .closing {
-                self.endReason = .closeHandshakeCompleted(initiatedByServer: true)
-            } else {
-                // Echo the code (RFC 6455 §5.5.1); an empty close is answered with an empty one.
-                self.sendClose(code: code, reason: "")
-                self.endReason = .closeHandshakeCompleted(initiatedByServer: false)
-            }
-            self.finishAfterWrite()
+            return .handled
         default:
-            preconditionFailure("the decoder returns only text, binary, ping, pong and close")
+            preconditionFailure("the engine lends only text, binary, ping and pong frames")
         }
     }
 
-    private func sendPong(_ payload: [UInt8]) {
-        // A ping's payload is at most 125 bytes (the decoder checks), so the pong cannot fail.
-        try? self.encoder.pong(payload, into: &self.output)
+    private func connectionClosed(_ closure: WebSocketConnection<SystemRandomNumberGenerator>.Closure, in phase: Phase) {
+        switch closure {
+        case .byPeer(let code, let reason):
+            self.recordCloseReceived(code: code, reason: reason)
+            self.recordCloseSent(code: code, reason: "")  // the engine echoed the code (RFC 6455 §5.5.1)
+            self.endReason = .closeHandshakeCompleted(initiatedByServer: false)
+        case .byUs(_, let code, let reason):
+            self.recordCloseReceived(code: code, reason: reason)
+            self.endReason = .closeHandshakeCompleted(initiatedByServer: true)
+        case .violation(let error):
+            if phase == .open { self.recordCloseSent(code: error.closeCode, reason: error.reason) }
+            self.endReason = .protocolError(code: error.closeCode)
+        }
+        self.finishAfterWrite()
+    }
+
+    private func recordCloseReceived(code: UInt16?, reason: String) {
         self.recorder.update(self.index) { record, now in
-            record.pongsSent.append(ControlFrameRecord(at: now, payload: payload))
-            return .pongSent(bytes: payload.count)
+            record.closeReceived = CloseRecord(at: now, code: code, reason: reason)
+            return .closeReceived(code: code)
         }
     }
 
-    private func sendClose(code: UInt16?, reason: String) {
-        // Codes come from a validated scenario, a protocol error, or the peer's valid close frame.
-        try? self.encoder.close(code: code, reason: reason, into: &self.output)
+    private func recordCloseSent(code: UInt16?, reason: String) {
         self.recorder.update(self.index) { record, now in
             record.closeSent = CloseRecord(at: now, code: code, reason: reason)
             return .closeSent(code: code)
         }
     }
 
-    private func failProtocol(_ error: ProtocolError) {
-        guard self.phase == .open || self.phase == .closing else { return }
-        if self.phase == .open { self.sendClose(code: error.closeCode, reason: error.reason) }
-        self.endReason = .protocolError(code: error.closeCode)
-        self.finishAfterWrite()
+    private func recordPongSent(_ payload: [UInt8]) {
+        self.recorder.update(self.index) { record, now in
+            record.pongsSent.append(ControlFrameRecord(at: now, payload: payload))
+            return .pongSent(bytes: payload.count)
+        }
     }
 
     // MARK: Stream and server pings
 
     private func sendStreamBatch(shell: ServerConnection) {
         guard self.phase == .open, let stream = self.scenario.stream else { return }
-        let start = self.output.count
-        while self.streamSent < stream.count, self.output.count - start < Self.streamBatchBytes {
+        let start = self.webSocket?.outputByteCount ?? 0
+        while self.streamSent < stream.count, (self.webSocket?.outputByteCount ?? 0) - start < Self.streamBatchBytes {
             self.encodeStreamMessage(stream)
         }
         if self.streamSent == stream.count {
@@ -413,7 +445,9 @@ final class ConnectionDriver {
         self.streamPayload.withUnsafeMutableBufferPointer { payload in
             for (offset, digit) in digits.prefix(size).enumerated() { payload[offset] = digit }
         }
-        self.encoder.encode(stream.kind == .text ? .text : .binary, payload: self.streamPayload, into: &self.output)
+        self.streamPayload.withUnsafeBytes { payload in
+            _ = self.webSocket?.send(stream.kind == .text ? .text : .binary, payload: payload)
+        }
         for offset in 0..<min(digits.count, size) { self.streamPayload[offset] = UInt8(ascii: ".") }
         self.streamSent += 1
         self.recorder.update(self.index) { record, _ in
@@ -431,7 +465,8 @@ final class ConnectionDriver {
     private func sendPing() {
         self.pingsSent += 1
         let payload = (0..<8).reversed().map { UInt8(truncatingIfNeeded: self.pingsSent >> (UInt64($0) * 8)) }
-        try? self.encoder.ping(payload, into: &self.output)
+        // An 8-byte payload always fits a ping.
+        _ = try? self.webSocket?.ping(payload)
         self.recorder.update(self.index) { record, now in
             record.pingsSent.append(ControlFrameRecord(at: now, payload: payload))
             return .pingSent(bytes: payload.count)
@@ -457,10 +492,13 @@ final class ConnectionDriver {
         switch action {
         case .pong(let payload):
             guard self.phase == .open else { return }
-            self.sendPong(payload)
+            // A ping's payload is at most 125 bytes (the engine checks), so the pong cannot fail.
+            if (try? self.webSocket?.pong(payload)) == true { self.recordPongSent(payload) }
         case .close:
             guard self.phase == .open, let close = self.scenario.close else { return }
-            self.sendClose(code: close.code, reason: close.reason)
+            // Codes come from a validated scenario.
+            self.webSocket?.close(code: close.code, reason: close.reason)
+            self.recordCloseSent(code: close.code, reason: close.reason)
             self.phase = .closing
             self.cancelTimers()
             self.schedule(.closeTimeout, after: self.scenario.closeTimeoutMilliseconds, shell: shell)
@@ -511,27 +549,54 @@ final class ConnectionDriver {
         self.cancelTimers()
     }
 
-    /// Nothing more is sent; what is in `output` is dropped.
+    /// Nothing more is sent; what is in the output is dropped.
     private func finish() {
         self.phase = .finished
         self.closeAfterWrite = false
         self.output.removeAll()
+        self.webSocket = nil
         self.cancelTimers()
     }
 
+    /// Writes the handshake's answer, then the engine's output (a pong owed first, recorded), with `completion` on
+    /// the last write; then closes TCP when asked, and stops reading while the write queue is over its watermark.
     private func flush(completion: TCPConnection.WriteCompletion? = nil) {
         if !self.output.isEmpty {
             // The connection keeps the array only for bytes the kernel did not take; otherwise the
             // buffer is unique again below and its capacity is reused.
-            self.connection.write(self.output, completion: completion)
+            self.connection.write(self.output)
             self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
-        } else if let completion {
+        }
+        if let pong = self.webSocket?.owedPongPayload { self.recordPongSent(pong) }
+        var completion = completion
+        self.webSocket?.drainOutput { bytes, seals in
+            self.connection.write(borrowing: bytes, sealing: seals, completion: completion)
+            completion = nil
+        }
+        if let completion {
             self.core.loop.execute { completion(.success(())) }
         }
         if self.closeAfterWrite {
             self.closeAfterWrite = false
             self.connection.close()
         }
+        self.stopReadingWhileTheQueueIsFull()
+    }
+
+    private func stopReadingWhileTheQueueIsFull() {
+        let watermarks = self.core.outboundWatermarks
+        guard !self.waitingForWriteRoom, self.phase == .open || self.phase == .closing,
+              self.connection.queuedWriteBytes > watermarks.high, let shell = self.shell else { return }
+        self.waitingForWriteRoom = true
+        self.connection.pauseReading()
+        self.connection.whenQueuedWrites(atMost: watermarks.low) {
+            shell.driver.value.writeRoomAvailable()
+        }
+    }
+
+    private func writeRoomAvailable() {
+        self.waitingForWriteRoom = false
+        self.connection.resumeReading()
     }
 }
 #endif

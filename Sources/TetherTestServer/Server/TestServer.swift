@@ -1,5 +1,6 @@
 #if os(Linux)
 import TetherPOSIX
+import TetherWire
 
 /// A controllable WebSocket server (RFC 6455, server side) for tests: listens on loopback, applies
 /// a `Scenario` to each connection, and records what it saw and did.
@@ -52,6 +53,9 @@ public final class TestServer: Sendable {
     ///     request at once (default 128): a newly accepted one resets the oldest of them (recorded as
     ///     `.handshakeDropped`), so that sockets that never send a request cannot crowd clients out. A burst
     ///     of more simultaneous connects than this may drop some of them; raise it for such benchmarks.
+    ///   - outboundWatermarks: while more than `high` bytes wait for a client (echoes, pongs, streamed messages),
+    ///     the server stops reading that connection until they are down to `low` (default 1 MiB and 256 KiB), so a
+    ///     client that sends and never reads slows itself down instead of growing the server's memory.
     ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
@@ -60,7 +64,7 @@ public final class TestServer: Sendable {
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
     ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
-    ///   `handshakeTimeout` not positive or `maximumHandshakingConnections` under 1.
+    ///   `handshakeTimeout` not positive, `maximumHandshakingConnections` under 1 or `outboundWatermarks` invalid.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -69,6 +73,7 @@ public final class TestServer: Sendable {
         endedConnectionLimit: Int = 100,
         handshakeTimeout: Duration = .seconds(10),
         maximumHandshakingConnections: Int = 128,
+        outboundWatermarks: Watermarks = .standard,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
@@ -80,6 +85,9 @@ public final class TestServer: Sendable {
         guard handshakeTimeout > .zero else { throw .invalidArgument("handshakeTimeout (more than 0)") }
         guard maximumHandshakingConnections >= 1 else {
             throw .invalidArgument("maximumHandshakingConnections (at least 1)")
+        }
+        guard outboundWatermarks.isValid else {
+            throw .invalidArgument("outboundWatermarks (1 <= high, 0 <= low <= high)")
         }
         let serverLoop: EventLoop
         if let loop {
@@ -111,7 +119,7 @@ public final class TestServer: Sendable {
         let core = ServerCore(
             loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
             handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
-            scenario: scenario)
+            outboundWatermarks: outboundWatermarks, scenario: scenario)
         self.core = core
         listener.start(
             onAccept: { connection in core.accepted(connection) },
@@ -128,6 +136,7 @@ public final class TestServer: Sendable {
         endedConnectionLimit: Int = 100,
         handshakeTimeout: Duration = .seconds(10),
         maximumHandshakingConnections: Int = 128,
+        outboundWatermarks: Watermarks = .standard,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
         scenario: Scenario = .normal
@@ -136,8 +145,8 @@ public final class TestServer: Sendable {
         try self.init(
             host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
             endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
-            maximumHandshakingConnections: maximumHandshakingConnections, loop: loop, namespace: namespace,
-            scenario: { _ in scenario })
+            maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
+            loop: loop, namespace: namespace, scenario: { _ in scenario })
     }
 
     deinit {
@@ -257,6 +266,7 @@ final class ServerCore: Sendable {
     let maximumMessageSize: Int
     let handshakeTimeout: Duration
     let maximumHandshakingConnections: Int
+    let outboundWatermarks: Watermarks
     let scenario: @Sendable (ConnectionContext) -> Scenario
     private let registry: LoopBound<Registry>
 
@@ -274,6 +284,7 @@ final class ServerCore: Sendable {
         maximumMessageSize: Int,
         handshakeTimeout: Duration,
         maximumHandshakingConnections: Int,
+        outboundWatermarks: Watermarks,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) {
         self.loop = loop
@@ -281,6 +292,7 @@ final class ServerCore: Sendable {
         self.maximumMessageSize = maximumMessageSize
         self.handshakeTimeout = handshakeTimeout
         self.maximumHandshakingConnections = maximumHandshakingConnections
+        self.outboundWatermarks = outboundWatermarks
         self.scenario = scenario
         self.registry = LoopBound(Registry(), loop: loop)
     }

@@ -31,8 +31,8 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     public enum Closure: Equatable, Sendable {
         /// The peer closed first with `code` (nil: no status) and `reason`; our echo is in the output.
         case byPeer(code: UInt16?, reason: String)
-        /// We closed first with `sentCode` and the peer answered with `answeredCode`.
-        case byUs(sentCode: UInt16?, answeredCode: UInt16?)
+        /// We closed first with `sentCode` and the peer answered with `answeredCode` and `answeredReason`.
+        case byUs(sentCode: UInt16?, answeredCode: UInt16?, answeredReason: String)
         /// The peer broke the protocol. When this happened while open, a close frame with the error's code is in the
         /// output; while closing, our close frame was already out.
         case violation(ProtocolError)
@@ -82,6 +82,12 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
 
     /// Bytes waiting in the output (a pong owed counts once it is encoded by `drainOutput`).
     public var outputByteCount: Int { self.output.count }
+
+    /// The payload of the pong owed for the latest unanswered ping, which the next `drainOutput` encodes (nil: none).
+    public var owedPongPayload: [UInt8]? {
+        guard case .open = self.state else { return nil }
+        return self.owedPong
+    }
 
     // MARK: - Input
 
@@ -141,7 +147,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
             self.queueClose(code: code, reason: "")
             closure = .byPeer(code: code, reason: reason)
         case .closing(let sentCode):
-            closure = .byUs(sentCode: sentCode, answeredCode: code)
+            closure = .byUs(sentCode: sentCode, answeredCode: code, answeredReason: reason)
         case .closed:
             preconditionFailure("no frame is decoded once closed")
         }
@@ -172,6 +178,22 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         guard case .open = self.state else { return false }
         self.encoder.encode(opcode, payload: payload, into: &self.output)
         return true
+    }
+
+    /// Appends the message `nextEvent` lent last (a text or binary message) as our own, without copying it out of
+    /// the receive buffer first: an echo. False (nothing appended) unless open and the last event was a message.
+    @discardableResult
+    public mutating func echoLastMessage() -> Bool {
+        guard case .open = self.state else { return false }
+        // A copy of the decoder value shares its buffers: it lends the payload while the encoder and the output,
+        // other stored properties, are written.
+        let decoder = self.decoder
+        let echoed = decoder.withLastMessage { message -> Bool in
+            guard message.opcode == .text || message.opcode == .binary else { return false }
+            self.encoder.encode(message.opcode, payload: message.payload, into: &self.output)
+            return true
+        }
+        return echoed ?? false
     }
 
     /// Appends a ping; false unless open.

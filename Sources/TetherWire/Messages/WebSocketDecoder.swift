@@ -12,6 +12,14 @@ public struct WebSocketDecoder: Sendable {
     private var failure: ProtocolError?
     /// A close frame was returned.
     public private(set) var isClosed = false
+    /// Where the message last lent by `nextMessage(_:)` still is, until the next mutating call.
+    private var lastLent = LastLent.none
+
+    private enum LastLent {
+        case none
+        case frame(FrameParser.ParsedFrame, Opcode)
+        case assembled(Opcode, reservedBits: UInt8)
+    }
 
     /// - Parameters:
     ///   - role: this endpoint's role (a client expects unmasked frames, a server masked ones).
@@ -38,14 +46,33 @@ public struct WebSocketDecoder: Sendable {
 
     /// Appends received bytes.
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        self.lastLent = .none
         guard !self.isClosed, self.failure == nil else { return }
         self.parser.append(bytes)
     }
 
     /// Appends received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
+        self.lastLent = .none
         guard !self.isClosed, self.failure == nil else { return }
         self.parser.append(bytes)
+    }
+
+    /// Lends the message `nextMessage(_:)` returned last once more, without copying, until the next mutating call
+    /// (for example to echo it after its handler has returned); nil when there is none.
+    public func withLastMessage<Result>(_ body: (BorrowedMessage) -> Result) -> Result? {
+        switch self.lastLent {
+        case .none:
+            return nil
+        case .frame(let frame, let opcode):
+            return self.parser.withPayload(of: frame) {
+                body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
+            }
+        case .assembled(let opcode, let reservedBits):
+            return self.assembler.withAssembledPayload {
+                body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: reservedBits))
+            }
+        }
     }
 
     /// Returns the next complete message, owned, or nil when more bytes are needed.
@@ -67,6 +94,7 @@ public struct WebSocketDecoder: Sendable {
     /// Calls `body` with the next complete message and returns true, or returns false when more bytes are needed.
     @usableFromInline
     mutating func lendNextMessage(_ body: (BorrowedMessage) -> Void) throws(ProtocolError) -> Bool {
+        self.lastLent = .none
         if let failure = self.failure { throw failure }
         guard !self.isClosed else { return false }
         do throws(ProtocolError) {
@@ -83,17 +111,12 @@ public struct WebSocketDecoder: Sendable {
                     continue
                 case .frame(let opcode):
                     if opcode == .close { self.isClosed = true }
-                    self.parser.withPayload(of: frame) {
-                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
-                    }
-                    return true
+                    self.lastLent = .frame(frame, opcode)
                 case .assembled(let opcode):
-                    let reservedBits = self.assembler.messageReservedBits
-                    self.assembler.withAssembledPayload {
-                        body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: reservedBits))
-                    }
-                    return true
+                    self.lastLent = .assembled(opcode, reservedBits: self.assembler.messageReservedBits)
                 }
+                _ = self.withLastMessage(body)
+                return true
             }
         } catch {
             self.failure = error

@@ -100,7 +100,7 @@ private struct Harness {
         #expect(!startedAgain)  // once
         let events = harness.feed(hex("81 02 68 69") + hex("89 00") + hex("88 02 0f a0"))
         #expect(events == [
-            .message(.text("hi")), .message(.ping([])), .closed(.byUs(sentCode: 4000, answeredCode: 4000)),
+            .message(.text("hi")), .message(.ping([])), .closed(.byUs(sentCode: 4000, answeredCode: 4000, answeredReason: "")),
         ])
         #expect(harness.written().messages == [])  // no pong, no echo after our close frame
     }
@@ -160,6 +160,24 @@ private struct Harness {
         #expect(!sentBinary)
         #expect(try !harness.connection.ping([]))
         #expect(harness.written().messages == [.close(code: 1000, reason: "")])
+    }
+
+    @Test func aServerEchoesTheMessageItWasLentWholeAndFragmented() {
+        var harness = Harness(role: .server)
+        var echoes: [Bool] = []
+        // RFC 6455 §5.7: a masked "Hello", then "Hel" + "lo" in two masked fragments, then a masked empty ping.
+        let arrivals = [
+            hex("81 85 37 fa 21 3d 7f 9f 4d 51 58"),
+            hex("01 83 37 fa 21 3d 7f 9f 4d") + hex("80 82 37 fa 21 3d 5b 95"),
+            hex("89 80 00 00 00 00"),
+        ]
+        for bytes in arrivals {
+            harness.connection.receive(bytes)
+            _ = harness.connection.nextEvent { _ in () }
+            echoes.append(harness.connection.echoLastMessage())
+        }
+        #expect(echoes == [true, true, false])  // a ping is not data: its answer is a pong
+        #expect(harness.written().messages == [.text("Hello"), .text("Hello"), .pong([])])
     }
 
     @Test func aClientMasksWhatItSendsAndAServerDoesNot() {
