@@ -42,6 +42,17 @@ public struct WebSocketConfiguration: Sendable {
     public var maximumRetryAfter: Duration
     /// Largest message accepted from the server, in bytes. Default 16 MiB.
     public var maximumMessageSize: Int
+    /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
+    /// `high` bytes (each message its payload plus 64 bytes, every other event 64), the client stops reading the
+    /// socket, so the server is slowed by TCP instead of filling memory; it reads again once they weigh `low` or
+    /// less. State changes, closes and records are never dropped nor held back. While reading is held, the pong
+    /// deadline does not run (the pong may be waiting unread). Memory stays within `high` plus one message of
+    /// `maximumMessageSize` being received. Default 1 MiB and 256 KiB.
+    public var inboundWatermarks = Watermarks.standard
+    /// How many bytes may wait to be written: `send` suspends while more than `high` wait, until they are down to
+    /// `low` (it throws `WebSocketSendError.notOpen` if the connection ends meanwhile, and nothing of the message
+    /// was sent); the connection stops reading while the pongs it owes cannot go out. Default 1 MiB and 256 KiB.
+    public var outboundWatermarks = Watermarks.standard
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
     public var lifecycle: LifecyclePolicy
     /// How long to wait for the server's close frame after sending ours. Default 2 s.
@@ -136,6 +147,13 @@ public struct WebSocketConfiguration: Sendable {
             throw WebSocketConfigurationError(
                 property: "maximumMessageSize", requirement: "at least 1 byte", value: "\(self.maximumMessageSize)")
         }
+        for (property, watermarks) in [
+            ("inboundWatermarks", self.inboundWatermarks), ("outboundWatermarks", self.outboundWatermarks),
+        ] where !watermarks.isValid {
+            throw WebSocketConfigurationError(
+                property: property, requirement: "1 <= high and 0 <= low <= high",
+                value: "high \(watermarks.high), low \(watermarks.low)")
+        }
         if let field = self.backoff.fieldOutOfRange {
             throw WebSocketConfigurationError(
                 property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
@@ -188,7 +206,8 @@ public struct WebSocketConfiguration: Sendable {
             subprotocols: self.subprotocols,
             maximumMessageSize: self.maximumMessageSize,
             connectTimeout: self.connectTimeout.milliseconds,
-            closeTimeout: self.closeTimeout.milliseconds
+            closeTimeout: self.closeTimeout.milliseconds,
+            outboundWatermarks: self.outboundWatermarks
         )
     }
 }

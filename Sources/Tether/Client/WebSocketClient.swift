@@ -25,7 +25,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
 
-    private nonisolated let eventSink = EventChannel()
+    private nonisolated let eventSink: EventChannel
     private let configuration: Configuration
     private let request: TransportRequest
     private let clock: ClockType
@@ -51,6 +51,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private nonisolated let sendTarget = Mutex<(any TransportConnection)?>(nil)
     /// Which connection `sendTarget` holds, as the actor last set it.
     private var publishedSendTarget: ObjectIdentifier?
+    /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
+    private var readingHeld = false
+    /// `events` may have been held or released since `applyReadingHold` last looked.
+    private var readingHoldChanged = false
+    /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
+    private var listensForRelease = false
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
@@ -61,6 +67,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil
     ) throws(WebSocketConfigurationError) {
         try configuration.validate()
+        self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks)
         self.configuration = configuration
         self.request = configuration.transportRequest
         self.clock = clock
@@ -85,6 +92,14 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// Starts connecting (or restarts after `stop()` or a non-retryable failure). Idempotent while running.
     public func start() {
+        if !self.listensForRelease {
+            self.listensForRelease = true
+            // The consumer brought `events` back to the low watermark (on its own thread): read again.
+            self.eventSink.onRelease { [weak self] in
+                guard let self else { return }
+                Task { await self.consumerCaughtUp() }
+            }
+        }
         if self.pathMonitor == nil, let monitor = self.configuration.pathMonitoring.makeMonitor() {
             self.monitorPath(with: monitor)
         }
@@ -279,6 +294,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
     public var staleEvents: Int { self.machine.staleEvents }
 
+    /// The most the events not read yet have weighed (a message its payload plus 64 bytes, any other event 64): at
+    /// most `inboundWatermarks.high` plus what arrived in the read that crossed it. For tests and benchmarks.
+    package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
+
     /// Milliseconds since the client was created, on the injected clock.
     var currentTime: Int { self.now() }
 
@@ -294,7 +313,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             guard self.connections[generation] != nil, generation == self.machine.generation,
                   self.machine.phase == .open else { return }
             self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now)
-            self.eventSink.yield(.message(message))
+            self.publish(.message(message))
             self.afterEvent()
         case .pong(let id):
             self.handle(self.machine.pongReceived(generation: generation, ping: id, now: now))
@@ -386,14 +405,17 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             if let socket = self.configuration.transport as? SocketTransport,
                socket.loop === self.configuration.eventLoop {
                 self.directReaders[generation] = []
-                self.connections[generation] = socket.connect(self.request, delivering: { [self] event in
+                let connection = socket.connect(self.request, delivering: { [self] event in
                     self.assumeIsolated { client in client.deliver(event, generation: generation) }
                 })
+                self.connections[generation] = connection
+                if self.readingHeld { connection.holdReading(true) }
                 return
             }
             #endif
             let connection = self.configuration.transport.connect(self.request)
             self.connections[generation] = connection
+            if self.readingHeld { connection.holdReading(true) }
             // The task prefers the transport's executor (the socket transport's event loop), so this actor runs
             // on the thread that read the event.
             self.readers[generation] = Task(executorPreference: connection.preferredExecutor) {
@@ -412,11 +434,18 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// Publishes the machine's records and state, and moves the timer to the machine's next wake time.
     private func afterEvent() {
+        repeat {
+            self.publishRecordsAndState()
+        } while self.applyReadingHold()  // its record is published in the next round
+        self.rescheduleTimer()
+    }
+
+    private func publishRecordsAndState() {
         var cause: CloseReason?
         self.machine.drainRecords { record in
-            self.eventSink.yield(.record(record))
+            self.publish(.record(record))
             if record.kind == .pong, let rtt = record.rtt {
-                self.eventSink.yield(.roundTrip(milliseconds: rtt))
+                self.publish(.roundTrip(milliseconds: rtt))
             }
             if record.kind == .closed {
                 cause = record.reason
@@ -430,10 +459,36 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             previous.lastRTT = state.lastRTT
             self.published = state
             if state != previous {
-                self.eventSink.yield(.stateChanged(state, cause: cause))
+                self.publish(.stateChanged(state, cause: cause))
             }
         }
-        self.rescheduleTimer()
+    }
+
+    /// Hands `event` to `events`. When that put the events not read yet above the high watermark, reading is held
+    /// once the records being published are out (`applyReadingHold`, from `afterEvent`).
+    private func publish(_ event: WebSocketEvent) {
+        if self.eventSink.yield(event) { self.readingHoldChanged = true }
+    }
+
+    /// The consumer brought `events` back to its low watermark.
+    private func consumerCaughtUp() {
+        self.readingHoldChanged = true
+        self.afterEvent()
+    }
+
+    /// Makes every connection's reading, and the heartbeat, follow whether `events` is held, when that may have
+    /// changed. Returns whether it changed (the machine then has a record to publish).
+    private func applyReadingHold() -> Bool {
+        guard self.readingHoldChanged else { return false }
+        self.readingHoldChanged = false
+        let held = self.eventSink.isHeld
+        guard held != self.readingHeld else { return false }
+        self.readingHeld = held
+        for connection in self.connections.values {
+            connection.holdReading(held)
+        }
+        self.machine.readingHeld(held, now: self.now())  // no pings and no pong deadline while held
+        return true
     }
 
     private func updateSendTarget() {

@@ -1,9 +1,12 @@
 import Synchronization
+import TetherWire
 
 /// A client's events, in the order they happened (`WebSocketClient.events`).
 ///
 /// Unicast: iterate it from one task at a time; a second task waiting for the next event at the same time traps.
-/// Unbounded, so that no received message is ever dropped. It ends (`next()` returns nil) once the client is
+/// No event is ever dropped; instead, once the events not read yet weigh more than the configuration's
+/// `inboundWatermarks.high`, the client stops reading its socket until they are down to the low watermark, so a
+/// slow consumer slows the server through TCP and memory stays bounded. It ends (`next()` returns nil) once the client is
 /// deinitialized and every event before that was read, or when the task iterating it is cancelled (after the
 /// events already buffered); events after the end are dropped. That is `AsyncStream`'s contract, kept by a
 /// channel written for this one element type: the stream's generic storage looks up type metadata on every event.
@@ -34,7 +37,9 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
     }
 }
 
-/// The buffer between a client (which yields, on its executor) and the one task that reads its events.
+/// The buffer between a client (which yields, on its executor) and the one task that reads its events, with the
+/// weight of what it holds: above the high watermark it is `held` until the reader has brought it down to the low
+/// one, and tells `onRelease` then.
 final class EventChannel: Sendable {
     private typealias Reader = UnsafeContinuation<WebSocketEvent?, Never>
 
@@ -46,39 +51,96 @@ final class EventChannel: Sendable {
         var reader: Reader?
         /// Finished by the client (the buffer is still read to its end) or by the reader's cancellation.
         var finished = false
+        /// What `buffer[head...]` weighs (`EventChannel.weight(of:)`).
+        var weight = 0
+        /// Above the high watermark, until down to the low one.
+        var held = false
+        /// The most `weight` has been.
+        var peakWeight = 0
+        /// Called (without the lock) when `held` clears.
+        var onRelease: (@Sendable () -> Void)?
 
-        mutating func popFirst() -> WebSocketEvent? {
+        /// The next event, and whether taking it released the hold.
+        mutating func popFirst(low: Int) -> (event: WebSocketEvent, released: Bool)? {
             guard self.head < self.buffer.count else { return nil }
             let event = self.buffer[self.head]
+            self.weight -= EventChannel.weight(of: event)
+            var released = false
+            if self.held, self.weight <= low {
+                self.held = false
+                released = true
+            }
             self.head += 1
             if self.head == self.buffer.count {
                 self.buffer.removeAll(keepingCapacity: true)
                 self.head = 0
             }
-            return event
+            return (event, released)
         }
     }
 
     private let state = Mutex(State())
+    private let watermarks: Watermarks
     /// Called (tests only) each time the reader parks because nothing is buffered.
     private let readerParked: (@Sendable () -> Void)?
 
-    init(readerParked: (@Sendable () -> Void)? = nil) {
+    init(watermarks: Watermarks = .standard, readerParked: (@Sendable () -> Void)? = nil) {
+        self.watermarks = watermarks
         self.readerParked = readerParked
     }
 
+    /// What an event weighs against the watermarks: a message its payload plus 64 bytes, any other event 64 bytes
+    /// (roughly what an event costs in the buffer beside its payload).
+    static func weight(of event: WebSocketEvent) -> Int {
+        guard case .message(let message) = event else { return 64 }
+        return message.byteCount + 64
+    }
+
+    /// The most the buffered events have weighed (tests and benchmarks check the bound with it).
+    var peakWeight: Int { self.state.withLock { $0.peakWeight } }
+
+    /// Whether the buffer is above its high watermark (and not yet back at the low one).
+    var isHeld: Bool { self.state.withLock { $0.held } }
+
+    /// Sets what is called, on the thread of the reader that brought the buffer down to the low watermark, when a
+    /// hold ends.
+    func onRelease(_ body: @escaping @Sendable () -> Void) {
+        self.state.withLock { $0.onRelease = body }
+    }
+
     /// Delivers `event` to the waiting reader, or buffers it. Dropped once the channel has finished.
-    func yield(_ event: WebSocketEvent) {
+    /// - Returns: true when buffering it put the buffer above the high watermark (it is now held).
+    @discardableResult
+    func yield(_ event: WebSocketEvent) -> Bool {
+        var crossed = false
         let reader: Reader? = self.state.withLock { state in
             guard !state.finished else { return nil }
             guard let reader = state.reader else {
                 state.buffer.append(event)
+                state.weight += Self.weight(of: event)
+                state.peakWeight = max(state.peakWeight, state.weight)
+                if !state.held, state.weight > self.watermarks.high {
+                    state.held = true
+                    crossed = true
+                }
                 return nil
             }
             state.reader = nil
             return reader
         }
         reader?.resume(returning: event)
+        return crossed
+    }
+
+    /// Takes the next buffered event; tells `onRelease` when that ended a hold.
+    private func popFirst() -> WebSocketEvent? {
+        let taken = self.state.withLock { state -> (WebSocketEvent, (@Sendable () -> Void)?)? in
+            guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return nil }
+            return (event, released ? state.onRelease : nil)
+        }
+        guard let (event, release) = taken else { return nil }
+        release?()
+        return event
     }
 
     /// Ends the sequence after the events already buffered.
@@ -94,19 +156,24 @@ final class EventChannel: Sendable {
 
     func next(isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
         // The common case when events come faster than they are read: no continuation, no cancellation handler.
-        if let event = self.state.withLock({ $0.popFirst() }) {
+        if let event = self.popFirst() {
             return event
         }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Reader) in
                 // Under the lock: a cancellation either came first (and finished the channel) or finds the reader.
+                var release: (@Sendable () -> Void)?
                 let ready: WebSocketEvent?? = self.state.withLock { state in
-                    if let event = state.popFirst() { return .some(event) }
+                    if let (event, released) = state.popFirst(low: self.watermarks.low) {
+                        release = released ? state.onRelease : nil
+                        return .some(event)
+                    }
                     if state.finished { return .some(nil) }
                     precondition(state.reader == nil, "WebSocketClient.events is unicast: one task may wait on it")
                     state.reader = continuation
                     return .none
                 }
+                release?()
                 if let ready {
                     continuation.resume(returning: ready)
                 } else {

@@ -11,6 +11,9 @@
 /// - At `now >= deadline` without a pong, `tick` returns `.close(generation)` once and the phase becomes `idle`.
 /// - Events for another generation, a second `opened`, and pongs while idle or connecting change nothing.
 /// - A business message is not a pong; there is deliberately no API that extends the deadline.
+/// - While the owner holds reading (`holdReading()`: its consumer is behind, so the pong may be sitting unread in
+///   the socket), no ping is sent and no deadline runs; `resumeReading(now:)` gives an outstanding ping a full
+///   `timeout` from then on. Time the owner spent not reading is never counted against the peer.
 public struct Heartbeat: Equatable, Hashable, Sendable {
     /// Where the current connection is.
     public enum Phase: Equatable, Hashable, Sendable {
@@ -34,6 +37,8 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
     public private(set) var probing = false
     /// True after `pause()` until the next `probe`, `opened` or `connect`: no pings, no deadline.
     public private(set) var paused = false
+    /// True between `holdReading()` and `resumeReading(now:)`, whatever the connection: no pings, no deadline.
+    public private(set) var readingHeld = false
     private var nextPing = 0
     private var deadline: Int?
     private var pingSentAt = 0
@@ -57,7 +62,7 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
     /// The earliest `now` at which `tick(now:)` can return an action; nil when it cannot (not open, or paused).
     /// A driver sleeps until then instead of polling.
     public var nextWake: Int? {
-        guard self.phase == .open, !self.paused else { return nil }
+        guard self.phase == .open, !self.paused, !self.readingHeld else { return nil }
         return self.deadline ?? self.nextPing
     }
 
@@ -104,7 +109,7 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
 
     /// Advances time: returns `.ping` when one is due, `.close` once when the outstanding pong is overdue.
     public mutating func tick(now: Int) -> Action? {
-        guard self.phase == .open, !self.paused else { return nil }
+        guard self.phase == .open, !self.paused, !self.readingHeld else { return nil }
         if let limit = self.deadline {
             guard now >= limit else { return nil }
             self.phase = .idle
@@ -143,6 +148,21 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
         self.paused = true
         self.deadline = nil
         self.probing = false
+    }
+
+    /// The owner stopped reading the connection (its consumer is behind): a pong cannot be seen until it reads
+    /// again, so neither a ping nor the pong deadline runs meanwhile. Holds across generations (it is about the
+    /// consumer, not the connection).
+    public mutating func holdReading() {
+        self.readingHeld = true
+    }
+
+    /// The owner reads again at `now`: an outstanding ping's deadline becomes at least `now + timeout`; a ping that
+    /// fell due meanwhile goes out at the next `tick`.
+    public mutating func resumeReading(now: Int) {
+        guard self.readingHeld else { return }
+        self.readingHeld = false
+        if let limit = self.deadline { self.deadline = max(limit, now + self.timeout) }
     }
 
     /// The connection ended or was closed by its owner: back to idle, later events of this generation are ignored.

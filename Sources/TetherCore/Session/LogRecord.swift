@@ -7,6 +7,10 @@ public struct LogRecord: Equatable, Sendable {
         case connecting, opened, ping, pong, message, closed
         case retryScheduled = "retry_scheduled"
         case path, background, foreground, stopped
+        /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.
+        case readingHeld = "reading_held"
+        /// The consumer caught up (the low watermark): the client reads again.
+        case readingResumed = "reading_resumed"
     }
 
     /// The transport generation the record is about (the latest one handed out for session-wide records).

@@ -232,6 +232,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return self.close(reason: .pingFailed, retry: retry, now: now)
     }
 
+    /// The owner stopped (`held`) or resumed reading its connection because the consumer of its messages fell behind
+    /// or caught up. Only the heartbeat cares: time spent not reading never counts against the peer's pong deadline
+    /// (see `Heartbeat.holdReading()`). Returns the timer's new wake time through `nextWake`.
+    public mutating func readingHeld(_ held: Bool, now: Int) {
+        guard held != self.state.heartbeat.readingHeld else { return }
+        if held {
+            self.state.heartbeat.holdReading()
+        } else {
+            self.state.heartbeat.resumeReading(now: now)
+        }
+        self.record(held ? .readingHeld : .readingResumed, now: now, from: self.phase)
+    }
+
     /// A message of `bytes` bytes arrived on `generation`. Only logged: a message is not a pong and extends nothing.
     public mutating func messageReceived(generation: Int, bytes: Int, now: Int) {
         guard self.isLive(generation) else {
