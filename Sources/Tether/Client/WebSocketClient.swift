@@ -55,6 +55,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var readingHeld = false
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
+    /// Callers of `waitUntilReadingHeld()`.
+    private var readingHeldWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
 
@@ -488,7 +490,19 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             connection.holdReading(held)
         }
         self.machine.readingHeld(held, now: self.now())  // no pings and no pong deadline while held
+        if held {
+            let waiters = self.readingHeldWaiters
+            self.readingHeldWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
         return true
+    }
+
+    /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
+    /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
+    package func waitUntilReadingHeld() async {
+        guard !self.readingHeld else { return }
+        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 
     private func updateSendTarget() {

@@ -31,6 +31,10 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case closeSent(code: UInt16?)
         /// The scenario's message stream is fully handed to the socket.
         case streamFinished(count: Int)
+        /// More than the outbound high watermark waits for the client (`queuedBytes`): the server stopped reading it.
+        case readingPaused(queuedBytes: Int)
+        /// What waited for the client is down to the low watermark: the server reads it again.
+        case readingResumed
         /// The socket is closed; the last event of a connection.
         case ended(ConnectionEnd)
     }
@@ -66,6 +70,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
             case .closeReceived(let code): "close received \(code.map(String.init) ?? "(no code)")"
             case .closeSent(let code): "close sent \(code.map(String.init) ?? "(no code)")"
             case .streamFinished(let count): "sent \(count) messages"
+            case .readingPaused(let queued): "reading paused: \(queued) bytes wait for the client"
+            case .readingResumed: "reading resumed"
             case .ended(let end): "ended: \(end)"
             }
         return "conn \(self.connection) \(detail)"

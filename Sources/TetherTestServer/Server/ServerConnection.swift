@@ -589,6 +589,8 @@ final class ConnectionDriver {
               self.connection.queuedWriteBytes > watermarks.high, let shell = self.shell else { return }
         self.waitingForWriteRoom = true
         self.connection.pauseReading()
+        let queued = self.connection.queuedWriteBytes
+        self.recorder.update(self.index) { _, _ in .readingPaused(queuedBytes: queued) }
         self.connection.whenQueuedWrites(atMost: watermarks.low) {
             shell.driver.value.writeRoomAvailable()
         }
@@ -596,7 +598,9 @@ final class ConnectionDriver {
 
     private func writeRoomAvailable() {
         self.waitingForWriteRoom = false
+        guard self.phase == .open || self.phase == .closing else { return }
         self.connection.resumeReading()
+        self.recorder.update(self.index) { _, _ in .readingResumed }
     }
 }
 #endif

@@ -187,3 +187,35 @@ import TetherCore
         #expect(h.pong(generation, ping: ping + 1, now: 6005) == 5)
     }
 }
+
+// Reading held by the owner (its consumer is behind): the pong may sit unread, so no deadline runs.
+extension HeartbeatTests {
+    @Test func whileReadingIsHeldNoPingGoesOutAndNoDeadlineRuns() {
+        var (h, generation) = self.pinged(interval: 100, timeout: 1000)  // ping at 100, due before 1100
+        h.holdReading()
+        #expect(h.nextWake == nil)
+        #expect(self.actions(&h, over: 100...5_000).isEmpty)
+        h.resumeReading(now: 5_000)
+        // The outstanding ping gets a full timeout from the resume: its pong is still welcome at 5,999.
+        #expect(h.nextWake == 6_000)
+        #expect(h.pong(generation, ping: h.lastPingID, now: 5_999) == 5_899)
+    }
+
+    @Test func afterTheHoldTheOutstandingPingTimesOutOnceAFullTimeoutLater() {
+        var (h, generation) = self.pinged(interval: 100, timeout: 1000)
+        h.holdReading()
+        h.resumeReading(now: 300)  // the pong may have been waiting unread: it gets 1,000 ms from now
+        #expect(h.nextWake == 1_300)
+        #expect(self.actions(&h, over: 300...3_000) == [.close(generation)])
+    }
+
+    @Test func aPingThatFellDueWhileHeldGoesOutAtTheNextTick() {
+        var h = Heartbeat(interval: 100, timeout: 1000)
+        h.holdReading()  // held before the connection opens: it holds across generations
+        let generation = h.connect()
+        h.opened(generation, now: 0)
+        #expect(h.tick(now: 500) == nil)
+        h.resumeReading(now: 500)
+        #expect(h.tick(now: 500) == .ping(generation))
+    }
+}

@@ -1,5 +1,8 @@
 import Testing
+import Foundation
+import Synchronization
 @testable import Tether
+import TetherWire
 
 /// The client's event sequence: every event once, in order, to one reader; the end and cancellation as
 /// `AsyncStream` has them.
@@ -149,4 +152,36 @@ import Testing
             #expect(read.filter(range.contains) == Array(range))
         }
     }
+}
+
+// The channel's weight and its watermarks (what holds the client's reading).
+extension WebSocketEventsTests {
+    @Test func bufferingAboveTheHighWatermarkHoldsUntilTheReaderBringsItToTheLowOne() async {
+        let channel = EventChannel(watermarks: Watermarks(high: 1_000, low: 300))
+        let released = Released()
+        channel.onRelease { released.count.add(1, ordering: .relaxed) }
+        let message = WebSocketEvent.message(.binary(Data(count: 136)))  // weighs 200
+        #expect(EventChannel.weight(of: message) == 200)
+        var crossings: [Bool] = []
+        for _ in 0..<6 { crossings.append(channel.yield(message)) }
+        #expect(crossings == [false, false, false, false, false, true])  // 1,200 > 1,000 at the sixth
+        #expect(channel.isHeld)
+        let events = WebSocketEvents(channel: channel)
+        var iterator = events.makeAsyncIterator()
+        for _ in 0..<4 { _ = await iterator.next() }  // 400 left: still above the low watermark
+        #expect(channel.isHeld && released.count.load(ordering: .relaxed) == 0)
+        _ = await iterator.next()  // 200 left
+        #expect(!channel.isHeld && released.count.load(ordering: .relaxed) == 1)
+        #expect(channel.peakWeight == 1_200)
+    }
+
+    @Test func eventsOtherThanMessagesWeighSixtyFourBytes() {
+        #expect(EventChannel.weight(of: .roundTrip(milliseconds: 3)) == 64)
+        #expect(EventChannel.weight(of: .message(.text("héllo"))) == 6 + 64)
+    }
+}
+
+/// How often a hold was released.
+private final class Released: Sendable {
+    let count = Atomic<Int>(0)
 }

@@ -28,11 +28,18 @@ final class SocketConnection: TransportConnection {
     /// The write queue's levels, where `send` waits for room.
     private let outbound: Watermarks
 
-    /// - Parameter handler: see `SocketTransport.connect(_:delivering:)`; nil: events go to `events`.
+    /// What flow control did, for tests.
+    private let flowObserver: (@Sendable (FlowObservation) -> Void)?
+
+    /// - Parameters:
+    ///   - handler: see `SocketTransport.connect(_:delivering:)`; nil: events go to `events`.
+    ///   - flowObserver: told when flow control acts (tests check the bounds with it).
     init(
         request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil,
-        handler: (@Sendable (TransportEvent) -> Void)? = nil
+        handler: (@Sendable (TransportEvent) -> Void)? = nil,
+        flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
+        self.flowObserver = flowObserver
         let (events, sink) = AsyncStream.makeStream(of: TransportEvent.self, bufferingPolicy: .unbounded)
         self.events = events
         self.loop = loop
@@ -41,7 +48,8 @@ final class SocketConnection: TransportConnection {
         self.sendLimit = request.maximumMessageSize
         self.outbound = request.outboundWatermarks
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace
+            request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace,
+            flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request) {
@@ -84,8 +92,10 @@ final class SocketConnection: TransportConnection {
             data.withUnsafeBytes { encoder.encode(.binary, payload: $0, into: &frame) }
         }
         guard let tcp = self.wire.connection else { throw WebSocketSendError.notOpen }
-        if tcp.queuedWriteBytes > self.outbound.high {
+        let queued = tcp.queuedWriteBytes
+        if queued > self.outbound.high {
             // Above the high watermark: wait for the queue to be down to the low one (or for the end).
+            self.flowObserver?(.sendWaitingForRoom(queuedBytes: queued))
             await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
                 tcp.whenQueuedWrites(atMost: self.outbound.low) { room.resume() }
             }

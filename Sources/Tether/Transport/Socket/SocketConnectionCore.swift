@@ -60,6 +60,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var waitingForWriteRoom = false
     /// Whether reading is paused on the TCP connection now.
     private var readingPaused = false
+    /// Told when flow control acts (tests watch the bounds with it).
+    private let flowObserver: (@Sendable (FlowObservation) -> Void)?
     /// The open TCP connection and the outstanding pings, shared with the sending side.
     private let wire: OpenWire
     /// True from our close frame's write until the kernel has taken all of it (or the write failed).
@@ -69,8 +71,9 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     init(
         request: TransportRequest, outlet: EventOutlet, loop: EventLoop,
-        wire: OpenWire, namespace: NetworkNamespace? = nil
+        wire: OpenWire, namespace: NetworkNamespace? = nil, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
+        self.flowObserver = flowObserver
         self.outlet = outlet
         self.wire = wire
         self.loop = loop
@@ -374,12 +377,14 @@ final class SocketConnectionCore: TCPConnectionHandler {
         guard !self.waitingForWriteRoom, tcp.queuedWriteBytes > self.outbound.high, let bound else { return }
         self.waitingForWriteRoom = true
         self.updateReading()
+        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: tcp.queuedWriteBytes))
         tcp.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
     }
 
     private func writeRoomAvailable() {
         self.waitingForWriteRoom = false
         self.updateReading()
+        self.flowObserver?(.readingResumedAfterWriteRoom)
     }
 
     /// Pauses or resumes reading so that it runs exactly while nothing holds it.
@@ -461,6 +466,16 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .system(_, let code): .system(code)
         }
     }
+}
+
+/// What flow control did on one connection, for tests that check its bounds.
+enum FlowObservation: Equatable, Sendable {
+    /// More than the outbound high watermark waited to be written (what we owe the peer): reading stopped.
+    case readingPausedForWriteRoom(queuedBytes: Int)
+    /// The write queue is down to the low watermark: reading goes on (unless the consumer holds it).
+    case readingResumedAfterWriteRoom
+    /// A `send` found more than the high watermark queued and waits for the low one.
+    case sendWaitingForRoom(queuedBytes: Int)
 }
 
 /// Whether the connect task may still open a socket. Shared between the task and the loop.

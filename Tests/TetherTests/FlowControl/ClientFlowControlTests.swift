@@ -1,0 +1,173 @@
+#if os(Linux)
+import Foundation
+import Synchronization
+import Testing
+@testable import Tether
+import TetherCore
+import TetherPOSIX
+import TetherTestServer
+import TetherWire
+
+/// The client's bounds over real sockets (DESIGN.md §10), each asserted on what the other side observes: a slow
+/// consumer stalls the server's stream; a peer that floods pings and never reads is pushed back and gets its
+/// latest ping answered; a sender above the outbound watermark waits, and learns when its message was not sent.
+@Suite(.timeLimit(.minutes(1)))
+struct ClientFlowControlTests {
+    @Test func aConsumerThatFallsBehindHoldsTheSocketSoTheServerStallsThenEverythingArrivesInOrder() async throws {
+        // 64 MiB: more than both kernels' socket buffers can hold (loopback autotunes up to 32 + 4 MiB here).
+        let count = 4_096
+        let size = 16 << 10
+        let server = try TestServer(scenario: .send(count: count, size: size))
+        let inbound = Watermarks(high: 256 << 10, low: 64 << 10)
+        var configuration = WebSocketConfiguration(
+            url: URL(string: server.url())!, heartbeatInterval: .seconds(60), pathMonitoring: .none)
+        configuration.inboundWatermarks = inbound
+        let client = try WebSocketClient(configuration: configuration)
+        let events = client.events
+        await client.start()
+
+        // Nobody reads `events` yet: the client must stop reading once they weigh more than `high`.
+        await client.waitUntilReadingHeld()
+        let sentWhenHeld = try #require(server.connection(1)).sentMessageCount
+        #expect(sentWhenHeld < count, "the server handed everything to TCP: nothing pushed it back")
+
+        var received = 0
+        var held = 0
+        var resumed = 0
+        reading: for await event in events {
+            switch event {
+            case .message(.text(let text)):
+                // The stream's payload starts with the message's index.
+                guard text.prefix(while: \.isNumber) == String(received) else {
+                    Issue.record("message \(received) arrived as \(text.prefix(12))…")
+                    break reading
+                }
+                received += 1
+                if received == count { break reading }
+            case .record(let record) where record.kind == .readingHeld:
+                held += 1
+            case .record(let record) where record.kind == .readingResumed:
+                resumed += 1
+            default:
+                continue
+            }
+        }
+        #expect(received == count)
+        #expect(held >= 1 && resumed >= 1)
+        // The bound: `high`, plus what the read that crossed it had already taken (the loop reads up to 4 × 64 KiB
+        // a turn before the hold applies), plus one message.
+        let slack = 4 * (64 << 10) + size + 64
+        #expect(client.eventBufferPeakWeight <= inbound.high + slack, "peak \(client.eventBufferPeakWeight)")
+        await client.stop()
+        await server.stop()
+    }
+
+    @Test func aPeerThatFloodsPingsAndNeverReadsIsPushedBackAndItsLatestPingIsAnswered() async throws {
+        var peer = try ScriptedPeer()
+        let (observations, observe) = AsyncStream.makeStream(of: FlowObservation.self)
+        let outbound = Watermarks(high: 64 << 10, low: 16 << 10)
+        let connection = SocketConnection(
+            request: TransportRequest(url: peer.url(), outboundWatermarks: outbound), loop: .shared,
+            flowObserver: { observe.yield($0) })
+        var client = ClientProbe(connection)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        server.tcp.pauseReading()  // the peer reads nothing from now on
+        // 32 MiB of 125-byte pings: more than the peer's receive buffer and the client's send buffer hold.
+        let chunks = 256
+        let pingsPerChunk = 1_024
+        let tcp = server.tcp
+        let flood = Task {
+            var encoder = WebSocketEncoder(role: .server)
+            for chunk in 0..<chunks {
+                var bytes: [UInt8] = []
+                for ping in 0..<pingsPerChunk {
+                    let index = UInt32(chunk * pingsPerChunk + ping)
+                    let payload = withUnsafeBytes(of: index.bigEndian) { Array($0) } + [UInt8](repeating: 0, count: 121)
+                    try encoder.ping(payload, into: &bytes)
+                }
+                try await tcp.send(bytes)
+            }
+        }
+        var iterator = observations.makeAsyncIterator()
+        guard case .readingPausedForWriteRoom(let queued)? = await iterator.next() else {
+            Issue.record("the client never stopped reading")
+            return
+        }
+        // The pongs owed for what one turn had read (4 × 64 KiB of pings) can be queued above `high`, no more.
+        #expect(queued <= outbound.high + 4 * (64 << 10), "queued \(queued)")
+
+        tcp.resumeReading()  // the peer reads again: the pongs drain, the client reads again, the flood ends
+        try await flood.value
+        try await server.sendPing(Array("last".utf8))
+        var pongs = 0
+        while let message = try await server.nextMessage() {
+            guard case .pong(let payload) = message else { continue }
+            pongs += 1
+            if payload == Array("last".utf8) { break }
+        }
+        // Under pressure the pongs owed were coalesced; the latest ping was answered all the same.
+        #expect(pongs < chunks * pingsPerChunk + 1, "\(pongs) pongs")
+        connection.close(code: 1000, reason: "")
+        try await server.sendClose(code: 1000)
+        _ = await client.rest()
+        await peer.stop()
+    }
+
+    @Test func aSendAboveTheOutboundWatermarkWaitsAndIsNotSentWhenTheConnectionEnds() async throws {
+        var peer = try ScriptedPeer()
+        let (observations, observe) = AsyncStream.makeStream(of: FlowObservation.self)
+        let outbound = Watermarks(high: 256 << 10, low: 64 << 10)
+        let connection = SocketConnection(
+            request: TransportRequest(url: peer.url(), outboundWatermarks: outbound), loop: .shared,
+            flowObserver: { observe.yield($0) })
+        var client = ClientProbe(connection)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        server.tcp.pauseReading()
+
+        // Senders of 1 MiB each, at once, while the peer reads nothing: the kernel's buffers fill, then the queue.
+        let outcomes = Outcomes()
+        let senders = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<12 {
+                    group.addTask {
+                        let outcome: String
+                        do {
+                            try await connection.send(.binary(Data(repeating: 7, count: 1 << 20)))
+                            outcome = "sent"
+                        } catch WebSocketSendError.notOpen {
+                            outcome = "not sent"
+                        } catch {
+                            outcome = "failed: \(error)"
+                        }
+                        outcomes.list.withLock { $0.append(outcome) }
+                    }
+                }
+            }
+        }
+        var iterator = observations.makeAsyncIterator()
+        while let observation = await iterator.next() {
+            if case .sendWaitingForRoom(let queued) = observation {
+                #expect(queued > outbound.high)
+                break
+            }
+        }
+        server.reset()  // the connection ends while sends wait for room
+        await senders.value
+        let seen = outcomes.list.withLock { $0 }
+        #expect(seen.count == 12)
+        #expect(seen.contains("not sent"), "\(seen)")  // a waiting send learns that nothing of it went out
+        #expect(seen.allSatisfy { $0 == "sent" || $0 == "not sent" || $0.hasPrefix("failed: connectionFailed") })
+        _ = await client.rest()
+        await peer.stop()
+    }
+}
+/// How each concurrent send ended.
+private final class Outcomes: Sendable {
+    let list = Mutex<[String]>([])
+}
+#endif
