@@ -8,7 +8,13 @@
 # Installs the suite on first use (scripts/autobahn/setup.sh: Python 2.7 from pyenv, packages from the registry)
 # under $AUTOBAHN_HOME (default ~/.cache/autobahn). Reports go to $AUTOBAHN_REPORTS (default: a temporary folder).
 # Uses the debug build (`swift build`), or the release one with CONFIGURATION=release.
+#
+# --with-python also runs a reference testee written with Python's `websockets` (scripts/autobahn/websockets_testee.py,
+# from the interop venv that scripts/interop.sh makes) against the same fuzzingserver, reported beside Tether's
+# agents but not judged by the rule.
 set -euo pipefail
+with_python=0
+[ "${1:-}" = "--with-python" ] && with_python=1
 cd "$(dirname "$0")/.."
 root=$(pwd)
 export AUTOBAHN_HOME=${AUTOBAHN_HOME:-$HOME/.cache/autobahn}
@@ -60,6 +66,12 @@ wait_for_listener "$port" "${pids[-1]}" "$reports/fuzzingserver.log"
 for via in transport client; do
     "$bin/tether-autobahn" --url "ws://127.0.0.1:$port" --agent "tether-$via" --via "$via"
 done
+if [ "$with_python" = 1 ]; then
+    python="${TETHER_INTEROP_VENV:-$HOME/.cache/tether-interop/venv}/bin/python"
+    [ -x "$python" ] || { echo "error: no interop venv at $python: run scripts/interop.sh first" >&2; exit 1; }
+    echo "reference: python-websockets ($("$python" -c 'import websockets; print(websockets.__version__)'))"
+    "$python" scripts/autobahn/websockets_testee.py "ws://127.0.0.1:$port" python-websockets
+fi
 
 echo "== server cases (fuzzingclient against tether serve --echo)"
 port=$(free_port)
