@@ -74,6 +74,11 @@ final class EventChannel: Sendable {
             if self.head == self.buffer.count {
                 self.buffer.removeAll(keepingCapacity: true)
                 self.head = 0
+            } else if self.head >= 1_024, self.head * 2 >= self.buffer.count {
+                // A buffer that a steady feed never empties: drop the events read so far (each is moved at most
+                // once per halving), or they would stay in the array for ever.
+                self.buffer.removeFirst(self.head)
+                self.head = 0
             }
             return (event, released)
         }
@@ -95,6 +100,9 @@ final class EventChannel: Sendable {
         guard case .message(let message) = event else { return 64 }
         return message.byteCount + 64
     }
+
+    /// The slots the buffer's array holds, read events not yet dropped among them (tests check it stays bounded).
+    var storedSlots: Int { self.state.withLock { $0.buffer.count } }
 
     /// The most the buffered events have weighed (tests and benchmarks check the bound with it).
     var peakWeight: Int { self.state.withLock { $0.peakWeight } }

@@ -185,3 +185,28 @@ extension WebSocketEventsTests {
 private final class Released: Sendable {
     let count = Atomic<Int>(0)
 }
+
+extension WebSocketEventsTests {
+    @Test func aSteadyFeedThatNeverEmptiesTheBufferDoesNotKeepTheEventsAlreadyRead() async {
+        let channel = EventChannel()
+        let events = WebSocketEvents(channel: channel)
+        var iterator = events.makeAsyncIterator()
+        var next = 0
+        var inOrder = true
+        for round in 0..<50 {
+            for index in 0..<1_000 { channel.yield(.roundTrip(milliseconds: round * 1_000 + index)) }
+            for _ in 0..<900 {  // the reader falls 100 events further behind every round
+                guard case .roundTrip(let value)? = await iterator.next() else { inOrder = false; break }
+                inOrder = inOrder && value == next
+                next += 1
+            }
+        }
+        // 50,000 events went through; what is kept is what is unread (5,000), and at most as much again.
+        #expect(channel.storedSlots <= 2 * 5_000, "\(channel.storedSlots) slots")
+        while next < 50_000, case .roundTrip(let value)? = await iterator.next() {
+            inOrder = inOrder && value == next
+            next += 1
+        }
+        #expect(inOrder && next == 50_000)
+    }
+}
