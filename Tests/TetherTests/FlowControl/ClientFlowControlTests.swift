@@ -63,18 +63,9 @@ struct ClientFlowControlTests {
     }
 
     @Test func aPeerThatFloodsPingsAndNeverReadsIsPushedBackAndItsLatestPingIsAnswered() async throws {
-        var peer = try ScriptedPeer()
-        let (observations, observe) = AsyncStream.makeStream(of: FlowObservation.self)
         let outbound = Watermarks(high: 64 << 10, low: 16 << 10)
-        let connection = SocketConnection(
-            request: TransportRequest(url: peer.url(), outboundWatermarks: outbound), loop: .shared,
-            flowObserver: { observe.yield($0) })
-        var client = ClientProbe(connection)
-        let server = await peer.accept()
-        try await server.open()
-        #expect(await client.next() == .opened(nil))
-
-        server.tcp.pauseReading()  // the peer reads nothing from now on
+        let (peer, server, connection, opened, observations) = try await self.openToAPeerThatStopsReading(outbound)
+        var client = opened
         // 32 MiB of 125-byte pings: more than the peer's receive buffer and the client's send buffer hold.
         let chunks = 256
         let pingsPerChunk = 1_024
@@ -117,17 +108,9 @@ struct ClientFlowControlTests {
     }
 
     @Test func aSendAboveTheOutboundWatermarkWaitsAndIsNotSentWhenTheConnectionEnds() async throws {
-        var peer = try ScriptedPeer()
-        let (observations, observe) = AsyncStream.makeStream(of: FlowObservation.self)
         let outbound = Watermarks(high: 256 << 10, low: 64 << 10)
-        let connection = SocketConnection(
-            request: TransportRequest(url: peer.url(), outboundWatermarks: outbound), loop: .shared,
-            flowObserver: { observe.yield($0) })
-        var client = ClientProbe(connection)
-        let server = await peer.accept()
-        try await server.open()
-        #expect(await client.next() == .opened(nil))
-        server.tcp.pauseReading()
+        let (peer, server, connection, opened, observations) = try await self.openToAPeerThatStopsReading(outbound)
+        var client = opened
 
         // Senders of 1 MiB each, at once, while the peer reads nothing: the kernel's buffers fill, then the queue.
         let outcomes = Outcomes()
@@ -165,7 +148,26 @@ struct ClientFlowControlTests {
         _ = await client.rest()
         await peer.stop()
     }
+
+    /// A socket connection with `outbound` watermarks, open to a scripted peer that then stops reading, and what its
+    /// flow control does.
+    private func openToAPeerThatStopsReading(_ outbound: Watermarks) async throws -> (
+        ScriptedPeer, PeerConnection, SocketConnection, ClientProbe, AsyncStream<FlowObservation>
+    ) {
+        var peer = try ScriptedPeer()
+        let (observations, observe) = AsyncStream.makeStream(of: FlowObservation.self)
+        let connection = SocketConnection(
+            request: TransportRequest(url: peer.url(), outboundWatermarks: outbound), loop: .shared,
+            flowObserver: { observe.yield($0) })
+        var client = ClientProbe(connection)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        server.tcp.pauseReading()  // the peer reads nothing from now on
+        return (peer, server, connection, client, observations)
+    }
 }
+
 /// How each concurrent send ended.
 private final class Outcomes: Sendable {
     let list = Mutex<[String]>([])
