@@ -316,7 +316,9 @@ final class ConnectionDriver {
                 if echo { self.webSocket?.echoLastMessage() }
             case .ping(let payload):
                 switch self.scenario.pong {
-                case .immediate: if !self.waitingForWriteRoom { self.flush() }  // the engine owes the pong
+                case .immediate:
+                    // The engine owes the pong: out at once while the kernel takes everything, else coalesced.
+                    if !self.waitingForWriteRoom, self.connection.queuedWriteBytes == 0 { self.flush() }
                 case .delayed(let milliseconds): self.schedule(.pong(payload), after: milliseconds, shell: shell)
                 case .never: break
                 }

@@ -140,9 +140,15 @@ final class SocketConnection: TransportConnection {
         self.loop.execute { core.value.close(code: code, reason: reason) }
     }
 
+    /// On the loop's thread (the client delivering directly, as it publishes the message that crossed its
+    /// watermark) the hold applies at once, even between two messages of one read; elsewhere on the loop's next turn.
     func holdReading(_ held: Bool) {
-        let core = self.core
-        self.loop.execute { core.value.holdReading(held) }
+        if self.loop.inEventLoop {
+            self.core.value.holdReading(held)
+        } else {
+            let core = self.core
+            self.loop.execute { core.value.holdReading(held) }
+        }
     }
 
     /// Runs after an earlier `close` on the loop (`execute` keeps call order), so it sees that close's frame.

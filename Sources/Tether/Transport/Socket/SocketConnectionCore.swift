@@ -60,6 +60,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
     private var waitingForWriteRoom = false
     /// Whether reading is paused on the TCP connection now.
     private var readingPaused = false
+    /// `processFrames` is handing out events (it is not re-entered).
+    private var processingFrames = false
     /// Told when flow control acts (tests watch the bounds with it).
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
     /// The open TCP connection and the outstanding pings, shared with the sending side.
@@ -212,9 +214,14 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     /// The client's consumer is behind (`held`) or has caught up: reading stops or resumes. Before the handshake has
     /// completed, the hold applies from the open on.
+    ///
+    /// A hold that comes while the frames of a read are being handed out (the client holds as it publishes the
+    /// message that crossed its watermark) stops them at once: the rest waits in the engine, and is handed out when
+    /// the hold ends, before anything more is read.
     func holdReading(_ held: Bool) {
         self.inboundHeld = held
         self.updateReading()
+        if !held { self.processFrames() }
     }
 
     func waitUntilCloseSent(_ continuation: CheckedContinuation<Void, Never>) {
@@ -288,12 +295,17 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// Each ping is answered as it comes while the write queue has room; while it has none, reading stops after this
     /// read, and the pongs owed meanwhile are coalesced by the engine into one for the latest ping.
     private func processFrames() {
-        while case .some(let outcome) = self.connection?.nextEvent({ self.handle($0) }) {
+        guard !self.processingFrames else { return }  // a hold released from inside a handler: the loop goes on
+        self.processingFrames = true
+        defer { self.processingFrames = false }
+        while !self.inboundHeld, case .some(let outcome) = self.connection?.nextEvent({ self.handle($0) }) {
             switch outcome {
             case .continue:
                 continue
             case .pinged:
-                if !self.waitingForWriteRoom { self.writeOutput() }
+                // Answered at once while the kernel takes everything; with a backlog, coalesced by the engine into
+                // one pong at the end of this read (each small write queued behind others costs its own entry).
+                if !self.waitingForWriteRoom, self.tcp?.queuedWriteBytes == 0 { self.writeOutput() }
             case .closed(let closure):
                 self.writeOutput()
                 self.connectionClosed(closure)
@@ -374,6 +386,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             self.closeFramePending = true
             tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
         }
+        if let observer = self.flowObserver { observer(.owedWritten(queuedBytes: tcp.queuedWriteBytes)) }
         guard !self.waitingForWriteRoom, tcp.queuedWriteBytes > self.outbound.high, let bound else { return }
         self.waitingForWriteRoom = true
         self.updateReading()
@@ -476,6 +489,8 @@ enum FlowObservation: Equatable, Sendable {
     case readingResumedAfterWriteRoom
     /// A `send` found more than the high watermark queued and waits for the low one.
     case sendWaitingForRoom(queuedBytes: Int)
+    /// What we owe the peer (pongs, the close frame) was written and left this much queued for the kernel.
+    case owedWritten(queuedBytes: Int)
 }
 
 /// Whether the connect task may still open a socket. Shared between the task and the loop.
