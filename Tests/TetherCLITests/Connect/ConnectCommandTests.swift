@@ -226,7 +226,7 @@ import Glibc
         var io = captured.io
         io.inputLines = { stdin.lines() }
         let status = await TetherCommand.run(
-            ["connect", server.url, "--duration", "400", "--no-path-monitor"], io: io)
+            ["connect", server.url, "--duration", "1500", "--no-path-monitor"], io: io)
         server.stop()
         #expect(status == 0)
         // At most the client's send buffer (4 MiB by default on Linux) plus the server's small receive window:

@@ -51,7 +51,8 @@ struct ClientProbe {
         headers: [(name: String, value: String)] = [],
         subprotocols: [String] = [],
         maximumMessageSize: Int = 16 << 20,
-        connectTimeout: Int = 2_000,
+        // Long enough for a loaded machine: tests that exercise the connect timeout pass their own.
+        connectTimeout: Int = 10_000,
         closeTimeout: Int = 2_000
     ) {
         let request = TransportRequest(
