@@ -164,6 +164,13 @@ final class ScenarioRun {
         self.serverDescription = description
     }
 
+    /// Starts sampling the process's resident memory until the run cleans up.
+    func residentMemory() throws(CheckFailure) -> ResidentMemory {
+        guard let memory = ResidentMemory() else { throw .setup("cannot read /proc/self/statm") }
+        self.cleanups.append { memory.stop() }
+        return memory
+    }
+
     /// Runs a cleanup step before the others (they run in reverse order of registration).
     func onCleanup(_ step: @escaping @Sendable () async -> Void) {
         self.cleanups.append(step)
