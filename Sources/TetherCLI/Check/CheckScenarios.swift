@@ -28,6 +28,7 @@ enum CheckScenarios {
         case "stop-open": self.stopOpen
         case "path-loss": self.pathLoss
         case "slow-consumer": self.slowConsumer
+        case "ping-flood": self.pingFlood
         default: nil
         }
     }

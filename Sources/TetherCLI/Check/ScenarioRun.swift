@@ -171,6 +171,15 @@ final class ScenarioRun {
         return memory
     }
 
+    /// A raw WebSocket peer on loopback that floods pings and does not read; closed when the run cleans up.
+    func pingFloodPeer() throws(CheckFailure) -> PingFloodPeer {
+        let peer = try PingFloodPeer()
+        self.describeServer("raw peer: 101, then \(PingFloodPeer.payloadSize)-byte pings as fast as the socket "
+            + "takes them, reading nothing until its writes stall")
+        self.cleanups.append { peer.close() }
+        return peer
+    }
+
     /// Runs a cleanup step before the others (they run in reverse order of registration).
     func onCleanup(_ step: @escaping @Sendable () async -> Void) {
         self.cleanups.append(step)
