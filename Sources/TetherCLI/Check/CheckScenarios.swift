@@ -27,6 +27,8 @@ enum CheckScenarios {
         case "stop-waiting": self.stopWaiting
         case "stop-open": self.stopOpen
         case "path-loss": self.pathLoss
+        case "slow-consumer": self.slowConsumer
+        case "ping-flood": self.pingFlood
         default: nil
         }
     }

@@ -79,6 +79,10 @@ public struct CheckTiming: Equatable, Sendable {
     public var tolerance = 100
     /// The longest any single wait may take before the scenario fails.
     public var waitLimit = Duration.seconds(5)
+    /// How much the process's resident memory may grow during a flood scenario: room for the client's bounded
+    /// buffers (1 MiB each way by default) and the allocator, and a quarter of the 64 MiB a client without bounds
+    /// would hold. Bytes. A run in a process shared with other work (the test suite) raises it: theirs counts too.
+    public var residentGrowthLimit = 16 << 20
 
     public init() {}
 }

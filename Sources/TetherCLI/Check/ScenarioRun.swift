@@ -48,9 +48,18 @@ final class ScenarioRun {
     }
 
     /// Places one of the scenario's own steps on the timeline, at the current time.
-    func mark(_ label: String) {
-        guard let origin = self.clientOrigin else { return }
-        self.marks.append(StepMark(time: origin.duration(to: .now).milliseconds, label: label))
+    /// - Returns: that time, in ms since the first client was created (nil before there is one).
+    @discardableResult
+    func mark(_ label: String) -> Int? {
+        guard let origin = self.clientOrigin else { return nil }
+        let time = origin.duration(to: .now).milliseconds
+        self.marks.append(StepMark(time: time, label: label))
+        return time
+    }
+
+    /// Places a step that happened at `time` (ms since the first client was created) on the timeline.
+    func mark(_ label: String, at time: Int) {
+        self.marks.append(StepMark(time: time, label: label))
     }
 
     func note(_ key: String, _ value: String) {
@@ -102,11 +111,25 @@ final class ScenarioRun {
         pathMonitoring: PathMonitoring = .none,
         heartbeatTimeout: Int? = nil
     ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
+        let client = try self.makeClient(url: url, transport: transport, pathMonitoring: pathMonitoring) {
+            if let heartbeatTimeout { $0.heartbeatTimeout = .milliseconds(heartbeatTimeout) }
+        }
+        return (client, self.record(client.events))
+    }
+
+    /// A client with the check's short timings, then whatever `configure` changes, whose events nobody reads yet: the
+    /// scenario reads them itself, and hands what the report should show to `record(_:)`.
+    func makeClient(
+        url: String,
+        transport: (any WebSocketTransport)? = nil,
+        pathMonitoring: PathMonitoring = .none,
+        configure: (inout WebSocketConfiguration) -> Void = { _ in }
+    ) throws(CheckFailure) -> WebSocketClient<ContinuousClock> {
         guard let url = URL(string: url) else { throw .setup("bad URL \(url)") }
         var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: url,
             heartbeatInterval: .milliseconds(self.timing.interval),
-            heartbeatTimeout: .milliseconds(heartbeatTimeout ?? self.timing.timeout),
+            heartbeatTimeout: .milliseconds(self.timing.timeout),
             connectTimeout: .seconds(10),  // not under test; generous so that a busy machine cannot trip it
             probeTimeout: .milliseconds(self.timing.timeout),
             backoff: BackoffPolicy(base: self.timing.backoffBase, factor: 2, cap: self.timing.backoffCap),
@@ -116,6 +139,7 @@ final class ScenarioRun {
         )
         configuration.eventLoop = Self.loop
         configuration.recordsMessages = true  // the report's timeline shows traffic
+        configure(&configuration)
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client: WebSocketClient<ContinuousClock>
         do {
@@ -123,10 +147,37 @@ final class ScenarioRun {
         } catch {
             throw .setup("\(error)")
         }
-        let recorder = EventRecorder(client.events)
-        self.recorder = self.recorder ?? recorder
         self.cleanups.append { await client.stop() }
-        return (client, recorder)
+        return client
+    }
+
+    /// Records `events` (a client's, or what a scenario's own reader passes on) for waits; the first recorder made is
+    /// the timeline the report shows.
+    func record(_ events: some AsyncSequence<WebSocketEvent, Never> & Sendable) -> EventRecorder {
+        let recorder = EventRecorder(events)
+        self.recorder = self.recorder ?? recorder
+        return recorder
+    }
+
+    /// Says what the scenario's peer does, when it is not the embedded server.
+    func describeServer(_ description: String) {
+        self.serverDescription = description
+    }
+
+    /// Starts sampling the process's resident memory until the run cleans up.
+    func residentMemory() throws(CheckFailure) -> ResidentMemory {
+        guard let memory = ResidentMemory() else { throw .setup("cannot read /proc/self/statm") }
+        self.cleanups.append { memory.stop() }
+        return memory
+    }
+
+    /// A raw WebSocket peer on loopback that floods pings and does not read; closed when the run cleans up.
+    func pingFloodPeer() throws(CheckFailure) -> PingFloodPeer {
+        let peer = try PingFloodPeer()
+        self.describeServer("raw peer: 101, then \(PingFloodPeer.payloadSize)-byte pings as fast as the socket "
+            + "takes them, reading nothing until its writes stall")
+        self.cleanups.append { peer.close() }
+        return peer
     }
 
     /// Runs a cleanup step before the others (they run in reverse order of registration).
@@ -156,6 +207,17 @@ final class ScenarioRun {
             return try await server.waitUntil(timeout: self.timing.waitLimit, condition)
         } catch {
             throw .timedOut("\(what) (server: \(error))")
+        }
+    }
+
+    /// Looks at `condition` every millisecond until it holds, within the check's wait limit: for a state that nothing
+    /// announces to the scenario (the client tells only the consumer of its events that it held reading, and a
+    /// scenario that tests the hold must not read them).
+    func poll(_ what: String, until condition: () -> Bool) async throws(CheckFailure) {
+        let deadline = ContinuousClock.now + self.timing.waitLimit
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw .timedOut(what) }
+            try? await Task.sleep(for: .milliseconds(1))
         }
     }
 

@@ -1,8 +1,9 @@
 import TetherCore
 
 /// Draws one scenario's event records as an SVG timeline: the session phase as coloured bands over time,
-/// generations, pings and pongs (with RTT), messages (as a density strip), closes with their reason and code,
-/// scheduled retries as arrows spanning their delay, and path changes.
+/// generations, pings and pongs (with RTT), messages (as a density strip), the spans in which reading was held
+/// (unread events above the inbound high watermark), closes with their reason and code, scheduled retries as arrows
+/// spanning their delay, and path changes.
 enum TimelineSVG {
     static let width = 1180
     static let left = 92
@@ -16,12 +17,13 @@ enum TimelineSVG {
         static let ping = 104
         static let pong = 126
         static let messages = 142  // strip top; 18 high
-        static let closeLabels = 178  // two rows, 16 apart
-        static let retry = 222  // two rows, 16 apart
-        static let step = 266
-        static let path = 290  // two rows, 13 apart
-        static let axis = 320
-        static let height = 346
+        static let held = 166  // bar top; 10 high
+        static let closeLabels = 192  // two rows, 16 apart
+        static let retry = 236  // two rows, 16 apart
+        static let step = 280
+        static let path = 304  // two rows, 13 apart
+        static let axis = 334
+        static let height = 360
     }
 
     static func phaseColour(_ phase: SessionPhase) -> String {
@@ -52,7 +54,8 @@ enum TimelineSVG {
         // Lane labels.
         let labels: [(String, Int)] = [
             ("phase", Lane.band + 19), ("generation", Lane.generation + 4), ("ping", Lane.ping + 4),
-            ("pong / RTT", Lane.pong + 4), ("messages", Lane.messages + 13), ("close", Lane.closeLabels + 8),
+            ("pong / RTT", Lane.pong + 4), ("messages", Lane.messages + 13), ("reading held", Lane.held + 9),
+            ("close", Lane.closeLabels + 8),
             ("retry delay", Lane.retry + 8), ("check step", Lane.step + 4), ("path", Lane.path + 4),
         ]
         for (label, y) in labels {
@@ -86,6 +89,7 @@ enum TimelineSVG {
             }
         }
         svg += self.messageStrip(records, span: span, x: x)
+        svg += self.heldSpans(records, span: span, x: x)
         // Closes: a red line through the lanes and the reason.
         for record in records where record.kind == .closed {
             let position = x(record.time)
@@ -209,6 +213,37 @@ enum TimelineSVG {
         return svg
     }
 
+    /// A bar from each `reading_held` record to the `reading_resumed` after it (or to the end of the recording).
+    private static func heldSpans(_ records: [LogRecord], span: Int, x: (Int) -> Double) -> String {
+        var spans: [(start: Int, end: Int?)] = []
+        for record in records {
+            switch record.kind {
+            case .readingHeld where spans.last.map({ $0.end != nil }) ?? true:
+                spans.append((record.time, nil))
+            case .readingResumed where spans.last?.end == nil && !spans.isEmpty:
+                spans[spans.count - 1].end = record.time
+            default:
+                break
+            }
+        }
+        guard !spans.isEmpty else { return "" }
+        let lastTime = records.last?.time ?? 0
+        var svg = ""
+        for held in spans {
+            let start = x(held.start)
+            // A hold of under a millisecond still shows as a 2 px sliver.
+            let end = max(x(held.end ?? max(lastTime, held.start)), start + 2)
+            svg += "<rect x=\"\(f(start))\" y=\"\(Lane.held)\" width=\"\(f(end - start))\" height=\"10\" "
+            svg += "fill=\"#d69e2e\"><title>reading held \(held.start)–\(held.end.map(String.init) ?? "end") ms"
+            svg += "</title></rect>\n"
+        }
+        let total = spans.reduce(0) { $0 + (($1.end ?? lastTime) - $1.start) }
+        let lastX = x(spans.last?.end ?? lastTime)
+        svg += self.text("\(spans.count) holds, \(total) ms", x: min(lastX + 8, Double(self.width - 140)),
+                         y: Double(Lane.held + 9), size: 11, colour: "#975a16")
+        return svg
+    }
+
     private static func axis(span: Int, x: (Int) -> Double) -> String {
         let steps = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000, 10_000, 20_000, 60_000]
         let step = steps.first { span / $0 <= 12 } ?? 60_000
@@ -241,6 +276,9 @@ enum TimelineSVG {
             svg += self.text(phase.name, x: position + 23, y: 18, size: 12, colour: "#1a202c")
             position += 36 + Double(phase.name.count) * 7.2
         }
+        svg += "<rect x=\"\(f(position + 20))\" y=\"9\" width=\"24\" height=\"10\" fill=\"#d69e2e\"/>"
+        svg += self.text("reading held (unread events above the inbound high watermark)", x: position + 50, y: 18,
+                         size: 12, colour: "#975a16")
         svg += self.text("marks:", x: 4, y: 50, size: 12, colour: "#1a202c", bold: true)
         svg += "<path d=\"M76 38 L71 48 L81 48 Z\" fill=\"#3182ce\"/>"
         svg += self.text("ping sent", x: 88, y: 50, size: 12, colour: "#1a202c")

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import Tether
+import TetherCore
+@testable import TetherCLI
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct FloodScenariosTests {
+    @Test func theFloodScenariosRunLastInTheCatalog() {
+        #expect(CheckCatalog.names.count == 17)
+        #expect(Array(CheckCatalog.names.suffix(2)) == ["slow-consumer", "ping-flood"])
+        #expect(Set(CheckCatalog.names).count == CheckCatalog.names.count)
+        for name in CheckCatalog.names {
+            #expect(CheckScenarios.body(named: name) != nil, "\(name)")
+        }
+    }
+
+    /// `tether check --only NAME` as a user runs it: the built binary in a child process, with the default timings
+    /// and memory limit, so that the resident memory the scenario measures is its own and not the test suite's.
+    @Test(.enabled(if: ConnectProcessTests.binary != nil, "needs the tether binary beside the tests"),
+          arguments: ["slow-consumer", "ping-flood"])
+    func passesWithOnlyInAProcessOfItsOwn(_ name: String) async throws {
+        guard let binary = ConnectProcessTests.binary else { return }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-flood-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["check", "--only", name, "--json", "--out", directory.path]
+        let stdout = Pipe()
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let status = ExitWatch()
+        process.terminationHandler = { status.exited($0.terminationStatus, reason: $0.terminationReason) }
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }  // only if the test failed
+        let guardTask = Task {
+            try await Task.sleep(for: .seconds(60))  // a hung child fails the test instead of hanging it
+            kill(process.processIdentifier, SIGKILL)
+        }
+        let exit = await status.wait()
+        guardTask.cancel()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        #expect(exit.reason == .exit && exit.status == 0, "\(String(decoding: output, as: UTF8.self))")
+        let summary = try #require(JSONSerialization.jsonObject(with: output) as? [String: Any])
+        let scenarios = try #require(summary["scenarios"] as? [[String: Any]])
+        #expect(scenarios.count == 1 && scenarios.first?["passed"] as? Bool == true, "\(scenarios)")
+        let evidence = try #require(scenarios.first?["evidence"] as? [String: String])
+        switch name {
+        case "slow-consumer":
+            #expect(evidence["messages"] == "4096/4096")
+            #expect(Int(evidence["holds"] ?? "") ?? 0 >= 1, "\(evidence)")
+            #expect(evidence["peak_unread"] != nil && evidence["rss_growth"] != nil, "\(evidence)")
+        default:
+            #expect(Int(evidence["pings_until_stall"] ?? "") ?? 0 > 0, "\(evidence)")
+            #expect(evidence["pongs_queued"] == "1.0 MiB", "\(evidence)")
+            #expect(evidence["rss_growth"] != nil && evidence["stop"] != nil, "\(evidence)")
+        }
+    }
+
+    @Test func theReadTurnSlackIsWhatFourReadsOf64KiBCanComplete() {
+        // 16 KiB payloads in frames with 4-byte headers: 15 whole frames in 256 KiB, plus one begun before the turn,
+        // each weighing its payload plus 64 bytes; plus 8 records of 64 bytes.
+        #expect(CheckScenarios.readTurnSlack(messageSize: 16 << 10) == 16 * (16_384 + 64) + 8 * 64)
+        // 1-byte messages in 3-byte frames: the per-message weight is what counts.
+        #expect(CheckScenarios.readTurnSlack(messageSize: 1) == (262_144 / 3 + 1) * 65 + 8 * 64)
+        // 1 MiB messages in frames with 10-byte headers: less than one whole frame per turn.
+        #expect(CheckScenarios.readTurnSlack(messageSize: 1 << 20) == 1 * ((1 << 20) + 64) + 8 * 64)
+    }
+
+    @Test func onlyPingsBetweenAHoldAndItsResumeCount() {
+        func record(_ kind: LogRecord.Kind, at time: Int) -> LogRecord {
+            LogRecord(generation: 1, kind: kind, time: time, from: .open, to: .open)
+        }
+        let records = [
+            record(.ping, at: 1), record(.readingHeld, at: 2), record(.pong, at: 3), record(.readingResumed, at: 4),
+            record(.ping, at: 4), record(.readingHeld, at: 5),
+        ]
+        #expect(CheckScenarios.pingsWhileHeld(records) == 0)
+        #expect(CheckScenarios.pingsWhileHeld(records + [record(.ping, at: 6)]) == 1)
+    }
+
+    @Test func theTallyCountsTheLeadingRunInOrderWithoutKeepingMessages() {
+        var tally = FloodReader.Tally()
+        for message: WebSocketMessage in [.binary(Data("0...".utf8)), .text("1.."), .text("3."), .text("3.")] {
+            tally.add(message)
+        }
+        #expect(tally == FloodReader.Tally(messages: 4, bytes: 11, first: 0, last: 3, inOrder: 2))
+    }
+}
