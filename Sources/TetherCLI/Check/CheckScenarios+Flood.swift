@@ -155,18 +155,23 @@ extension CheckScenarios {
         let recordsAtStall = recorder.snapshot.records
         run.mark("last ping written", at: floodStart + flood.lastWriteMilliseconds)
         run.mark("stall seen; peer reads")
-        run.expect(flood.stalled, "the peer's writes stalled: the client stopped reading",
-                   "\(flood.pings) pings (\(byteCountText(flood.bytes))) in \(flood.milliseconds) ms"
-                       + (flood.failure.map { "; \($0)" } ?? "; no write for \(run.timing.tolerance) ms"))
+        // Either bound is right: a client whose pongs back up stops reading (the peer's writes stall), and one that
+        // keeps up answers a read's pings with one coalesced pong behind a backlog, so it reads the whole flood
+        // while what it owes stays small. Which one shows depends on how fast the kernel takes the pongs.
+        run.expect(flood.failure == nil && (flood.stalled || flood.pings == maximumPings),
+                   "the peer's writes stalled (the client stopped reading) or the client kept up with the flood",
+                   "\(flood.pings) pings (\(byteCountText(flood.bytes))) in \(flood.milliseconds) ms, "
+                       + (flood.stalled ? "then no write for \(run.timing.tolerance) ms" : "no stall")
+                       + (flood.failure.map { "; \($0)" } ?? ""))
         run.expect(atStall.phase == .open && atStall.generation == 1 && recordsAtStall.of(.closed).isEmpty,
                    "the session stayed open on generation 1", "\(atStall.phase.name), gen \(atStall.generation), "
                        + "\(recordsAtStall.of(.closed).count) closes")
         let memoryLimit = run.timing.residentGrowthLimit
         run.expect(growth < memoryLimit, "resident memory stayed bounded",
                    "peak growth \(byteCountText(growth)), limit \(byteCountText(memoryLimit))")
-        run.note("pings_until_stall", String(flood.pings))
+        run.note("pings_written", String(flood.pings))
+        run.note("stalled", flood.stalled ? "yes" : "no")
         run.note("rss_growth", byteCountText(growth))
-        guard flood.stalled else { return }  // failed above; without a stall there is nothing to account for
         guard let peerCounters = flood.peer, let clientCounters = flood.client, let clientBefore = flood.clientBefore
         else {
             run.expect(false, "the kernel's counters of both sockets could be read",
@@ -182,8 +187,8 @@ extension CheckScenarios {
         // The pongs the client produced before the stall answer pings it had read by then, and pongs produced later
         // answer newer pings: those the peer now counts. What the kernel did not take is still queued in the client.
         let queued = drain.pongsBeforeStall * pong - pongBytesWritten
-        run.expect(queued > outbound.low && queued <= bound,
-                   "pongs queued in the client: above low (why it stopped reading), at most high + 2 pongs",
+        run.expect((!flood.stalled || queued > outbound.low) && queued <= bound,
+                   "pongs queued in the client: at most high + 2 pongs (above low when it stopped reading)",
                    "\(queued) B: \(drain.pongsBeforeStall) pongs for \(pingsRead) pings read, "
                        + "\(pongBytesWritten) B of them taken by the kernel; bound \(bound) B; pings unread: "
                        + "\(clientCounters.unread) B at the client, \(peerCounters.unacknowledged) B at the peer")

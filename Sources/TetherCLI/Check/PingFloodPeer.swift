@@ -29,7 +29,7 @@ final class PingFloodPeer: Sendable {
         var bytes = 0
         /// The writes made no progress for the stall window: the client stopped reading.
         var stalled = false
-        /// Why the flood ended without a stall (a bound reached, a socket error), or nil.
+        /// Why the flood ended without a stall or writing all its pings (a socket error, the time bound), or nil.
         var failure: String?
         var milliseconds = 0
         /// When the last byte was written, in ms since the flood started.
@@ -285,7 +285,9 @@ final class PingFloodPeer: Sendable {
         while true {
             if offset == batch.count {
                 guard nextPing <= maxPings else {
-                    flood.failure = "\(maxPings) pings written without a stall"
+                    // The client kept up with the whole flood: its counters now tell what it still owes.
+                    flood.peer = TCPCounters.of(state.connection)
+                    flood.client = clientDescriptor.flatMap(TCPCounters.of)
                     break
                 }
                 batch.removeAll(keepingCapacity: true)

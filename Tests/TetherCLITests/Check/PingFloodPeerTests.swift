@@ -48,7 +48,8 @@ import Glibc
         let flood = await peer.flood(
             maxPings: 10, stallWindow: .milliseconds(100), queuedAbove: -1, within: .seconds(5))
         #expect(!flood.stalled && flood.pings == 10 && flood.lastPing == 10)
-        #expect(flood.failure == "10 pings written without a stall")
+        #expect(flood.failure == nil)  // a client that keeps up with the whole flood is not a failure
+        #expect(flood.peer != nil)  // the counters are taken at the end of the flood as at a stall
     }
 
     @Test func aClientHoldingFewPongsIsSlowNotStalled() async throws {

@@ -231,7 +231,7 @@ import Glibc
         #expect(status == 0)
         // At most the client's send buffer (4 MiB by default on Linux) plus the server's small receive window:
         // about 17 lines; unpaced reading would take all 10,000 in the same time.
-        #expect(stdin.taken >= 2)
+        #expect(stdin.taken >= 1)  // a line was read (how many were sent before the reset depends on the kernel)
         #expect(stdin.taken <= 64, "\(stdin.taken) lines read ahead")
     }
 
