@@ -107,20 +107,24 @@ public enum ConnectCommand {
         outcome: AsyncStream<Outcome>.Continuation
     ) async {
         var received = 0
+        /// Whether the last `.message` was shown: its record, which follows it, is shown with it or not at all.
+        var lastMessageShown = false
         for await event in events {
             if Task.isCancelled { return }  // abandoned after a signal: not even the buffered events
             switch event {
             case .record(let record):
                 // After the end was decided, per-message records are not shown, like the messages.
-                if options.eventsJSONL, record.kind != .message || !session.isEnding {
+                if options.eventsJSONL, record.kind != .message || lastMessageShown {
                     await status.print(record.jsonLine + "\n")
                 }
                 if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
                 if let line = Self.attemptFailure(record) { await status.error(line) }
                 if record.kind == .stopped { return }  // only our own stop() records it
             case .message(let message):
+                lastMessageShown = false
                 guard !session.isEnding else { continue }
                 if let count = options.count, received >= count { continue }
+                lastMessageShown = true
                 received += 1
                 if !options.eventsJSONL, !options.quiet {
                     await status.print(Self.body(of: message, raw: options.raw))
