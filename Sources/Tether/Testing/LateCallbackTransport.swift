@@ -81,4 +81,5 @@ final class LateCallbackConnection: TransportConnection {
     func sendPing(id: UInt64) { self.inner.sendPing(id: id) }
     func close(code: UInt16, reason: String) { self.inner.close(code: code, reason: reason) }
     func waitUntilCloseSent() async { await self.inner.waitUntilCloseSent() }
+    func holdReading(_ held: Bool) { self.inner.holdReading(held) }
 }
