@@ -47,6 +47,10 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         var pendingPings: Set<UInt64> = []
         /// Callers of `waitUntilCloseSent` waiting for the end.
         var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The client holds reading (`holdReading`): no `receive` is armed after the current message.
+        var readingHeld = false
+        /// A message arrived while held: the next `receive` waits for the hold to end.
+        var receiveParked = false
     }
 
     init(request: TransportRequest, configuration: URLSessionConfiguration) {
@@ -135,6 +139,18 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
     /// `URLSessionWebSocketTask` does not report when its close frame was written, so this waits for the end of
     /// the task, which comes after the server answered the close frame or after the close timeout: an upper
     /// bound, never a premature "sent".
+    /// The task has no flow control of its own; not asking it for the next message is how this transport stops
+    /// reading (URLSession then stops reading the socket once its own buffer is full).
+    func holdReading(_ held: Bool) {
+        let resume = self.state.withLock { state -> Bool in
+            state.readingHeld = held
+            guard !held, state.receiveParked else { return false }
+            state.receiveParked = false
+            return true
+        }
+        if resume, let task = self.task.withLock({ $0 }) { self.receiveNext(task) }
+    }
+
     func waitUntilCloseSent() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = self.state.withLock { state in
@@ -199,16 +215,26 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
             switch result {
             case .success(.string(let text)):
                 self.sink.yield(.message(.text(text)))
-                self.receiveNext(task)
+                self.receiveNextUnlessHeld(task)
             case .success(.data(let data)):
                 self.sink.yield(.message(.binary(data)))
-                self.receiveNext(task)
+                self.receiveNextUnlessHeld(task)
             case .success:
                 self.receiveNext(task)  // a future message kind: skip it, keep reading
             case .failure:
                 break  // not terminal: `didCompleteWithError` reports how the task ended
             }
         }
+    }
+
+    /// Arms the next `receive`, or parks it until `holdReading(false)`.
+    private func receiveNextUnlessHeld(_ task: URLSessionWebSocketTask) {
+        let parked = self.state.withLock { state -> Bool in
+            guard state.readingHeld else { return false }
+            state.receiveParked = true
+            return true
+        }
+        if !parked { self.receiveNext(task) }
     }
 
     /// Reports the one terminal event, finishes the stream and releases the session and its delegate.
