@@ -175,7 +175,7 @@ enum BoundsBench {
     static func warmUp() async throws {
         let server = try TestServer(recordLimit: 0, scenario: .echo)
         do {
-            let session = try ClientSession(url: URL(string: server.url(path: "/warm-up"))!)
+            let session = try ClientSession(url: URL(string: server.url(path: "/warm-up"))!, signalsMessages: true)
             try await session.open()
             try await session.client.send(.binary(Data(count: 64)))
             try await session.wait("the warm-up echo", timeout: .seconds(10)) {
@@ -457,11 +457,13 @@ final class ClientWatch: Sendable {
     let holds = Atomic<Int>(0)
     /// What the consumer spends on each event.
     let nanosecondsPerEvent: Atomic<Int>
-    /// Wakes the measuring task when `open` or `ended` changes.
+    /// Wakes the measuring task when `open` or `ended` changes, and at each message when `signalsMessages`.
     let changes: AsyncStream<Void>.Continuation
+    let signalsMessages: Bool
 
-    init(nanosecondsPerEvent: Int, changes: AsyncStream<Void>.Continuation) {
+    init(nanosecondsPerEvent: Int, signalsMessages: Bool, changes: AsyncStream<Void>.Continuation) {
         self.nanosecondsPerEvent = Atomic(nanosecondsPerEvent)
+        self.signalsMessages = signalsMessages
         self.changes = changes
     }
 }
@@ -473,15 +475,18 @@ final class ClientSession {
     private var changes: AsyncStream<Void>.Iterator
     private var consumer: Task<Void, Never>?
 
-    /// - Parameter nanosecondsPerEvent: what the consumer spends on each event (0: nothing).
-    init(url: URL, nanosecondsPerEvent: Int = 0) throws {
+    /// - Parameters:
+    ///   - nanosecondsPerEvent: what the consumer spends on each event (0: nothing).
+    ///   - signalsMessages: a wait wakes at each message (for a wait on messages; it costs the consumer a little).
+    init(url: URL, nanosecondsPerEvent: Int = 0, signalsMessages: Bool = false) throws {
         // The default configuration, but for the heartbeat (out of the way) and no path monitor.
         let configuration = WebSocketConfiguration(
             url: url, heartbeatInterval: .seconds(3600), heartbeatTimeout: .seconds(60), pathMonitoring: .none)
         self.client = try WebSocketClient(configuration: configuration)
         let (changes, sink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.changes = changes.makeAsyncIterator()
-        self.watch = ClientWatch(nanosecondsPerEvent: nanosecondsPerEvent, changes: sink)
+        self.watch = ClientWatch(
+            nanosecondsPerEvent: nanosecondsPerEvent, signalsMessages: signalsMessages, changes: sink)
     }
 
     /// Starts the consumer and the client, and waits for the connection to open.
@@ -495,6 +500,7 @@ final class ClientSession {
                 switch event {
                 case .message:
                     watch.messages.add(1, ordering: .relaxed)
+                    if watch.signalsMessages { watch.changes.yield() }
                 case .stateChanged(let state, _):
                     let isOpen = state.phase == .open
                     guard isOpen != watch.open.load(ordering: .relaxed) else { continue }
