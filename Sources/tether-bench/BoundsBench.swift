@@ -30,11 +30,13 @@
 // The clients use the default configuration but for a 1-hour heartbeat (out of the way) and `pathMonitoring: .none`;
 // the server the default `TestServer` bounds. The peak is VmHWM from /proc/self/status, reset to the current RSS at
 // the baseline by writing 5 to /proc/self/clear_refs, or the highest of samples of /proc/self/statm taken every 5 ms
-// when that is higher (the kernel's counters are approximate) or the reset is refused. Scenarios run one after the
-// other in one process, with malloc_trim(0) after each, so that each starts from a trimmed heap.
+// when that is higher (the kernel's counters are approximate) or the reset is refused. Each scenario runs in a new
+// process of this binary (`--scenario-process`), after a warm-up exchange, so that none starts from a heap that an
+// earlier one left (glibc keeps much of what is freed, and reuses it).
 //
 // Options:
 //   --only NAME[,NAME...]  run only these scenarios (names as above)
+//   --in-process           run them one after the other in this process instead (malloc_trim(0) after each)
 //   --scale F              multiply the attack sizes (pings, messages, bytes) by F (default 1: the sizes)
 //   --slow-seconds S       how long the slow consumer is attacked at most (default 5; 100 lets all 5 M through)
 //   --slow-message-size B  the size of the slow consumer's messages (default 1)
@@ -63,6 +65,19 @@ enum BoundsBench {
     }
 
     struct Options {
+        /// How the scenarios are run.
+        enum Mode {
+            /// Each in a process of its own (the default), so that none starts from a heap another one left.
+            case processPerScenario
+            /// One after the other in this process (`--in-process`).
+            case inProcess
+            /// In this process, for a parent running each scenario in its own (`--scenario-process`): no target line.
+            case scenarioProcess
+        }
+
+        var mode = Mode.processPerScenario
+        /// The options a scenario's process gets from its parent.
+        var forwarded: [String] = []
         var scenarios = Set(ScenarioName.allCases)
         var scale = 1.0
         var slowSeconds = 5.0
@@ -85,7 +100,16 @@ enum BoundsBench {
                 return arguments[index]
             }
             while index < arguments.count {
-                switch arguments[index] {
+                let option = arguments[index]
+                if ["--scale", "--slow-seconds", "--slow-message-size", "--ping-size", "--echo-message-size"]
+                    .contains(option), index + 1 < arguments.count {
+                    self.forwarded += [option, arguments[index + 1]]
+                }
+                switch option {
+                case "--in-process":
+                    self.mode = .inProcess
+                case "--scenario-process":
+                    self.mode = .scenarioProcess
                 case "--only":
                     let names = try value().split(separator: ",").map { name in
                         ScenarioName(rawValue: name.hasPrefix("bounds.") ? String(name.dropFirst(7)) : String(name))
@@ -140,16 +164,55 @@ enum BoundsBench {
         // Writing to a child that has exited must fail, not kill this process.
         signal(SIGPIPE, SIG_IGN)
         do {
-            try await self.measure(options)
+            switch options.mode {
+            case .processPerScenario:
+                print("bounds.target_kib \(self.targetKiB)")
+                fflush(nil)
+                for scenario in ScenarioName.allCases where options.scenarios.contains(scenario) {
+                    try await self.runInOwnProcess(scenario, options)
+                }
+            case .inProcess:
+                print("bounds.target_kib \(self.targetKiB)")
+                fflush(nil)
+                try await self.measure(options)
+            case .scenarioProcess:
+                try await self.measure(options)
+            }
         } catch {
             EchoBench.progress("tether-bench bounds: \(error)")
             exit(1)
         }
     }
 
-    static func measure(_ options: Options) async throws {
-        print("bounds.target_kib \(self.targetKiB)")
+    /// Runs `scenario` in a new process of this binary (`--scenario-process`) and prints its figures.
+    static func runInOwnProcess(_ scenario: ScenarioName, _ options: Options) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["bounds", "--scenario-process", "--only", scenario.rawValue] + options.forwarded
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // A scenario ends by itself within its own timeouts: this only guards against a hang.
+        let limit = Duration.seconds(options.slowSeconds + 180)
+        let watchdog = Task {
+            do { try await Task.sleep(for: limit) } catch { return }
+            EchoBench.progress("bounds: \(scenario.rawValue) still running after \(limit), ending it")
+            process.terminate()
+            try? await Task.sleep(for: .seconds(1))
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        // Its figures, once it has ended (its stderr is this process's).
+        let figures = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        watchdog.cancel()
+        print(String(decoding: figures, as: UTF8.self), terminator: "")
         fflush(nil)
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            throw EchoBench.Failure("\(scenario.rawValue) failed (status \(process.terminationStatus))")
+        }
+    }
+
+    static func measure(_ options: Options) async throws {
         EchoBench.progress("bounds: load average \(IdleBench.loadAverage())")
         try await self.warmUp()
         for scenario in ScenarioName.allCases where options.scenarios.contains(scenario) {
