@@ -179,9 +179,11 @@ enum IdleBench {
         while !condition() {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { throw EchoBench.Failure("timed out waiting for connections") }
-            // Any change (or the guard's wake-up) lets the condition be checked again.
+            // Any change (or the guard's wake-up) lets the condition be checked again. A guard cancelled because a
+            // change came first must not yield: its yield would wake the next wait at once, and so on, a loop of new
+            // tasks and Dispatch timers (each kept until its deadline) while the condition is false.
             let guardTask = Task {
-                try? await Task.sleep(for: remaining)
+                do { try await Task.sleep(for: remaining) } catch { return }
                 tally.changes.yield()
             }
             _ = await changes.next()

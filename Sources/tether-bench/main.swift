@@ -8,7 +8,7 @@ import Darwin
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let suite = arguments.first else {
-    print("usage: tether-bench core|wire|echo|idle [options]")
+    print("usage: tether-bench core|wire|echo|idle|bounds [options]")
     exit(2)
 }
 switch suite {
@@ -17,8 +17,9 @@ case "wire": WireBench.run(Array(arguments.dropFirst()))
 #if os(Linux)
 case "echo": await EchoBench.run(Array(arguments.dropFirst()))
 case "idle": await IdleBench.run(Array(arguments.dropFirst()))
+case "bounds": await BoundsBench.run(Array(arguments.dropFirst()))
 #endif
 default:
-    print("unknown suite '\(suite)'; expected core, wire, echo or idle")
+    print("unknown suite '\(suite)'; expected core, wire, echo, idle or bounds")
     exit(2)
 }
