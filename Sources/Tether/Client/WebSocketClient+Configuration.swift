@@ -43,7 +43,8 @@ public struct WebSocketConfiguration: Sendable {
     /// Largest message accepted from the server, in bytes. Default 16 MiB.
     public var maximumMessageSize: Int
     /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
-    /// `high` bytes (each message its payload plus 64 bytes, every other event 64), the client stops reading the
+    /// `high` bytes (each message its payload plus the event's own size in the buffer, about 140 bytes; every other
+    /// event that size), the client stops reading the
     /// socket, so the server is slowed by TCP instead of filling memory; it reads again once they weigh `low` or
     /// less. State changes, closes and records are never dropped nor held back. While reading is held, the pong
     /// deadline does not run (the pong may be waiting unread). The events held stay within `high` plus the message

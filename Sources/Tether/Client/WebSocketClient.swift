@@ -296,7 +296,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
     public var staleEvents: Int { self.machine.staleEvents }
 
-    /// The most the events not read yet have weighed (a message its payload plus 64 bytes, any other event 64): at
+    /// The most the events not read yet have weighed (a message its payload plus the event's own size in the buffer, any other event that size): at
     /// most `inboundWatermarks.high` plus what arrived in the read that crossed it. For tests and benchmarks.
     package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
 

@@ -72,7 +72,8 @@ final class EventChannel: Sendable {
             }
             self.head += 1
             if self.head == self.buffer.count {
-                self.buffer.removeAll(keepingCapacity: true)
+                // Keep the array for the next events, unless a burst grew it large: then give the memory back.
+                self.buffer.removeAll(keepingCapacity: self.buffer.capacity <= 4_096)
                 self.head = 0
             } else if self.head >= 1_024, self.head * 2 >= self.buffer.count {
                 // A buffer that a steady feed never empties: drop the events read so far (each is moved at most
@@ -94,11 +95,14 @@ final class EventChannel: Sendable {
         self.readerParked = readerParked
     }
 
-    /// What an event weighs against the watermarks: a message its payload plus 64 bytes, any other event 64 bytes
-    /// (roughly what an event costs in the buffer beside its payload).
+    /// What an event costs in the buffer beside a message's payload: its slot in the array.
+    static let eventOverhead = WebSocketEvent.bufferOverhead
+
+    /// What an event weighs against the watermarks: a message its payload plus `eventOverhead`, any other event
+    /// `eventOverhead`.
     static func weight(of event: WebSocketEvent) -> Int {
-        guard case .message(let message) = event else { return 64 }
-        return message.byteCount + 64
+        guard case .message(let message) = event else { return Self.eventOverhead }
+        return message.byteCount + Self.eventOverhead
     }
 
     /// The slots the buffer's array holds, read events not yet dropped among them (tests check it stays bounded).
@@ -193,4 +197,10 @@ final class EventChannel: Sendable {
             self.finish()
         }
     }
+}
+
+extension WebSocketEvent {
+    /// What an event weighs against `inboundWatermarks` beside a message's payload: its own size in the client's
+    /// buffer. For the checks and benchmarks that compute the bound.
+    package static var bufferOverhead: Int { MemoryLayout<WebSocketEvent>.stride }
 }

@@ -17,7 +17,7 @@ extension CheckScenarios {
         let size = 16 << 10
         let count = 4_096  // 64 MiB
         let inbound = Watermarks.standard  // the client's default
-        let bound = inbound.high + Self.readTurnSlack(messageSize: size)
+        let bound = inbound.high + Self.holdSlack(messageSize: size)
         let server = try run.server(.send(count: count, size: size, kind: .binary))
         // Message records would double the events and put 4,096 marks on the timeline: the tally counts instead.
         let client = try run.makeClient(url: server.url(path: "/flood")) { $0.recordsMessages = false }
@@ -71,7 +71,7 @@ extension CheckScenarios {
                        + "\(held.count) holds, \(resumed.count) resumes")
         run.expect(Self.pingsWhileHeld(records) == 0, "no ping while reading was held",
                    "\(Self.pingsWhileHeld(records)) pings while held, \(records.of(.ping).count) in all")
-        run.expect(peak <= bound, "unread events never above high + one read turn",
+        run.expect(peak <= bound, "unread events never above high + the message that crossed it",
                    "peak \(peak) B, bound \(bound) B (\(inbound.high) + \(bound - inbound.high))")
         let growth = memory.peakGrowth
         let memoryLimit = run.timing.residentGrowthLimit
@@ -108,15 +108,12 @@ extension CheckScenarios {
         return pings
     }
 
-    /// What one turn of the client's event loop can add to the unread events after they crossed the high watermark,
-    /// before the hold stops the socket being read: the loop reads up to 4 × 64 KiB per turn, and each message that
-    /// completes in it (at most one per frame in those bytes, plus one begun in an earlier read) weighs its payload
-    /// plus 64 bytes; plus a few records (64 bytes each) published in the same turn.
-    static func readTurnSlack(messageSize size: Int) -> Int {
-        let readTurn = 4 * (64 << 10)
-        let header = size < 126 ? 2 : (size <= 0xFFFF ? 4 : 10)  // the server's frames are not masked
-        let messages = readTurn / (size + header) + 1
-        return messages * (size + 64) + 8 * 64
+    /// What can follow the message that put the unread events over the high watermark: nothing more is read or
+    /// handed out once the client holds (it holds as it publishes that message, between two messages of one read),
+    /// so the slack is that message, weighing its payload plus the event's own size, plus a few records (the hold's
+    /// own, a state change) published with it.
+    static func holdSlack(messageSize size: Int) -> Int {
+        (size + WebSocketEvent.bufferOverhead) + 8 * WebSocketEvent.bufferOverhead
     }
 
     // MARK: Ping flood
