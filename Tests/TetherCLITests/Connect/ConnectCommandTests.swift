@@ -248,7 +248,7 @@ import Glibc
         #expect(stdin.taken == 1)
     }
 
-    @Test func aSignalEndsTheCommandWithinOneSecondWhileStdoutIsBlocked() async throws {
+    @Test func aSignalEndsTheCommandWhileStdoutIsBlocked() async throws {
         // A flood of messages, and a stdout that takes the first write and never returns from it.
         let server = try TestServer(scenario: .send(count: 200_000, size: 1))
         let blocked = BlockedIO()
@@ -259,7 +259,9 @@ import Glibc
         await server.stop()
         #expect(status == 0)
         let interrupted = try #require(blocked.interruptedAt)
-        #expect(returned - interrupted < .seconds(1), "\(returned - interrupted)")
+        // Returned although standard output never took more than its first write: see the same test of `serve` for
+        // why the 1 s promise is measured on a real process (ConnectProcessTests) rather than here.
+        #expect(returned - interrupted < .seconds(3), "\(returned - interrupted)")
     }
 }
 
