@@ -17,27 +17,36 @@ import FoundationNetworking
 /// On Linux, Foundation needs a libcurl built with WebSocket support; Debian's is not, and the
 /// connection then ends with `.connectFailed(.unsupported)`. Use `SocketTransport` there.
 public struct URLSessionTransport: WebSocketTransport {
-    private let configuration: URLSessionConfiguration
+    private let factory: any WebSocketTaskFactory
+    private let clock: any Clock<Duration>
 
     /// - Parameter configuration: the session configuration each connection's session is created from.
     public init(configuration: URLSessionConfiguration = .default) {
-        self.configuration = configuration
+        self.init(factory: FoundationWebSocketTaskFactory(configuration: configuration), clock: ContinuousClock())
+    }
+
+    /// - Parameters:
+    ///   - factory: makes each connection's task (tests pass a scripted one).
+    ///   - clock: runs the close timeout.
+    init(factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
+        self.factory = factory
+        self.clock = clock
     }
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
-        URLSessionConnection(request: request, configuration: self.configuration)
+        URLSessionConnection(request: request, factory: self.factory, clock: self.clock)
     }
 }
 
-/// One `URLSessionWebSocketTask` with its own session and delegate.
-final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSocketDelegate, Sendable {
+/// One WebSocket task with its own session; the task's delegate.
+final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     let events: AsyncStream<TransportEvent>
     private let sink: AsyncStream<TransportEvent>.Continuation
     private let closeTimeout: Int
+    private let clock: any Clock<Duration>
     private let state = Mutex(State())
-    // Set once in init, before any delegate callback can run; read-only afterwards.
-    private let session: Mutex<URLSession?> = Mutex(nil)
-    private let task: Mutex<URLSessionWebSocketTask?> = Mutex(nil)
+    // Set once in init, before the task is resumed (no callback comes before that); read-only afterwards.
+    private let task: Mutex<(any WebSocketTask)?> = Mutex(nil)
 
     private struct State {
         var opened = false
@@ -51,12 +60,14 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         var readingHeld = false
         /// A message arrived while held: the next `receive` waits for the hold to end.
         var receiveParked = false
+        /// Ends the connection if the task does not complete within the close timeout; cancelled by the end.
+        var closeTimer: Task<Void, Never>?
     }
 
-    init(request: TransportRequest, configuration: URLSessionConfiguration) {
+    init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
         (self.events, self.sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         self.closeTimeout = request.closeTimeout
-        super.init()
+        self.clock = clock
         guard let scheme = request.url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
             self.finish(.connectFailed(.unsupported))
             return
@@ -70,12 +81,8 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
             let offered = request.subprotocols.joined(separator: ", ")
             urlRequest.setValue(offered, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
-        let session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
-        let task = session.webSocketTask(with: urlRequest)
+        let task = factory.makeTask(for: urlRequest, delegate: self)
         task.maximumMessageSize = request.maximumMessageSize
-        self.session.withLock { $0 = session }
         self.task.withLock { $0 = task }
         task.resume()
         self.receiveNext(task)
@@ -126,14 +133,16 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
             return true
         }
         guard proceed, let task = self.task.withLock({ $0 }) else { return }
-        let closeCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(code)) ?? .normalClosure
-        task.cancel(with: closeCode, reason: Data(reason.utf8.prefix(123)))
+        task.cancel(closeCode: code, reason: Self.closeReason(reason))
         // If the platform never reports completion, end anyway after the close timeout.
-        let timeout = self.closeTimeout
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(timeout))
+        let timer = Self.run(after: .milliseconds(self.closeTimeout), on: self.clock) { [weak self] in
             self?.finish(.closedLocally)
         }
+        let ended = self.state.withLock { state in
+            state.closeTimer = timer
+            return state.ended
+        }
+        if ended { timer.cancel() }  // the end came while the timer was being made
     }
 
     /// `URLSessionWebSocketTask` does not report when its close frame was written, so this waits for the end of
@@ -162,45 +171,41 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         }
     }
 
-    // MARK: URLSessionWebSocketDelegate
+    // MARK: WebSocketTaskDelegate
 
-    func urlSession(
-        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?
-    ) {
+    func taskDidOpen(subprotocol: String?) {
         let first = self.state.withLock { state in
             guard !state.opened, !state.ended else { return false }
             state.opened = true
             return true
         }
-        if first { self.sink.yield(.opened(subprotocol: `protocol`)) }
+        if first { self.sink.yield(.opened(subprotocol: subprotocol)) }
     }
 
-    func urlSession(
-        _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
-        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
-    ) {
-        // Not terminal: `didCompleteWithError` follows. Remember the peer's code for it.
-        let code: UInt16? = closeCode == .noStatusReceived || closeCode == .invalid ? nil : UInt16(closeCode.rawValue)
-        self.state.withLock { $0.peerCloseCode = .some(code) }
+    func taskDidClose(code: Int, reason: Data?) {
+        // Not terminal: `taskDidComplete` follows. Remember the peer's code for it; 1005 (no status received) and
+        // 0 (the platform's "invalid") mean the close frame had no code.
+        let peerCode = code == 1005 || code == 0 ? nil : UInt16(exactly: code)
+        self.state.withLock { $0.peerCloseCode = .some(peerCode) }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    func taskDidComplete(error: (any Error)?) {
         let (closingLocally, peerCode) = self.state.withLock { ($0.closingLocally, $0.peerCloseCode) }
+        let response = self.task.withLock { $0 }?.response
         let end: TransportEnd
         if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {
             end = .closedLocally
-        } else if let status = (task.response as? HTTPURLResponse)?.statusCode, status != 101 {
+        } else if let response, response.statusCode != 101 {
             // Parsed like the socket transport's (delay-seconds of any length or an HTTP-date against `Date`);
             // the session caps the wait.
-            let response = task.response as? HTTPURLResponse
-            let retryAfter = response?.value(forHTTPHeaderField: "Retry-After").flatMap { value in
+            let retryAfter = response.value(forHTTPHeaderField: "Retry-After").flatMap { value in
                 RetryAfter(
                     value.trimmingCharacters(in: .whitespaces),
-                    responseDate: response?.value(forHTTPHeaderField: "Date")?.trimmingCharacters(in: .whitespaces))
+                    responseDate: response.value(forHTTPHeaderField: "Date")?.trimmingCharacters(in: .whitespaces))
             }
-            end = .handshakeRejected(status: status, retryAfter: retryAfter?.millisecondsFromNow)
+            end = .handshakeRejected(status: response.statusCode, retryAfter: retryAfter?.millisecondsFromNow)
         } else {
             end = Self.end(for: error, opened: self.state.withLock { $0.opened })
         }
@@ -209,7 +214,7 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
 
     // MARK: Internals
 
-    private func receiveNext(_ task: URLSessionWebSocketTask) {
+    private func receiveNext(_ task: any WebSocketTask) {
         task.receive { [weak self] result in
             guard let self else { return }
             switch result {
@@ -228,8 +233,9 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
     }
 
     /// Arms the next `receive`, or parks it until `holdReading(false)`.
-    private func receiveNextUnlessHeld(_ task: URLSessionWebSocketTask) {
+    private func receiveNextUnlessHeld(_ task: any WebSocketTask) {
         let parked = self.state.withLock { state -> Bool in
+            guard !state.ended else { return true }  // nothing more to read
             guard state.readingHeld else { return false }
             state.receiveParked = true
             return true
@@ -246,21 +252,53 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         }
         guard first else { return }
         // Pings still waiting get their failure before the end, so no ping id is left without an answer.
-        let (pending, endWaiters) = self.state.withLock { state in
+        let (pending, endWaiters, closeTimer) = self.state.withLock { state in
             defer {
                 state.pendingPings.removeAll()
                 state.endWaiters.removeAll()
+                state.closeTimer = nil
             }
-            return (state.pendingPings, state.endWaiters)
+            return (state.pendingPings, state.endWaiters, state.closeTimer)
         }
+        closeTimer?.cancel()
         for id in pending.sorted() {
             self.sink.yield(.pingFailed(id: id))
         }
         self.sink.yield(.ended(end))
         self.sink.finish()
-        self.session.withLock { $0 }?.invalidateAndCancel()
+        self.task.withLock { $0 }?.invalidateSession()
         for waiter in endWaiters {
             waiter.resume()
+        }
+    }
+
+    /// At most 123 bytes of `reason` (a close frame's payload is at most 125), cut between two characters so that
+    /// the reason stays valid UTF-8.
+    static func closeReason(_ reason: String) -> Data {
+        var bytes = 0
+        var end = reason.startIndex
+        for character in reason {
+            let size = character.utf8.count
+            guard bytes + size <= 123 else { break }
+            bytes += size
+            end = reason.index(after: end)
+        }
+        return Data(reason[..<end].utf8)
+    }
+
+    /// Runs `action` once `delay` has passed on `clock`, measured from now (not from when the task starts);
+    /// cancelling the returned task skips it.
+    private static func run<C: Clock<Duration>>(
+        after delay: Duration, on clock: C, _ action: @escaping @Sendable () -> Void
+    ) -> Task<Void, Never> {
+        let deadline = clock.now.advanced(by: delay)
+        return Task {
+            do {
+                try await clock.sleep(until: deadline, tolerance: nil)
+            } catch {
+                return
+            }
+            action()
         }
     }
 

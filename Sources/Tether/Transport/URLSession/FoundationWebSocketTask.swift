@@ -1,0 +1,90 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Makes each connection's `URLSessionWebSocketTask` in a session of its own, created from `configuration`.
+struct FoundationWebSocketTaskFactory: WebSocketTaskFactory {
+    let configuration: URLSessionConfiguration
+
+    func makeTask(for request: URLRequest, delegate: any WebSocketTaskDelegate) -> any WebSocketTask {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
+        let bridge = WebSocketTaskDelegateBridge(delegate)
+        let session = URLSession(configuration: self.configuration, delegate: bridge, delegateQueue: queue)
+        return FoundationWebSocketTask(session: session, task: session.webSocketTask(with: request))
+    }
+}
+
+/// The real `WebSocketTask`: forwards each call to `URLSessionWebSocketTask` or its session, nothing more.
+final class FoundationWebSocketTask: WebSocketTask {
+    private let session: URLSession
+    private let task: URLSessionWebSocketTask
+
+    init(session: URLSession, task: URLSessionWebSocketTask) {
+        self.session = session
+        self.task = task
+    }
+
+    var maximumMessageSize: Int {
+        get { self.task.maximumMessageSize }
+        set { self.task.maximumMessageSize = newValue }
+    }
+
+    var response: HTTPURLResponse? { self.task.response as? HTTPURLResponse }
+
+    func resume() {
+        self.task.resume()
+    }
+
+    func send(_ message: URLSessionWebSocketTask.Message) async throws {
+        try await self.task.send(message)
+    }
+
+    func receive(_ completion: @escaping @Sendable (Result<URLSessionWebSocketTask.Message, any Error>) -> Void) {
+        self.task.receive(completionHandler: completion)
+    }
+
+    func sendPing(_ pongReceived: @escaping @Sendable ((any Error)?) -> Void) {
+        self.task.sendPing(pongReceiveHandler: pongReceived)
+    }
+
+    func cancel(closeCode: UInt16, reason: Data) {
+        // Apple's `CloseCode` is an NS_ENUM, which takes any raw value. Linux Foundation's is a closed Swift enum
+        // without 1012-1014 and 3000-4999, so there those codes cannot be sent and go out as 1000.
+        let platformCode = URLSessionWebSocketTask.CloseCode(rawValue: Int(closeCode)) ?? .normalClosure
+        self.task.cancel(with: platformCode, reason: reason)
+    }
+
+    func invalidateSession() {
+        self.session.invalidateAndCancel()
+    }
+}
+
+/// The session's delegate: hands each callback to the connection as a `WebSocketTaskDelegate` call. The session
+/// retains it (and so the connection) until `invalidateSession()`.
+final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
+    private let delegate: any WebSocketTaskDelegate
+
+    init(_ delegate: any WebSocketTaskDelegate) {
+        self.delegate = delegate
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?
+    ) {
+        self.delegate.taskDidOpen(subprotocol: `protocol`)
+    }
+
+    func urlSession(
+        _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
+        didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
+    ) {
+        // Linux Foundation has already turned a code its enum does not name (1012-1014, 3000-4999) into 1003.
+        self.delegate.taskDidClose(code: closeCode.rawValue, reason: reason)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        self.delegate.taskDidComplete(error: error)
+    }
+}

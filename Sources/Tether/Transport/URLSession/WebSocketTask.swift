@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The calls `URLSessionConnection` makes on one WebSocket task and the session made for it alone.
+///
+/// `FoundationWebSocketTask` is the real one, a thin shell over `URLSessionWebSocketTask` and its `URLSession`;
+/// tests script a fake, so that every trap the connection handles is exercised on Linux, where Foundation's task
+/// cannot connect.
+protocol WebSocketTask: AnyObject, Sendable {
+    /// The largest message the task accepts; set before `resume()`.
+    var maximumMessageSize: Int { get set }
+    /// The handshake's response, once there is one.
+    var response: HTTPURLResponse? { get }
+    /// Starts connecting.
+    func resume()
+    /// Sends a data message; returns when the platform took it.
+    func send(_ message: URLSessionWebSocketTask.Message) async throws
+    /// Asks for the next message. The completion may never run (for example when TCP dies).
+    func receive(_ completion: @escaping @Sendable (Result<URLSessionWebSocketTask.Message, any Error>) -> Void)
+    /// Sends a ping. The completion may run twice, or never.
+    func sendPing(_ pongReceived: @escaping @Sendable ((any Error)?) -> Void)
+    /// Sends a close frame with `code` and `reason`, then tears the task down.
+    func cancel(closeCode: UInt16, reason: Data)
+    /// Releases the session, which holds its delegate until it is invalidated; cancels the task if still running.
+    func invalidateSession()
+}
+
+/// The delegate callbacks of one task, as the connection receives them (in order, one at a time).
+protocol WebSocketTaskDelegate: AnyObject, Sendable {
+    /// The opening handshake completed; `subprotocol` is the one the server selected.
+    func taskDidOpen(subprotocol: String?)
+    /// The peer's close frame arrived, with its raw code (not terminal: `taskDidComplete` follows).
+    func taskDidClose(code: Int, reason: Data?)
+    /// The terminal callback: the task ended, with `error` unless it ended cleanly.
+    func taskDidComplete(error: (any Error)?)
+}
+
+/// Makes the task of one connection, delivering its callbacks to `delegate`.
+protocol WebSocketTaskFactory: Sendable {
+    func makeTask(for request: URLRequest, delegate: any WebSocketTaskDelegate) -> any WebSocketTask
+}
