@@ -5,8 +5,8 @@ import Synchronization
 /// peer or a write to standard output never answers.
 final class Interruption: Sendable {
     /// How long a shutdown may take after a signal: enough for a clean close over a working connection, and
-    /// half of the second promised to the user, which leaves room to exit on a loaded machine.
-    static let defaultBudget: Duration = .milliseconds(500)
+    /// a quarter of the second promised to the user, which leaves room to exit on a loaded machine.
+    static let defaultBudget: Duration = .milliseconds(250)
 
     private struct State {
         var deadline: ContinuousClock.Instant?
