@@ -189,7 +189,7 @@ public enum ConnectCommand {
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .connectFailed(let failure)?: " (\(failure))"
-        case .handshakeInvalid(let detail)?: " (\(detail))"
+        case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
         default: ""
         }
     }
