@@ -56,6 +56,14 @@ static inline int tether_ERR_GET_LIB(unsigned long code) {
     return ERR_GET_LIB(code);
 }
 
+static inline EVP_PKEY *tether_EVP_EC_gen_P256(void) {
+    return EVP_EC_gen("P-256");
+}
+
+static inline int tether_X509_NAME_add_common_name(X509_NAME *name, const char *commonName) {
+    return X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)commonName, -1, -1, 0);
+}
+
 static inline void tether_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }

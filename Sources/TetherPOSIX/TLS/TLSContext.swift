@@ -1,5 +1,6 @@
 #if os(Linux)
 import COpenSSL
+import Synchronization
 
 /// A configured OpenSSL context (`SSL_CTX`) from which `TLSSession`s are made: TLS 1.2 or later, and for a client
 /// verification against the system trust store (plus any additional roots) unless explicitly skipped.
@@ -55,6 +56,20 @@ public final class TLSContext: @unchecked Sendable {
         ERR_clear_error()
         return result
     }
+
+    /// A client context for `options`, shared with every caller asking for the same options (a context reads the
+    /// trust store and the additional roots once, when first created). At most 32 are kept.
+    public static func sharedClient(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
+        if let cached = Self.clientCache.withLock({ $0[options] }) { return cached }
+        let context = try Self.client(options)
+        Self.clientCache.withLock { cache in
+            if cache.count >= 32 { cache.removeAll() }
+            cache[options] = context
+        }
+        return context
+    }
+
+    private static let clientCache = Mutex<[TLSClientOptions: TLSContext]>([:])
 
     /// A server context presenting `options`' certificate chain and key.
     /// - Throws: `TLSConfigurationError` when the chain or the key cannot be read or do not match.

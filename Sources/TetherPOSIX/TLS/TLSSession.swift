@@ -93,11 +93,19 @@ public final class TLSSession {
 
     /// Hands the ciphertext waiting to be sent to `body` (borrowed for the call), then forgets it.
     public func takeCiphertext(_ body: (UnsafeRawBufferPointer) -> Void) {
-        var data: UnsafeMutablePointer<CChar>?
-        let count = BIO_ctrl(self.outbound, BIO_CTRL_INFO, 0, &data)
-        guard count > 0, let data else { return }
-        body(UnsafeRawBufferPointer(start: data, count: count))
-        _ = BIO_ctrl(self.outbound, BIO_CTRL_RESET, 0, nil)
+        let ciphertext = self.takeCiphertext()
+        guard !ciphertext.isEmpty else { return }
+        ciphertext.withUnsafeBytes(body)
+    }
+
+    /// The ciphertext waiting to be sent (empty when none), which is then forgotten.
+    public func takeCiphertext() -> [UInt8] {
+        let count = self.pendingCiphertext
+        guard count > 0 else { return [] }
+        // Reading moves the memory BIO's start forward (its reset would clear its whole capacity instead).
+        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = Int(max(0, BIO_read(self.outbound, buffer.baseAddress, Int32(count))))
+        }
     }
 
     // MARK: - Handshake
@@ -171,7 +179,7 @@ public final class TLSSession {
         let error = ERR_peek_last_error()
         if error != 0 {
             switch tether_ERR_GET_REASON(error) {
-            case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_WRONG_VERSION_NUMBER, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
+            case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
                 SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH:
                 ERR_clear_error()
                 return .protocolVersion

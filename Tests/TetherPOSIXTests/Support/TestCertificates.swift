@@ -42,11 +42,13 @@ struct TestCertificates: Sendable {
             toFile: file("localhost.ext"), atomically: true, encoding: .utf8)
         try "subjectAltName=DNS:wrong.example\n".write(toFile: file("wrong.ext"), atomically: true, encoding: .utf8)
         let sign = ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key")]
-        try run(sign + ["-set_serial", "2", "-days", "2", "-extfile", file("localhost.ext"), "-out", file("valid.pem")])
+        try run(sign + ["-set_serial", "2", "-days", "2", "-extfile", file("localhost.ext"),
+                        "-out", file("valid.pem")])
         // A negative validity puts notAfter before now: the certificate has expired.
         try run(sign + ["-set_serial", "3", "-days", "-1", "-extfile", file("localhost.ext"),
                         "-out", file("expired.pem")])
-        try run(sign + ["-set_serial", "4", "-days", "2", "-extfile", file("wrong.ext"), "-out", file("wronghost.pem")])
+        try run(sign + ["-set_serial", "4", "-days", "2", "-extfile", file("wrong.ext"),
+                        "-out", file("wronghost.pem")])
         try run(["x509", "-req", "-in", file("server.csr"), "-key", file("server.key"), "-days", "2",
                  "-extfile", file("localhost.ext"), "-out", file("selfsigned.pem")])
         return TestCertificates(
@@ -57,6 +59,14 @@ struct TestCertificates: Sendable {
     /// `sha256/` + base64(SHA-256(DER SubjectPublicKeyInfo)), the way HPKP and curl compute it.
     private static func pin(ofKey keyFile: String) throws -> String {
         let der = try run(["pkey", "-in", keyFile, "-pubout", "-outform", "DER"])
+        let digest = try run(["dgst", "-sha256", "-binary"], input: der)
+        return "sha256/" + digest.base64EncodedString()
+    }
+
+    /// The pin of a certificate file's public key, computed by the `openssl` command.
+    static func pin(ofCertificate file: String) throws -> String {
+        let key = try run(["x509", "-in", file, "-noout", "-pubkey"])
+        let der = try run(["pkey", "-pubin", "-outform", "DER"], input: key)
         let digest = try run(["dgst", "-sha256", "-binary"], input: der)
         return "sha256/" + digest.base64EncodedString()
     }
@@ -82,7 +92,8 @@ struct TestCertificates: Sendable {
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw CertificateGenerationError.failed("openssl \(arguments.first ?? "") exited \(process.terminationStatus)")
+            let command = arguments.first ?? ""
+            throw CertificateGenerationError.failed("openssl \(command) exited \(process.terminationStatus)")
         }
         return data
     }

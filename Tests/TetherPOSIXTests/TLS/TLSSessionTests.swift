@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TetherPOSIX
 
@@ -8,10 +9,14 @@ private final class Pair {
     var clientFailure: TLSFailure?
     var serverFailure: TLSFailure?
 
-    init(client options: TLSClientOptions, serverName: String = "localhost", certificate: String) throws {
+    convenience init(client options: TLSClientOptions, serverName: String = "localhost", certificate: String) throws {
         let certificates = try TestCertificates.make()
-        self.client = TLSSession(context: try TLSContext.client(options), serverName: serverName)
         let server = TLSServerOptions(certificateChain: .file(certificate), privateKey: .file(certificates.keyFile))
+        try self.init(client: options, serverName: serverName, server: server)
+    }
+
+    init(client options: TLSClientOptions, serverName: String = "localhost", server: TLSServerOptions) throws {
+        self.client = TLSSession(context: try TLSContext.client(options), serverName: serverName)
         self.server = TLSSession(serverContext: try TLSContext.server(server))
     }
 
@@ -191,11 +196,53 @@ private final class Pair {
             try TLSContext.client(TLSClientOptions(additionalTrustRoots: [.file(certificates.path("missing.pem"))]))
         }
         // An in-memory CA works like the file.
-        _ = try TLSContext.client(TLSClientOptions(additionalTrustRoots: [.bytes(certificates.bytes(certificates.caFile))]))
+        let inMemory = TLSClientOptions(additionalTrustRoots: [.bytes(certificates.bytes(certificates.caFile))])
+        _ = try TLSContext.client(inMemory)
         #expect(throws: TLSConfigurationError.invalidPrivateKey) {
             // The CA's key does not match the server certificate.
             try TLSContext.server(TLSServerOptions(
                 certificateChain: .file(certificates.validFile), privateKey: .file(certificates.path("ca.key"))))
         }
+    }
+
+    // MARK: - TestCertificateAuthority (made with the library, for tests that cannot run the openssl command)
+
+    @Test func theTestAuthoritysCertificatesVerifyAndFailLikeTheCommandsOnes() throws {
+        let authority = TestCertificateAuthority()
+        let trusting = TLSClientOptions(additionalTrustRoots: [.bytes(authority.certificate.certificatePEM)])
+        let valid = authority.issue()
+        for host in ["localhost", "127.0.0.1", "::1"] {
+            let pair = try Pair(client: trusting, serverName: host, server: valid.serverOptions)
+            #expect(pair.handshake(), "\(host)")
+        }
+        let cases: [(TestCertificate, TLSFailure)] = [
+            (authority.issue(notBefore: -2 * 86_400, notAfter: -86_400), .certificateExpired),
+            (authority.issue(notBefore: 86_400, notAfter: 2 * 86_400), .certificateNotYetValid),
+            (authority.issue(hosts: ["wrong.example"]), .hostnameMismatch),
+            (TestCertificateAuthority.selfSigned(), .untrustedIssuer),
+            (TestCertificateAuthority().issue(), .untrustedIssuer),
+        ]
+        for (certificate, failure) in cases {
+            let pair = try Pair(client: trusting, server: certificate.serverOptions)
+            #expect(!pair.handshake())
+            #expect(pair.clientFailure == failure)
+        }
+        var pinned = trusting
+        pinned.pins = [valid.pin]
+        #expect(try Pair(client: pinned, server: valid.serverOptions).handshake())
+        pinned.pins = [authority.certificate.pin]
+        #expect(try Pair(client: pinned, server: valid.serverOptions).handshake())
+        pinned.pins = [authority.issue().pin]  // another key
+        let mismatch = try Pair(client: pinned, server: valid.serverOptions)
+        #expect(!mismatch.handshake())
+        #expect(mismatch.clientFailure == .pinMismatch)
+    }
+
+    @Test func theTestAuthoritysPinIsTheOneTheOpensslCommandComputes() throws {
+        let certificates = try TestCertificates.make()
+        let certificate = TestCertificateAuthority().issue()
+        let file = certificates.path("generated-\(UInt32.random(in: 0...UInt32.max)).pem")
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(certificate.certificatePEM)))
+        #expect(try TestCertificates.pin(ofCertificate: file) == certificate.pin)
     }
 }
