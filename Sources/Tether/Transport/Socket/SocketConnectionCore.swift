@@ -18,7 +18,7 @@ import TetherWire
 /// consumer is behind, `holdReading`) and while the bytes we owe the peer (pongs, the close frame) fill the write
 /// queue above its high watermark, until it is back at the low one: a peer that floods pings and never reads gets
 /// no more of our attention than the queue allows.
-final class SocketConnectionCore: TCPConnectionHandler {
+final class SocketConnectionCore: ByteStreamHandler {
     private enum Phase {
         /// Not started: the request was unsupported.
         case idle
@@ -42,7 +42,14 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// The wrapper holding this core, for timer and task callbacks. Set while running (a deliberate cycle),
     /// cleared by `finish`.
     private var bound: LoopBound<SocketConnectionCore>?
-    private var tcp: TCPConnection?
+    /// The TCP connection, or TLS over it, from the TCP connect until its end.
+    private var stream: (any ByteStream)?
+    /// The `wss://` endpoint's TLS context (nil for `ws://`).
+    private var tlsContext: TLSContext?
+    /// The host TLS verifies and names in SNI.
+    private var serverName = ""
+    /// How TLS failed, when the stream ended for that.
+    private var tlsFailure: TLSFailure?
     private var connectTask: Task<Void, Never>?
     private let connectProgress = ConnectProgress()
     private var connectTimer: TimerHandle?
@@ -92,6 +99,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.phase = .connecting
         self.bound = bound
         self.parser = HandshakeResponseParser(handshake: endpoint.handshake)
+        self.tlsContext = endpoint.tls
+        self.serverName = endpoint.host
         let deadline = ContinuousClock.now + .milliseconds(self.connectTimeout)
         self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
@@ -122,11 +131,20 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case (.connecting, .failure(let error)):
             self.finish(.connectFailed(Self.connectFailure(for: error)))
         case (.connecting, .success(let tcp)):
-            self.tcp = tcp
+            // Over TLS, the upgrade request waits in the stream until the TLS handshake has completed.
+            let stream: any ByteStream =
+                if let context = self.tlsContext {
+                    TLSStream(tcp: tcp, session: TLSSession(context: context, serverName: self.serverName))
+                } else {
+                    tcp
+                }
+            self.stream = stream
             self.phase = .handshaking
-            tcp.setHandler(self)
-            // A failed write ends the TCP connection, which `ended` reports.
-            tcp.write(self.parser!.handshake.request)
+            stream.setStreamHandler(self)
+            // A failed write ends the connection, which `ended` reports.
+            self.parser!.handshake.request.withUnsafeBytes { request in
+                stream.write(borrowing: request, sealing: false, completion: nil)
+            }
         case (.finishing, _):
             // Abandoned (timeout or `close`) while the TCP connect was in flight: the connect was cancelled,
             // or won the race; either way no descriptor is left open when the end is reported.
@@ -175,7 +193,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             role: .client, maximumMessageSize: self.maximumMessageSize, random: MaskingEntropy())
         connection.receive(response.remaining)
         self.connection = connection
-        if let tcp = self.tcp { self.wire.open(tcp) }
+        if let stream = self.stream { self.wire.open(stream) }
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
         self.updateReading()  // a hold asked for before the open applies from the start
         self.processFrames()
@@ -234,9 +252,9 @@ final class SocketConnectionCore: TCPConnectionHandler {
         }
     }
 
-    // MARK: - TCPConnectionHandler
+    // MARK: - ByteStreamHandler
 
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+    func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
         switch self.phase {
         case .handshaking:
             self.parser!.append(bytes)
@@ -254,14 +272,17 @@ final class SocketConnectionCore: TCPConnectionHandler {
         }
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        self.tcp = nil
+    func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
+        self.stream = nil
         self.wire.closeForSending()  // from now on `send` and `sendPing` fail at once
-        if case .endOfStream = end, let bound = self.bound {
+        if case .tlsFailed(let failure) = end { self.tlsFailure = failure }
+        switch end {
+        case .endOfStream, .tlsFailed:
+            guard let bound = self.bound else { fallthrough }
             // The descriptor is closed right after this call returns (or once our last bytes are flushed):
             // report the end on the next turn so that no descriptor is open when `.ended` arrives.
             self.loop.execute { bound.value.tcpEnded() }
-        } else {
+        case .closedLocally, .failed:
             self.tcpEnded()
         }
     }
@@ -270,8 +291,16 @@ final class SocketConnectionCore: TCPConnectionHandler {
         switch self.phase {
         case .finishing:
             self.finish(self.decidedEnd!)
-        case .handshaking, .open:
-            // Reset or end of stream without a close frame (during the handshake too: the server hung up).
+        case .handshaking:
+            // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
+            // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.
+            if let failure = self.tlsFailure, failure != .truncated {
+                self.finish(.tlsFailed(detail: failure.description, permanent: failure.isCertificateFailure))
+            } else {
+                self.finish(.receiveFailed)
+            }
+        case .open:
+            // Reset, end of stream without a close frame, or a TLS failure: an ordinary loss.
             self.finish(.receiveFailed)
         case .closing:
             self.finish(.closedLocally)
@@ -362,23 +391,23 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// - Parameter trackingClose: the close frame counts as pending for `waitUntilCloseSent` until the kernel has
     ///   taken all of it or the write failed (either way nothing is pending any more).
     private func writeOutput(trackingClose: Bool = false) {
-        guard let tcp = self.tcp else { return }
+        guard let stream = self.stream else { return }
         let bound = self.bound
         self.connection?.drainOutput { bytes, seals in
             if seals { self.wire.closeForSending() }
             guard trackingClose, seals, let bound else {
                 // A failure ends the TCP connection, which `ended` reports.
-                tcp.write(borrowing: bytes, sealing: seals)
+                stream.write(borrowing: bytes, sealing: seals, completion: nil)
                 return
             }
             self.closeFramePending = true
-            tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
+            stream.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
         }
-        guard !self.waitingForWriteRoom, tcp.queuedWriteBytes > self.outbound.high, let bound else { return }
+        guard !self.waitingForWriteRoom, stream.queuedWriteBytes > self.outbound.high, let bound else { return }
         self.waitingForWriteRoom = true
         self.updateReading()
-        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: tcp.queuedWriteBytes))
-        tcp.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
+        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: stream.queuedWriteBytes))
+        stream.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
     }
 
     private func writeRoomAvailable() {
@@ -389,11 +418,11 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     /// Pauses or resumes reading so that it runs exactly while nothing holds it.
     private func updateReading() {
-        guard let tcp = self.tcp else { return }
+        guard let stream = self.stream else { return }
         let paused = self.inboundHeld || self.waitingForWriteRoom
         guard paused != self.readingPaused else { return }
         self.readingPaused = paused
-        if paused { tcp.pauseReading() } else { tcp.resumeReading() }
+        if paused { stream.pauseReading() } else { stream.resumeReading() }
     }
 
     // MARK: - Ending
@@ -405,10 +434,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.phase = .finishing
         self.connectTimer?.cancel()
         if graceful {
-            self.tcp?.close()
+            self.stream?.close()
             self.armCloseTimer()
         } else {
-            self.tcp?.reset()
+            self.stream?.reset()
         }
     }
 
@@ -423,7 +452,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .closing:
             self.decide(.closedLocally, graceful: false)  // the peer never answered our close frame
         case .finishing:
-            self.tcp?.reset()  // the flush of our last bytes stalled (the peer does not read)
+            self.stream?.reset()  // the flush of our last bytes stalled (the peer does not read)
         case .idle, .connecting, .handshaking, .open, .ended:
             break  // the timer lost a race with the end
         }
@@ -445,7 +474,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.outlet.finish()
         self.closeFrameWritten()  // no write completion can come any more
         self.bound = nil
-        self.tcp = nil
+        self.stream = nil
         self.parser = nil
         self.connection = nil  // frees its buffers
     }
