@@ -33,7 +33,7 @@ public struct TLSOptions: Sendable, Hashable {
     }
 
     /// Whether `pin` has the form `sha256/` + the base64 of 32 bytes.
-    static func isWellFormed(pin: String) -> Bool {
+    package static func isWellFormed(pin: String) -> Bool {
         guard pin.hasPrefix("sha256/") else { return false }
         let digest = pin.dropFirst("sha256/".count)
         return digest.utf8.count == 44 && Data(base64Encoded: String(digest))?.count == 32

@@ -30,6 +30,9 @@ public enum ConnectCommand {
             pathMonitoring: options.pathMonitor ? .platform : .none
         )
         configuration.recordsMessages = options.eventsJSONL  // the JSONL log shows each message's size and time
+        configuration.tls = TLSOptions(
+            additionalTrustRoots: options.caFiles.map { .pemFile($0) }, pins: options.pins,
+            insecureSkipVerification: options.insecure)
         let client: WebSocketClient<ContinuousClock>
         do {
             client = try WebSocketClient(configuration: configuration)
