@@ -57,6 +57,12 @@ public struct WebSocketConfiguration: Sendable {
     /// verification. Default: TLS 1.2 or later, verified against the system trust store and the URL's host.
     /// A certificate that does not verify stops the session (`tls_failed`, not retried).
     public var tls = TLSOptions()
+    /// Whether connections tunnel through an HTTP proxy with `CONNECT`: none (the default), a given one, or the one
+    /// the environment names (`https_proxy`, `http_proxy`, `all_proxy`, `no_proxy`). A refusal ends the attempt with
+    /// `proxy_rejected` and its status, retried by the rules of a handshake rejection (407 and 403 stop); a proxy
+    /// that cannot be reached with `proxy_unreachable`. Credentials never appear in a record, log or error.
+    /// `SocketTransport` only.
+    public var proxy = ProxyConfiguration.none
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
     public var lifecycle: LifecyclePolicy
     /// How long to wait for the server's close frame after sending ours. Default 2 s.
@@ -217,7 +223,8 @@ public struct WebSocketConfiguration: Sendable {
             connectTimeout: self.connectTimeout.milliseconds,
             closeTimeout: self.closeTimeout.milliseconds,
             outboundWatermarks: self.outboundWatermarks,
-            tls: self.tls
+            tls: self.tls,
+            proxy: self.proxy
         )
     }
 }

@@ -28,6 +28,8 @@ public struct TransportRequest: Sendable {
     /// How a `wss://` connection verifies its server (see `TLSOptions`). Default: verify against the system trust
     /// store.
     public var tls: TLSOptions
+    /// Whether the connection tunnels through an HTTP proxy (see `ProxyConfiguration`). Default `.none`.
+    public var proxy: ProxyConfiguration
 
     public init(
         url: URL,
@@ -37,7 +39,8 @@ public struct TransportRequest: Sendable {
         connectTimeout: Int = 10_000,
         closeTimeout: Int = 2_000,
         outboundWatermarks: Watermarks = .standard,
-        tls: TLSOptions = TLSOptions()
+        tls: TLSOptions = TLSOptions(),
+        proxy: ProxyConfiguration = .none
     ) {
         self.url = url
         self.headers = headers
@@ -47,6 +50,7 @@ public struct TransportRequest: Sendable {
         self.closeTimeout = closeTimeout
         self.outboundWatermarks = outboundWatermarks
         self.tls = tls
+        self.proxy = proxy
     }
 }
 

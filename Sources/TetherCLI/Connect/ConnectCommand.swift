@@ -188,7 +188,8 @@ public enum ConnectCommand {
 
     static func detail(of reason: CloseReason?) -> String {
         switch reason {
-        case .handshakeRejected(let status)?: " \(status)"
+        case .handshakeRejected(let status)?, .proxyRejected(let status)?: " \(status)"
+        case .proxyUnreachable(let failure)?: " (\(failure))"
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .connectFailed(let failure)?: " (\(failure))"

@@ -18,6 +18,10 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case handshakeRejected(status: Int)
     /// The server's response did not validate; `detail` says what failed (fixed words, never a header value).
     case handshakeInvalid(detail: String)
+    /// The HTTP proxy refused the CONNECT tunnel with this status.
+    case proxyRejected(status: Int)
+    /// The HTTP proxy could not be reached.
+    case proxyUnreachable(ConnectFailure)
     /// TLS failed before the connection opened; `detail` says what (fixed words, never data from the peer).
     case tlsFailed(detail: String)
     /// The peer broke the protocol and the transport closed with `code`.
@@ -40,6 +44,8 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .handshakeRejected: "handshake_rejected"
         case .handshakeInvalid: "handshake_invalid"
         case .tlsFailed: "tls_failed"
+        case .proxyRejected: "proxy_rejected"
+        case .proxyUnreachable: "proxy_unreachable"
         case .protocolViolation: "protocol_violation"
         case .userStopped: "user_stopped"
         case .enteredBackground: "entered_background"
@@ -53,7 +59,8 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         switch self {
         case .handshakeInvalid(let detail), .tlsFailed(let detail): detail
         case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed, .connectFailed,
-            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground:
+            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected,
+            .proxyUnreachable:
             nil
         }
     }
@@ -67,6 +74,8 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
         case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)
         case .tlsFailed(let detail, _): self = .tlsFailed(detail: detail)
+        case .proxyRejected(let status, _): self = .proxyRejected(status: status)
+        case .proxyUnreachable(let failure): self = .proxyUnreachable(failure)
         case .protocolViolation(let code): self = .protocolViolation(code: code)
         case .receiveFailed, .closedLocally: self = .receiveFailed
         }

@@ -31,6 +31,12 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     /// head, ...). `detail` says what failed in a few fixed words (for example `"Sec-WebSocket-Accept does not
     /// match the key"`); it never holds a header value.
     case handshakeInvalid(detail: String)
+    /// The HTTP proxy refused the CONNECT tunnel with `status` (407 authentication required, 403 forbidden, 502 the
+    /// origin unreachable from the proxy, ...); retried or not by the rules of a handshake rejection. `retryAfter` as
+    /// in `handshakeRejected`.
+    case proxyRejected(status: Int, retryAfter: Int?)
+    /// The HTTP proxy itself could not be reached (resolved, connected to).
+    case proxyUnreachable(ConnectFailure)
     /// TLS failed before the connection opened: `detail` names what in a few fixed words (for example
     /// `"hostname mismatch"`, `"certificate expired"`, `"pin mismatch"`), never data from the peer. `permanent`
     /// when retrying cannot help (the server's certificate does not verify): the session stops instead of

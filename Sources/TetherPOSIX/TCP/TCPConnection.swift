@@ -91,6 +91,14 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.core.value.install(handler, owner: self)
     }
 
+    /// Hands the connection to `handler` from now on: the next bytes and the end go to it. Call on the loop thread,
+    /// after `setHandler` and before the end was delivered (a protocol that starts another one on the same
+    /// connection, such as TLS after a proxy's CONNECT answer).
+    public func replaceHandler(_ handler: any TCPConnectionHandler) {
+        precondition(self.loop.inEventLoop, "TCPConnection.replaceHandler must be called on the loop thread")
+        self.core.value.replace(handler)
+    }
+
     /// Writes `bytes`: at once on the calling thread as far as the kernel takes them, the rest
     /// queued (the array itself, no copy) and flushed by the loop.
     /// - Parameters:
@@ -558,6 +566,11 @@ private final class ConnectionCore {
         } else {
             self.updateInterest(owner: owner)
         }
+    }
+
+    func replace(_ handler: any TCPConnectionHandler) {
+        precondition(self.handler != nil, "TCPConnection.replaceHandler needs an installed handler")
+        self.handler = handler
     }
 
     func deliverEnd(owner: TCPConnection) {

@@ -28,10 +28,16 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// The read side, on the loop thread only.
     private let reader: LoopBound<Reader>
 
-    /// Wraps `tcp`, which must not have a handler yet; `session` is a fresh client or server session.
-    public init(tcp: TCPConnection, session: sending TLSSession) {
+    /// Whether `tcp` already has a handler, which this stream replaces (TLS inside a proxy's tunnel).
+    private let takesOverHandler: Bool
+
+    /// Wraps `tcp`; `session` is a fresh client or server session.
+    /// - Parameter takingOver: `tcp` already has a handler (which read a proxy's CONNECT answer) that this stream
+    ///   replaces; otherwise `tcp` has none yet.
+    public init(tcp: TCPConnection, session: sending TLSSession, takingOver: Bool = false) {
         self.loop = tcp.loop
         self.tcp = tcp
+        self.takesOverHandler = takingOver
         self.unguardedEngine = Engine(session: session)
         self.reader = LoopBound(Reader(), loop: tcp.loop)
     }
@@ -51,7 +57,11 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         let reader = self.reader.value
         precondition(reader.handler == nil && !reader.delivered, "TLSStream.setStreamHandler called twice")
         reader.handler = handler
-        self.tcp.setHandler(self)
+        if self.takesOverHandler {
+            self.tcp.replaceHandler(self)
+        } else {
+            self.tcp.setHandler(self)
+        }
         self.process()  // a client's first flight; nothing reaches the handler before the handshake completes
     }
 

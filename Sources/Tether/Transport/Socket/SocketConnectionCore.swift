@@ -23,6 +23,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         /// Not started: the request was unsupported.
         case idle
         case connecting
+        /// Connected to an HTTP proxy; its answer to CONNECT is awaited.
+        case tunneling
         case handshaking
         case open
         case closing
@@ -50,6 +52,12 @@ final class SocketConnectionCore: ByteStreamHandler {
     private var serverName = ""
     /// How TLS failed, when the stream ended for that.
     private var tlsFailure: TLSFailure?
+    /// The proxy to tunnel through, if any.
+    private var proxy: HTTPProxy?
+    /// Reads the proxy's answer to CONNECT while tunneling.
+    private var proxyParser: ProxyConnectResponseParser?
+    /// The origin's port, for CONNECT.
+    private var originPort = 0
     private var connectTask: Task<Void, Never>?
     private let connectProgress = ConnectProgress()
     private var connectTimer: TimerHandle?
@@ -101,6 +109,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.parser = HandshakeResponseParser(handshake: endpoint.handshake)
         self.tlsContext = endpoint.tls
         self.serverName = endpoint.host
+        self.proxy = endpoint.proxy
+        self.originPort = endpoint.port
         let deadline = ContinuousClock.now + .milliseconds(self.connectTimeout)
         self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
@@ -110,7 +120,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             let result: Result<TCPConnection, SocketError>
             do throws(SocketError) {
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
-                let addresses = try await Resolver.resolve(host: endpoint.host, port: endpoint.port)
+                let addresses = try await Resolver.resolve(host: endpoint.connectHost, port: endpoint.connectPort)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = .success(try await TCPConnection.connect(
@@ -129,21 +139,20 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.connectTask = nil
         switch (self.phase, result) {
         case (.connecting, .failure(let error)):
-            self.finish(.connectFailed(Self.connectFailure(for: error)))
+            let failure = Self.connectFailure(for: error)
+            self.finish(self.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
         case (.connecting, .success(let tcp)):
-            // Over TLS, the upgrade request waits in the stream until the TLS handshake has completed.
-            let stream: any ByteStream =
-                if let context = self.tlsContext {
-                    TLSStream(tcp: tcp, session: TLSSession(context: context, serverName: self.serverName))
-                } else {
-                    tcp
-                }
-            self.stream = stream
-            self.phase = .handshaking
-            stream.setStreamHandler(self)
-            // A failed write ends the connection, which `ended` reports.
-            self.parser!.handshake.request.withUnsafeBytes { request in
-                stream.write(borrowing: request, sealing: false, completion: nil)
+            if let proxy = self.proxy {
+                self.stream = tcp
+                self.phase = .tunneling
+                self.proxyParser = ProxyConnectResponseParser()
+                tcp.setStreamHandler(self)
+                let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
+                let request = ProxyConnect.request(
+                    host: self.serverName, port: self.originPort, credentials: credentials)
+                request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+            } else {
+                self.startProtocol(on: tcp, takingOver: false)
             }
         case (.finishing, _):
             // Abandoned (timeout or `close`) while the TCP connect was in flight: the connect was cancelled,
@@ -153,16 +162,65 @@ final class SocketConnectionCore: ByteStreamHandler {
         case (.ended, _):
             // Abandoned while resolving and reported at once; resolution then failed (a success stops earlier).
             if case .success(let tcp) = result { tcp.reset() }
-        case (.idle, _), (.handshaking, _), (.open, _), (.closing, _):
+        case (.idle, _), (.tunneling, _), (.handshaking, _), (.open, _), (.closing, _):
             preconditionFailure("the connect task reports once, while connecting")
         }
+    }
+
+    /// Starts TLS (for `wss://`) and the upgrade on `tcp`, directly or inside a proxy's tunnel (`takingOver`: the core
+    /// already reads `tcp`, as it did the proxy's answer). Over TLS, the upgrade request waits in the stream until the
+    /// TLS handshake has completed.
+    private func startProtocol(on tcp: TCPConnection, takingOver: Bool) {
+        self.phase = .handshaking
+        if let context = self.tlsContext {
+            let session = TLSSession(context: context, serverName: self.serverName)
+            let stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
+            self.stream = stream
+            stream.setStreamHandler(self)
+        } else {
+            self.stream = tcp
+            if !takingOver { tcp.setStreamHandler(self) }
+        }
+        guard let stream = self.stream else { return }
+        // A failed write ends the connection, which `ended` reports.
+        self.parser!.handshake.request.withUnsafeBytes { request in
+            stream.write(borrowing: request, sealing: false, completion: nil)
+        }
+    }
+
+    /// The proxy's answer to CONNECT, read while tunneling.
+    private func proxyAnswered(_ bytes: UnsafeRawBufferPointer) {
+        guard case .tunneling = self.phase, let tcp = self.stream as? TCPConnection else { return }
+        self.proxyParser!.append(bytes)
+        let response: ProxyConnectResponse
+        do throws(HandshakeError) {
+            guard let parsed = try self.proxyParser!.parse() else { return }
+            response = parsed
+        } catch {
+            self.decide(.handshakeInvalid(detail: "the proxy's answer to CONNECT is malformed"), graceful: false)
+            return
+        }
+        self.proxyParser = nil
+        guard response.opensTunnel else {
+            let end = TransportEnd.proxyRejected(
+                status: response.status, retryAfter: response.retryAfter?.millisecondsFromNow)
+            self.decide(end, graceful: true)
+            return
+        }
+        guard response.remaining.isEmpty else {
+            // Nothing may come through the tunnel before the client has spoken.
+            let detail = "the proxy sent data before the origin could answer"
+            self.decide(.handshakeInvalid(detail: detail), graceful: false)
+            return
+        }
+        self.startProtocol(on: tcp, takingOver: true)
     }
 
     private func connectTimedOut() {
         switch self.phase {
         case .connecting:
-            self.abandonConnect(.connectFailed(.timedOut))
-        case .handshaking:
+            self.abandonConnect(self.proxy == nil ? .connectFailed(.timedOut) : .proxyUnreachable(.timedOut))
+        case .tunneling, .handshaking:
             self.decide(.connectFailed(.timedOut), graceful: false)
         case .idle, .open, .closing, .finishing, .ended:
             break  // the timer lost a race with the opening or the end
@@ -216,7 +274,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         switch self.phase {
         case .connecting:
             self.abandonConnect(.closedLocally)
-        case .handshaking:
+        case .tunneling, .handshaking:
             self.decide(.closedLocally, graceful: false)
         case .open:
             self.connection?.close(code: code, reason: reason)
@@ -256,6 +314,8 @@ final class SocketConnectionCore: ByteStreamHandler {
 
     func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
         switch self.phase {
+        case .tunneling:
+            self.proxyAnswered(bytes)
         case .handshaking:
             self.parser!.append(bytes)
             do throws(HandshakeError) {
@@ -291,6 +351,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         switch self.phase {
         case .finishing:
             self.finish(self.decidedEnd!)
+        case .tunneling:
+            self.finish(.receiveFailed)  // the proxy hung up (or reset) without answering CONNECT
         case .handshaking:
             // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
             // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.
@@ -378,7 +440,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             self.decide(.closedLocally, graceful: true)
         case (.open, .byUs), (.closing, .byPeer):
             preconditionFailure("the engine closes by us only after our close frame, by the peer only before it")
-        case (.idle, _), (.connecting, _), (.handshaking, _), (.finishing, _), (.ended, _):
+        case (.idle, _), (.connecting, _), (.tunneling, _), (.handshaking, _), (.finishing, _), (.ended, _):
             preconditionFailure("frames are decoded only while open or closing")
         }
     }
@@ -453,7 +515,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             self.decide(.closedLocally, graceful: false)  // the peer never answered our close frame
         case .finishing:
             self.stream?.reset()  // the flush of our last bytes stalled (the peer does not read)
-        case .idle, .connecting, .handshaking, .open, .ended:
+        case .idle, .connecting, .tunneling, .handshaking, .open, .ended:
             break  // the timer lost a race with the end
         }
     }

@@ -12,6 +12,12 @@ struct SocketEndpoint: Sendable {
     let handshake: ClientHandshake
     /// For `wss://`: the TLS context (shared by every connection with the same options).
     let tls: TLSContext?
+    /// The HTTP proxy to tunnel through, if any: the TCP connection goes to it, TLS and the upgrade to `host`.
+    let proxy: HTTPProxy?
+
+    /// Where the TCP connection goes: the proxy, or the origin.
+    var connectHost: String { self.proxy?.host ?? self.host }
+    var connectPort: Int { self.proxy?.port ?? self.port }
 
     /// Checks the request and builds its handshake. Nothing here touches the network.
     static func make(for request: TransportRequest) -> Result<SocketEndpoint, SocketUnsupported> {
@@ -28,6 +34,21 @@ struct SocketEndpoint: Sendable {
         guard var host = url.host(percentEncoded: false), !host.isEmpty else { return .failure(.missingHost) }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = url.port ?? (secure ? 443 : 80)
+        let proxy: HTTPProxy?
+        switch request.proxy {
+        case .none:
+            proxy = nil
+        case .http(let given):
+            proxy = given
+        case .environment, .variables:
+            let variables: [String: String] =
+                if case .variables(let given) = request.proxy { given } else { ProcessInfo.processInfo.environment }
+            switch ProxyEnvironment.decide(host: host, port: port, secure: secure, variables: variables) {
+            case .direct: proxy = nil
+            case .proxy(let named): proxy = named
+            case .unsupported: return .failure(.proxyScheme)
+            }
+        }
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
@@ -50,7 +71,7 @@ struct SocketEndpoint: Sendable {
                     return .failure(.tlsConfiguration(error.description))
                 }
             }
-            return .success(SocketEndpoint(host: host, port: port, handshake: handshake, tls: tls))
+            return .success(SocketEndpoint(host: host, port: port, handshake: handshake, tls: tls, proxy: proxy))
         } catch {
             return .failure(.invalidRequest(Self.describe(error)))
         }

@@ -17,6 +17,11 @@ import TetherWire
 ///   broken connection, with `.receiveFailed`. A clean close sends `close_notify`; the server's end of stream
 ///   without one is a truncated connection (`.receiveFailed` while open). TLS options that cannot be used (an
 ///   unreadable CA file) end the connection at once with a permanent `.tlsFailed`.
+/// - HTTP proxies (`TransportRequest.proxy`): the TCP connection goes to the proxy, a `CONNECT` opens a tunnel to
+///   the origin (with Basic authentication when the proxy has credentials), and TLS (verified against the origin's
+///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a
+///   proxy that cannot be reached with `.proxyUnreachable`; one that hangs up without answering with
+///   `.receiveFailed`. Credentials are never shown.
 /// - A scheme other than `ws` or `wss` ends at once with `.connectFailed(.unsupported)` (see
 ///   `unsupportedReason(for:)` for the text to show), as does a request the handshake cannot carry (for example
 ///   an extra header that the handshake sets itself, such as `Host`).
@@ -80,6 +85,8 @@ public struct SocketTransport: WebSocketTransport {
 enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
     /// The TLS options cannot be used (an unreadable CA file, a malformed pin); a fixed text.
     case tlsConfiguration(String)
+    /// The proxy environment variable that applies names a proxy other than `http://` (its value is not shown).
+    case proxyScheme
     /// A scheme other than `ws` or `wss`.
     case scheme(String)
     /// The URL has no host.
@@ -90,6 +97,8 @@ enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .tlsConfiguration(let detail): "unusable TLS options: \(detail)"
+        case .proxyScheme:
+            "the proxy environment variable names a proxy other than http://, which SocketTransport cannot use"
         case .scheme(let scheme):
             "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// and wss:// only"
         case .missingHost: "the URL has no host"

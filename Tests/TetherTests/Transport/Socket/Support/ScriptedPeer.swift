@@ -127,6 +127,20 @@ final class PeerConnection {
         }
     }
 
+    /// Reads raw bytes up to and including the first empty line (an HTTP head such as a proxy's CONNECT request);
+    /// the bytes after it stay buffered for `readRequest`. Nil if the connection ends first.
+    func readHead() async -> String? {
+        let end: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if let range = self.buffered.indices.first(where: { self.buffered[$0...].starts(with: end) }) {
+                let head = Array(self.buffered[..<(range + 4)])
+                self.buffered.removeFirst(range + 4)
+                return String(decoding: head, as: UTF8.self)
+            }
+            guard await self.readMore() else { return nil }
+        }
+    }
+
     /// Accepts the request read by `readRequest`, selecting `subprotocol`.
     func acceptRequest(subprotocol: String? = nil) async throws {
         let request = try #require(self.request, "read the request first")
