@@ -2,7 +2,7 @@
 import COpenSSL
 import Glibc
 
-/// One TLS connection as a sans-I/O engine over two memory BIOs: ciphertext from the peer goes in with
+/// One TLS connection as a sans-I/O engine over two BIOs: ciphertext from the peer goes in with
 /// `receive(_:)`, plaintext comes out of `read(into:)`; plaintext goes in with `write(_:)`, and the ciphertext to
 /// send comes out of `takeCiphertext()`. The handshake advances with `handshake()`; `shutdown()` queues a
 /// `close_notify`. Nothing here touches a socket or a clock.
@@ -24,8 +24,10 @@ public final class TLSSession {
     private let ssl: OpaquePointer
     /// Ciphertext from the peer, read by OpenSSL. Owned by `ssl`.
     private let inbound: OpaquePointer
-    /// Ciphertext for the peer, written by OpenSSL. Owned by `ssl`.
+    /// Ciphertext for the peer, written by OpenSSL into `sink`. Owned by `ssl`.
     private let outbound: OpaquePointer
+    /// Where `outbound` puts the records: an array handed over whole, with no copy out of a memory BIO.
+    private let sink = CiphertextSink()
     /// The handshake (and, for a client, the pin check) has completed.
     public private(set) var isHandshakeComplete = false
     /// The peer's `close_notify` was read.
@@ -61,7 +63,7 @@ public final class TLSSession {
     private init(context: TLSContext) {
         self.context = context
         guard let ssl = SSL_new(context.pointer), let inbound = BIO_new(BIO_s_mem()),
-            let outbound = BIO_new(BIO_s_mem())
+            let outbound = BIO_new(CiphertextSink.method.pointer)
         else {
             // Only out of memory.
             fatalError("OpenSSL could not allocate a session")
@@ -69,6 +71,8 @@ public final class TLSSession {
         self.ssl = ssl
         self.inbound = inbound
         self.outbound = outbound
+        // The sink outlives the BIO: `SSL_free` (in `deinit`) frees the BIO before the stored properties go.
+        BIO_set_data(outbound, Unmanaged.passUnretained(self.sink).toOpaque())
         SSL_set_bio(ssl, inbound, outbound)
     }
 
@@ -89,23 +93,20 @@ public final class TLSSession {
     public var bufferedCiphertext: Int { Int(BIO_ctrl_pending(self.inbound)) }
 
     /// Ciphertext waiting to be sent.
-    public var pendingCiphertext: Int { Int(BIO_ctrl_pending(self.outbound)) }
+    public var pendingCiphertext: Int { self.sink.bytes.count }
 
     /// Hands the ciphertext waiting to be sent to `body` (borrowed for the call), then forgets it.
     public func takeCiphertext(_ body: (UnsafeRawBufferPointer) -> Void) {
-        let ciphertext = self.takeCiphertext()
-        guard !ciphertext.isEmpty else { return }
-        ciphertext.withUnsafeBytes(body)
+        guard !self.sink.bytes.isEmpty else { return }
+        self.sink.bytes.withUnsafeBytes(body)
+        self.sink.bytes.removeAll(keepingCapacity: true)
     }
 
-    /// The ciphertext waiting to be sent (empty when none), which is then forgotten.
+    /// The ciphertext waiting to be sent (empty when none), which is then forgotten: the array itself, no copy.
     public func takeCiphertext() -> [UInt8] {
-        let count = self.pendingCiphertext
-        guard count > 0 else { return [] }
-        // Reading moves the memory BIO's start forward (its reset would clear its whole capacity instead).
-        return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            initialized = Int(max(0, BIO_read(self.outbound, buffer.baseAddress, Int32(count))))
-        }
+        guard !self.sink.bytes.isEmpty else { return [] }
+        defer { self.sink.bytes = [] }
+        return self.sink.bytes
     }
 
     // MARK: - Handshake
@@ -154,8 +155,10 @@ public final class TLSSession {
     public func write(_ plaintext: UnsafeRawBufferPointer) throws(TLSFailure) {
         guard let base = plaintext.baseAddress, !plaintext.isEmpty else { return }
         ERR_clear_error()
+        // The records: the plaintext, and per record of at most 16 KiB a header, a tag and padding.
+        self.sink.bytes.reserveCapacity(self.sink.bytes.count + plaintext.count + (plaintext.count >> 14 + 1) * 64)
         var written = 0
-        // Memory BIOs never push back, and partial writes are off: all or an error.
+        // The sink never pushes back, and partial writes are off: all or an error.
         guard SSL_write_ex(self.ssl, base, plaintext.count, &written) == 1 else {
             throw .protocolError(Self.reasonText())
         }
@@ -251,6 +254,43 @@ public final class TLSSession {
     static func isIPAddress(_ host: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+    }
+}
+
+/// Where a session's output BIO puts the records for the peer (see `TLSSession.takeCiphertext`).
+private final class CiphertextSink {
+    var bytes: [UInt8] = []
+
+    /// The BIO method of the sinks, made once.
+    static let method = Method()
+
+    struct Method: @unchecked Sendable {
+        // Why `@unchecked Sendable` is safe: the BIO_METHOD is completely set up here and never changed afterwards;
+        // OpenSSL only reads it, from whichever thread creates or uses a BIO.
+        let pointer: OpaquePointer
+
+        init() {
+            let type = BIO_get_new_index() | BIO_TYPE_SOURCE_SINK
+            guard let method = BIO_meth_new(type, "tether ciphertext sink") else {
+                fatalError("OpenSSL could not allocate a BIO method")
+            }
+            _ = BIO_meth_set_write_ex(method) { bio, data, length, written in
+                guard let bio, let context = BIO_get_data(bio) else { return 0 }
+                let sink = Unmanaged<CiphertextSink>.fromOpaque(context).takeUnretainedValue()
+                if length > 0, let data {
+                    sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+                }
+                written?.pointee = length
+                return 1
+            }
+            // OpenSSL flushes after each flight: nothing is buffered here, so a flush always succeeds.
+            _ = BIO_meth_set_ctrl(method) { _, command, _, _ in command == BIO_CTRL_FLUSH ? 1 : 0 }
+            _ = BIO_meth_set_create(method) { bio in
+                BIO_set_init(bio, 1)
+                return 1
+            }
+            self.pointer = method
+        }
     }
 }
 #endif
