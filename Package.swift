@@ -30,9 +30,19 @@ let package = Package(
         .target(name: "TetherWire"),
         // Linux kernel headers (epoll, eventfd, rtnetlink) from Debian's libc6-dev / linux-libc-dev.
         .systemLibrary(name: "CTetherLinux", path: "Sources/CTetherLinux"),
+        // The system OpenSSL (3.0+) for TLS on Linux: Debian's libssl-dev, found with pkg-config.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
         .target(
             name: "TetherPOSIX",
-            dependencies: [.target(name: "CTetherLinux", condition: .when(platforms: [.linux]))]
+            dependencies: [
+                .target(name: "CTetherLinux", condition: .when(platforms: [.linux])),
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+            ]
         ),
         .target(
             name: "Tether",

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Autobahn|Testsuite against Tether, cases 1–11 (12.* and 13.* are compression, which Tether does not offer yet):
 #   - the client, as two agents: `tether-transport` (SocketTransport directly) and `tether-client` (WebSocketClient);
+#   - the client over wss:// as two more, `tether-transport-tls` and `tether-client-tls`, against a second
+#     fuzzingserver that serves TLS with a certificate from a throw-away CA made here with the openssl command;
 #   - the test server, `tether serve --echo`, under the suite's fuzzingclient.
 # Prints the counts per outcome and every case that is not OK, and exits 1 on any FAILED, WRONG CODE, UNCLEAN or
 # UNIMPLEMENTED outcome, or a NON-STRICT one outside the allowed group (scripts/autobahn/verdict.py).
@@ -73,6 +75,30 @@ if [ "$with_python" = 1 ]; then
     "$python" scripts/autobahn/websockets_testee.py "ws://127.0.0.1:$port" python-websockets
 fi
 
+echo "== client cases over wss:// (a fuzzingserver with a key and a certificate)"
+tls="$reports/tls"
+mkdir -p "$tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/ca.key" -out "$tls/ca.pem" \
+    -subj "/CN=Tether Autobahn CA" -days 2 -addext basicConstraints=critical,CA:TRUE \
+    -addext keyUsage=critical,keyCertSign 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/server.key" \
+    -out "$tls/server.csr" -subj "/CN=127.0.0.1" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' >"$tls/server.ext"
+openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -set_serial 2 -days 2 \
+    -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+port=$(free_port)
+cat >"$reports/fuzzingserver-tls.json" <<JSON
+{"url": "wss://127.0.0.1:$port", "key": "$tls/server.key", "cert": "$tls/server.pem", "outdir": "$reports/clients-tls",
+ "cases": ["*"], "exclude-cases": ["12.*", "13.*"], "exclude-agent-cases": {}}
+JSON
+(cd "$reports" && exec "${wstest[@]}" -m fuzzingserver -s "$reports/fuzzingserver-tls.json" -u 0) \
+    >"$reports/fuzzingserver-tls.log" 2>&1 &
+pids+=($!)
+wait_for_listener "$port" "${pids[-1]}" "$reports/fuzzingserver-tls.log"
+for via in transport client; do
+    "$bin/tether-autobahn" --url "wss://127.0.0.1:$port" --ca-file "$tls/ca.pem" --agent "tether-$via-tls" --via "$via"
+done
+
 echo "== server cases (fuzzingclient against tether serve --echo)"
 port=$(free_port)
 "$bin/tether" serve --echo --port "$port" >"$reports/serve.log" 2>&1 &
@@ -86,4 +112,5 @@ JSON
     >"$reports/fuzzingclient.log" 2>&1 || { tail -20 "$reports/fuzzingclient.log"; exit 1; }
 
 echo "== verdict (reports in $reports)"
-python3 "$root/scripts/autobahn/verdict.py" "$reports/clients/index.json" "$reports/servers/index.json"
+python3 "$root/scripts/autobahn/verdict.py" "$reports/clients/index.json" "$reports/clients-tls/index.json" \
+    "$reports/servers/index.json"

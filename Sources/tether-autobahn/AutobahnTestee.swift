@@ -21,14 +21,21 @@ struct AutobahnOptions {
     var via = Via.transport
     /// Which cases to run (1-based, inclusive); nil runs all the server has.
     var cases: ClosedRange<Int>?
+    /// For a `wss://` server: the CA certificates (PEM files) to trust besides the system's.
+    var caFiles: [String] = []
+
+    /// What every request of the run carries.
+    var tls: TLSOptions { TLSOptions(additionalTrustRoots: self.caFiles.map { .pemFile($0) }) }
 
     mutating func set(_ flag: String, _ value: String) throws(InvalidOption) {
         switch flag {
         case "--url":
-            guard let url = URL(string: value), url.scheme == "ws" else {
-                throw InvalidOption(description: "--url must be a ws:// URL, not '\(value)'")
+            guard let url = URL(string: value), url.scheme == "ws" || url.scheme == "wss" else {
+                throw InvalidOption(description: "--url must be a ws:// or wss:// URL, not '\(value)'")
             }
             self.server = url
+        case "--ca-file":
+            self.caFiles.append(value)
         case "--agent":
             self.agent = value
         case "--via":
@@ -84,7 +91,7 @@ struct AutobahnTestee {
 
     /// Connects, collects every message until the connection ends, and returns them.
     private func exchange(_ url: URL) async -> [WebSocketMessage] {
-        let connection = self.transport.connect(TransportRequest(url: url))
+        let connection = self.transport.connect(TransportRequest(url: url, tls: self.options.tls))
         var messages: [WebSocketMessage] = []
         for await event in connection.events {
             if case .message(let message) = event { messages.append(message) }
@@ -94,7 +101,7 @@ struct AutobahnTestee {
 
     /// One case over the bare transport: echo each message until the connection's one terminal event.
     private func echoOverTransport(_ url: URL) async {
-        let connection = self.transport.connect(TransportRequest(url: url))
+        let connection = self.transport.connect(TransportRequest(url: url, tls: self.options.tls))
         for await event in connection.events {
             if case .message(let message) = event {
                 // A send after the connection failed throws; the case's outcome is the server's to judge.
@@ -108,6 +115,7 @@ struct AutobahnTestee {
         var configuration = WebSocketConfiguration(
             url: url, heartbeatInterval: .seconds(3600), heartbeatTimeout: .seconds(60), pathMonitoring: .none)
         configuration.transport = self.transport
+        configuration.tls = self.options.tls
         let client = try WebSocketClient(configuration: configuration)
         let events = client.events
         await client.start()

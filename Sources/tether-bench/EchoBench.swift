@@ -16,8 +16,15 @@
 //   echo.transport_rtt_64b_per_s  the 64-byte binary loop on a bare `SocketTransport` connection, without the
 //   echo.transport_mbps_1m        actor and its event stream (what the actor costs), and the 1 MiB loop likewise
 //
+// With --tls, the same run adds (embedded server only), each next to its plain counterpart:
+//   echo.tls_rtt_64b_per_s        echo.rtt_64b_per_s over wss:// (the embedded server with a certificate from a
+//   echo.tls_mbps_1m              throw-away CA the client trusts), and echo.mbps_1m likewise
+//   echo.connects_per_s           sequential connections (TCP connect and upgrade, then close) per second on a bare
+//   echo.tls_connects_per_s       `SocketTransport`, plain and with a full TLS handshake each (no session resumption)
+//
 // Options:
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
+//   --tls                       also measure over TLS (see above)
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
@@ -34,6 +41,7 @@
 import Foundation
 import Tether
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 
 enum EchoBench {
@@ -69,6 +77,7 @@ enum EchoBench {
         var stopOnStandardInputEnd = false
         var client = true
         var transport = true
+        var tls = false
         /// Figure names without the `echo.` prefix; nil: all of them.
         var only: Set<String>?
 
@@ -96,6 +105,8 @@ enum EchoBench {
                 case "--seconds":
                     guard let seconds = Double(try value()), seconds > 0 else { throw Failure("bad --seconds") }
                     self.seconds = seconds
+                case "--tls":
+                    self.tls = true
                 case "--stop-on-stdin-eof":
                     self.stopOnStandardInputEnd = true
                 case "--serve-only":
@@ -128,8 +139,12 @@ enum EchoBench {
 
     static let figures: Set<String> = [
         "rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s", "transport_rtt_64b_per_s",
-        "transport_mbps_1m", "tcp_rtt_70b_per_s", "tcp_pool_rtt_70b_per_s",
+        "transport_mbps_1m", "tcp_rtt_70b_per_s", "tcp_pool_rtt_70b_per_s", "tls_rtt_64b_per_s", "tls_mbps_1m",
+        "connects_per_s", "tls_connects_per_s",
     ]
+
+    /// The figures only `--tls` measures.
+    static let tlsFigures: Set<String> = ["tls_rtt_64b_per_s", "tls_mbps_1m", "connects_per_s", "tls_connects_per_s"]
 
     // MARK: - Measuring
 
@@ -190,6 +205,11 @@ enum EchoBench {
             bare.close()
         }
 
+        let tlsAsked = options.tls || !(options.only ?? []).isDisjoint(with: Self.tlsFigures)
+        if tlsAsked, options.url == nil {
+            try await self.measureTLS(options, small: small, large: large)
+        }
+
         await server?.stop()
         if options.url == nil, options.wants("tcp_rtt_70b_per_s") {
             let reference = try await TCPEchoReference.measure(seconds: options.seconds)
@@ -199,6 +219,75 @@ enum EchoBench {
             let reference = try await TCPEchoReference.measurePoolHop(seconds: options.seconds)
             print("echo.tcp_pool_rtt_70b_per_s \(WireBench.format(reference))")
         }
+    }
+
+    /// The `--tls` figures, each printed next to its plain counterpart measured just before it.
+    static func measureTLS(_ options: Options, small: WebSocketMessage, large: WebSocketMessage) async throws {
+        let authority = TestCertificateAuthority(commonName: "tether-bench CA")
+        let certificate = authority.issue(hosts: ["127.0.0.1"])
+        let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(authority.certificate.certificatePEM))])
+        let server = try TestServer(recordLimit: 0, tls: certificate.serverOptions, scenario: .echo)
+        let url = URL(string: server.url(path: "/echo"))!
+        self.progress("echo: embedded TestServer over TLS at \(server.url(path: "/echo"))")
+        if options.client, options.wants("tls_rtt_64b_per_s") || options.wants("tls_mbps_1m") {
+            var client = try await ClientEndpoint.open(url: url, tls: trusting)
+            if options.wants("tls_rtt_64b_per_s") {
+                let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+                print("echo.tls_rtt_64b_per_s \(WireBench.format(rtt))")
+            }
+            if options.wants("tls_mbps_1m") {
+                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                print("echo.tls_mbps_1m \(WireBench.format(mbps))")
+            }
+            await client.close()
+        }
+        let plainServer = try TestServer(recordLimit: 0, scenario: .echo)
+        if options.wants("connects_per_s") {
+            let rate = try await self.connects(
+                TransportRequest(url: URL(string: plainServer.url(path: "/echo"))!), seconds: options.seconds)
+            print("echo.connects_per_s \(WireBench.format(rate))")
+        }
+        if options.wants("tls_connects_per_s") {
+            let rate = try await self.connects(TransportRequest(url: url, tls: trusting), seconds: options.seconds)
+            print("echo.tls_connects_per_s \(WireBench.format(rate))")
+        }
+        await plainServer.stop()
+        await server.stop()
+    }
+
+    /// Sequential connections: open (TCP, TLS when asked, upgrade), close, wait for the end; per second.
+    static func connects(_ request: TransportRequest, seconds: Double) async throws -> Double {
+        let clock = ContinuousClock()
+        func once() async throws {
+            let connection = SocketTransport().connect(request)
+            var events = connection.events.makeAsyncIterator()
+            while let event = await events.next() {
+                switch event {
+                case .opened:
+                    connection.close(code: 1000, reason: "")
+                case .ended(.closedLocally):
+                    return
+                case .ended(let end):
+                    throw Failure("connection ended: \(end)")
+                case .message, .pong, .pingFailed:
+                    continue
+                }
+            }
+        }
+        let warmUpEnd = clock.now + .milliseconds(300)
+        while clock.now < warmUpEnd { try await once() }
+        let start = clock.now
+        let end = start + .seconds(seconds)
+        var count = 0
+        var now = start
+        repeat {
+            try await once()
+            count += 1
+            now = clock.now
+        } while now < end
+        let elapsed = self.seconds(start.duration(to: now))
+        self.progress("echo: \(count) connections in \(WireBench.format(elapsed)) s")
+        return Double(count) / elapsed
     }
 
     /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`.
@@ -325,9 +414,11 @@ struct ClientEndpoint: EchoEndpoint {
     let client: WebSocketClient<ContinuousClock>
     var events: WebSocketEvents.Iterator
 
-    static func open(url: URL) async throws -> ClientEndpoint {
+    static func open(url: URL, tls: TLSOptions = TLSOptions()) async throws -> ClientEndpoint {
         // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.
-        let client = try WebSocketClient(configuration: .init(url: url))
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(url: url)
+        configuration.tls = tls
+        let client = try WebSocketClient(configuration: configuration)
         var events = client.events.makeAsyncIterator()
         await client.start()
         while let event = await events.next() {

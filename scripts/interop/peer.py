@@ -1,7 +1,8 @@
 """A third-party WebSocket peer for Tether's interop tests, built on Python's `websockets` (asyncio).
 
-    peer.py serve [--lifetime SECONDS]
-        Listens on 127.0.0.1, port 0, and prints the port as the first line of stdout. The request path picks
+    peer.py serve [--lifetime SECONDS] [--tls-cert PEM --tls-key PEM]
+        Listens on 127.0.0.1, port 0 (over TLS with the given certificate chain and key: wss://), and prints the
+        port as the first line of stdout. The request path picks
         what each connection gets:
           /echo                       every text or binary message is sent back as it came
           /ping?every=MS&count=N      N pings, one every MS ms, each awaiting its pong; then the text
@@ -26,6 +27,7 @@ import ipaddress
 import json
 import random
 import signal
+import ssl
 import sys
 import urllib.parse
 
@@ -96,9 +98,15 @@ def stdin_closed():
     return closed
 
 
-async def run_server(lifetime):
+async def run_server(lifetime, tls_cert=None, tls_key=None):
+    context = None
+    if tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls_cert, tls_key)
     # No keepalive pings of our own and no compression: only what a path asks for goes on the wire.
-    async with serve(handle, "127.0.0.1", 0, max_size=MAX_SIZE, ping_interval=None, compression=None) as server:
+    async with serve(
+        handle, "127.0.0.1", 0, max_size=MAX_SIZE, ping_interval=None, compression=None, ssl=context
+    ) as server:
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
         try:
@@ -207,6 +215,8 @@ def main():
     modes = parser.add_subparsers(dest="mode", required=True)
     server = modes.add_parser("serve")
     server.add_argument("--lifetime", type=float, default=120)
+    server.add_argument("--tls-cert", metavar="PEM")
+    server.add_argument("--tls-key", metavar="PEM")
     client = modes.add_parser("client")
     client.add_argument("url")
     client.add_argument("--echo", action="append", default=[], metavar="KIND:SIZE")
@@ -216,7 +226,9 @@ def main():
     client.add_argument("--subprotocol")
     arguments = parser.parse_args()
     if arguments.mode == "serve":
-        asyncio.run(run_server(arguments.lifetime))
+        if bool(arguments.tls_cert) != bool(arguments.tls_key):
+            parser.error("--tls-cert and --tls-key go together")
+        asyncio.run(run_server(arguments.lifetime, arguments.tls_cert, arguments.tls_key))
         return 0
     return asyncio.run(run_client(arguments))
 

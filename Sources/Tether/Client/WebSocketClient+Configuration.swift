@@ -55,6 +55,16 @@ public struct WebSocketConfiguration: Sendable {
     /// `low` (it throws `WebSocketSendError.notOpen` if the connection ends meanwhile, and nothing of the message
     /// was sent); the connection stops reading while the pongs it owes cannot go out. Default 1 MiB and 256 KiB.
     public var outboundWatermarks = Watermarks.standard
+    /// How `wss://` connections verify the server: extra trust roots, SPKI pins, or (for local testing only) no
+    /// verification. Default: TLS 1.2 or later, verified against the system trust store and the URL's host.
+    /// A certificate that does not verify stops the session (`tls_failed`, not retried).
+    public var tls = TLSOptions()
+    /// Whether connections tunnel through an HTTP proxy with `CONNECT`: none (the default), a given one, or the one
+    /// the environment names (`https_proxy`, `http_proxy`, `all_proxy`, `no_proxy`). A refusal ends the attempt with
+    /// `proxy_rejected` and its status, retried by the rules of a handshake rejection (407 and 403 stop); a proxy
+    /// that cannot be reached with `proxy_unreachable`. Credentials never appear in a record, log or error.
+    /// `SocketTransport` only.
+    public var proxy = ProxyConfiguration.none
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
     public var lifecycle: LifecyclePolicy
     /// How long to wait for the server's close frame after sending ours. Default 2 s.
@@ -163,6 +173,11 @@ public struct WebSocketConfiguration: Sendable {
         // The rules every transport's handshake applies; checked here so that no platform sends, drops or
         // rewrites a bad header silently. Subprotocols and headers are checked apart, so that the error names
         // the property without reading the wire error's text. Header values are never repeated in the error.
+        if !self.tls.pins.allSatisfy(TLSOptions.isWellFormed(pin:)) {
+            throw WebSocketConfigurationError(
+                property: "tls.pins", requirement: "sha256/ followed by the base64 of a SHA-256 digest",
+                value: "a malformed pin")
+        }
         do throws(WireUsageError) {
             try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: [])
         } catch {
@@ -209,7 +224,9 @@ public struct WebSocketConfiguration: Sendable {
             maximumMessageSize: self.maximumMessageSize,
             connectTimeout: self.connectTimeout.milliseconds,
             closeTimeout: self.closeTimeout.milliseconds,
-            outboundWatermarks: self.outboundWatermarks
+            outboundWatermarks: self.outboundWatermarks,
+            tls: self.tls,
+            proxy: self.proxy
         )
     }
 }

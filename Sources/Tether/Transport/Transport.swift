@@ -25,6 +25,11 @@ public struct TransportRequest: Sendable {
     /// The levels of the bytes waiting to be written: `send` suspends above `high` until the queue is down to
     /// `low`, and the connection stops reading while what it owes the peer (pongs) cannot go out.
     public var outboundWatermarks: Watermarks
+    /// How a `wss://` connection verifies its server (see `TLSOptions`). Default: verify against the system trust
+    /// store.
+    public var tls: TLSOptions
+    /// Whether the connection tunnels through an HTTP proxy (see `ProxyConfiguration`). Default `.none`.
+    public var proxy: ProxyConfiguration
 
     public init(
         url: URL,
@@ -33,7 +38,9 @@ public struct TransportRequest: Sendable {
         maximumMessageSize: Int = 16 << 20,
         connectTimeout: Int = 10_000,
         closeTimeout: Int = 2_000,
-        outboundWatermarks: Watermarks = .standard
+        outboundWatermarks: Watermarks = .standard,
+        tls: TLSOptions = TLSOptions(),
+        proxy: ProxyConfiguration = .none
     ) {
         self.url = url
         self.headers = headers
@@ -42,6 +49,8 @@ public struct TransportRequest: Sendable {
         self.connectTimeout = connectTimeout
         self.closeTimeout = closeTimeout
         self.outboundWatermarks = outboundWatermarks
+        self.tls = tls
+        self.proxy = proxy
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 import TetherWire
 import TetherTestServer
 
@@ -102,6 +103,18 @@ public enum CommandLineParser {
             case .flag("--no-stdin"):
                 try cursor.noValue(for: "--no-stdin")
                 scratch.readsStdin = false
+            case .flag("--ca-file"):
+                scratch.caFiles.append(try cursor.value(for: "--ca-file"))
+            case .flag("--pin"):
+                let pin = try cursor.value(for: "--pin")
+                guard TLSOptions.isWellFormed(pin: pin) else {
+                    throw .invalidValue(
+                        flag: "--pin", value: pin, expected: "sha256/ and the base64 of a SHA-256 digest")
+                }
+                scratch.pins.append(pin)
+            case .flag("--insecure"):
+                try cursor.noValue(for: "--insecure")
+                scratch.insecure = true
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):
@@ -188,6 +201,10 @@ public enum CommandLineParser {
             case .flag("--max-handshaking"):
                 options.maxHandshaking = try cursor.integer(
                     for: "--max-handshaking", in: 1...1_000_000, expected: "a count 1...1000000")
+            case .flag("--tls-cert"):
+                options.tlsCertificate = try cursor.value(for: "--tls-cert")
+            case .flag("--tls-key"):
+                options.tlsKey = try cursor.value(for: "--tls-key")
             case .flag("--record-limit"):
                 options.recordLimit = try cursor.integer(
                     for: "--record-limit", in: 0...10_000_000, expected: "a count 0...10000000")
@@ -210,6 +227,12 @@ public enum CommandLineParser {
             throw .requires(flag: "--retry-after", other: "--reject")
         }
         if everyGiven, options.send == nil { throw .requires(flag: "--every", other: "--send") }
+        if options.tlsCertificate != nil, options.tlsKey == nil {
+            throw .requires(flag: "--tls-cert", other: "--tls-key")
+        }
+        if options.tlsKey != nil, options.tlsCertificate == nil {
+            throw .requires(flag: "--tls-key", other: "--tls-cert")
+        }
         if sizeGiven, options.send == nil { throw .requires(flag: "--size", other: "--send") }
         return .serve(options)
     }

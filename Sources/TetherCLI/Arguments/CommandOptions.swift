@@ -58,6 +58,12 @@ public struct ConnectOptions: Equatable, Sendable {
     /// Send the lines of standard input, and end at its end. Default on; `--no-stdin` turns it off: standard input
     /// is not read, and the command runs until `--count`, `--duration`, a signal or a non-retryable failure.
     public var readsStdin = true
+    /// PEM files of CA certificates trusted for `wss://` besides the system's (`--ca-file`, repeatable).
+    public var caFiles: [String] = []
+    /// SPKI pins, `sha256/BASE64` (`--pin`, repeatable).
+    public var pins: [String] = []
+    /// No certificate verification (`--insecure`): local testing only.
+    public var insecure = false
 
     public init(url: URL) {
         self.url = url
@@ -87,6 +93,9 @@ public struct ServeOptions: Equatable, Sendable {
     public var maxHandshaking = 128
     /// Records kept per list of a connection (counts stay exact).
     public var recordLimit = 1_000
+    /// Serve `wss://` with this PEM certificate chain (`--tls-cert`) and private key (`--tls-key`).
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public init() {}
 }

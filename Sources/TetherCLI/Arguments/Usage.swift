@@ -38,6 +38,9 @@ enum Usage {
           --events jsonl        print every event record as one JSON object per line on stdout
           --no-path-monitor     do not watch the network path (default: the platform monitor)
           --no-stdin            do not read stdin; run until --count, --duration or a signal
+          --ca-file F           for wss://, also trust the CA certificates in PEM file F (repeatable)
+          --pin sha256/BASE64   for wss://, require this SPKI SHA-256 pin in the chain (repeatable)
+          --insecure            for wss://, skip certificate verification (local testing only)
 
         stdin lines are sent as text messages, each once the previous one is sent (a line typed while
         the connection is not open waits for it); at EOF the command exits once the connection attempt
@@ -45,6 +48,7 @@ enum Usage {
         tab and newline included) are printed as \\u{XX}, for example ESC as \\u{1B}; --raw prints them
         as they are. SIGINT or SIGTERM closes the connection and exits within a second, even when
         nobody reads stdout.
+        A certificate that does not verify stops at once (tls_failed, exit status 3).
         exit status: 0 clean exit, 2 bad arguments, 3 stopped for a non-retryable reason
         """
 
@@ -65,6 +69,8 @@ enum Usage {
           --max-handshaking N    at most N connections in the handshake; a new one resets the oldest
                                  (default 128)
           --record-limit N       records kept per list of a connection; counts stay exact (default 1000)
+          --tls-cert F --tls-key F
+                                 serve wss:// with the PEM certificate chain F and its PEM private key
 
         prints the URL, then one line per connection event (lines that find a full output queue are
         counted, not kept); stops on SIGINT or SIGTERM within a second, even when nobody reads stdout.

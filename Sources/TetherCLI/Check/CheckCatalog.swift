@@ -22,8 +22,10 @@ public enum CheckCatalog {
         Entry(name: "stop-waiting", title: "Stop while waiting for a retry leaves nothing behind"),
         Entry(name: "stop-open", title: "Stop while open: close 1000, nothing behind"),
         Entry(name: "path-loss", title: "Path loss and recovery: offline uses no attempts, reconnect at once"),
+        Entry(name: "tls", title: "wss:// with a private CA: verified, heartbeat and messages over TLS"),
+        Entry(name: "tls-bad-certificate", title: "wss:// certificate for another host: tls_failed, no retry"),
         Entry(name: "slow-consumer", title: "Slow consumer: a 64 MiB flood held at the inbound watermark, in order"),
-        Entry(name: "ping-flood", title: "Ping flood from a peer that never reads: pongs bounded, reading stops"),
+        Entry(name: "ping-flood", title: "Ping flood from a peer that never reads: pongs bounded"),
     ]
 
     /// Every scenario name, in order.

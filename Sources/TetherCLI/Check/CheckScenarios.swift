@@ -2,6 +2,7 @@
 import Foundation
 import Tether
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 
 /// The bodies of the acceptance scenarios. Each one drives a real client against the embedded server over
@@ -29,6 +30,8 @@ enum CheckScenarios {
         case "path-loss": self.pathLoss
         case "slow-consumer": self.slowConsumer
         case "ping-flood": self.pingFlood
+        case "tls": self.tls
+        case "tls-bad-certificate": self.tlsBadCertificate
         default: nil
         }
     }
@@ -481,6 +484,71 @@ enum CheckScenarios {
         run.note("close", "\(close?.reason?.name ?? "none") \(close?.code ?? 0)")
         run.note("reconnect_after_path", "\(gap ?? -1)ms")
         run.note("attempts", String(offlineState.attempts))
+    }
+
+    // MARK: TLS
+
+    /// A throw-away CA made in memory for the TLS scenarios, and the options of a client that trusts it.
+    private static func privateAuthority() -> (TestCertificateAuthority, TLSOptions) {
+        let authority = TestCertificateAuthority(commonName: "tether check CA")
+        let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(authority.certificate.certificatePEM))])
+        return (authority, trusting)
+    }
+
+    static func tls(_ run: ScenarioRun) async throws(CheckFailure) {
+        let (authority, trusting) = Self.privateAuthority()
+        let certificate = authority.issue(hosts: ["127.0.0.1"])
+        let server = try run.server(.echo, tls: certificate.serverOptions)
+        var pinned = trusting
+        pinned.pins = [certificate.pin]
+        let (client, recorder) = try run.client(url: server.url(path: "/secure"), tls: pinned)
+        await client.start()
+        _ = try await run.wait(recorder, "two pongs over TLS") { $0.records.of(.pong).count >= 2 }
+        do {
+            try await client.send(text: "sealed")
+        } catch {
+            throw .setup("send over TLS: \(error)")
+        }
+        let records = try await run.wait(recorder, "the echo") { !$0.messages.isEmpty }.records
+        let opened = records.first(.opened)
+        let pongs = records.of(.pong)
+        let echoed = await recorder.wait { !$0.messages.isEmpty }?.messages.first
+        run.expect(server.url().hasPrefix("wss://"), "the server speaks TLS", server.url())
+        run.expect(opened?.generation == 1, "opened on generation 1 after verifying chain, address and pin",
+                   "gen \(opened?.generation ?? 0)")
+        run.expect(pongs.count >= 2 && pongs.allSatisfy { $0.rtt != nil }, "heartbeat pongs with RTT over TLS",
+                   pongs.map { "\($0.rtt ?? -1) ms" }.joined(separator: ", "))
+        run.expect(echoed == .text("sealed"), "a message echoed through TLS", "\(echoed.map { "\($0)" } ?? "none")")
+        run.expect(records.of(.closed).isEmpty, "no close", "\(records.of(.closed).count) closes")
+        let pingsSeen = server.connection(1)?.pingsReceived.total ?? 0
+        run.expect(pingsSeen >= 2, "the server decrypted the pings", "\(pingsSeen) pings")
+        run.note("scheme", "wss")
+        run.note("pin", "leaf SPKI")
+        run.note("rtt", pongs.map { "\($0.rtt ?? 0)ms" }.joined(separator: ","))
+    }
+
+    static func tlsBadCertificate(_ run: ScenarioRun) async throws(CheckFailure) {
+        let (authority, trusting) = Self.privateAuthority()
+        let server = try run.server(.normal, tls: authority.issue(hosts: ["wrong.example"]).serverOptions)
+        let (client, recorder) = try run.client(url: server.url(path: "/secure"), tls: trusting)
+        await client.start()
+        let records = try await run.wait(recorder, "the TLS failure") { $0.records.first(.closed) != nil }.records
+        let close = records.first(.closed)
+        let state = await client.state
+        run.expect(close?.reason == .tlsFailed(detail: "hostname mismatch"),
+                   "close reason tls_failed, hostname mismatch",
+                   "\(close?.reason?.name ?? "none") \(close?.reason?.detail ?? "")")
+        run.expect(records.of(.opened).isEmpty, "never open", "\(records.of(.opened).count) opens")
+        run.expect(state.phase == .failed && state.failure == .tlsFailed(detail: "hostname mismatch"),
+                   "failed with a visible reason", "\(state.phase.name), \(state.failure?.name ?? "none")")
+        run.expect(records.of(.retryScheduled).isEmpty && state.retryAt == nil, "no retry",
+                   "\(records.of(.retryScheduled).count) retries")
+        let request = server.connection(1)?.request
+        run.expect(server.connections.count == 1 && request == nil, "one TLS handshake, no upgrade request sent",
+                   "\(server.connections.count) connections, request \(request == nil ? "none" : "sent")")
+        run.note("reason", close?.reason?.name ?? "none")
+        run.note("detail", close?.reason?.detail ?? "none")
+        run.note("phase", state.phase.name)
     }
 }
 #endif

@@ -68,20 +68,21 @@ final class ScenarioRun {
 
     // MARK: Resources
 
-    /// Starts an embedded test server that applies `scenario` to every connection.
-    func server(_ scenario: Scenario) throws(CheckFailure) -> TestServer {
-        self.serverDescription = scenario.description
-        return try self.server(describedAs: scenario.description) { _ in scenario }
+    /// Starts an embedded test server that applies `scenario` to every connection (over TLS with `tls`).
+    func server(_ scenario: Scenario, tls: TLSServerOptions? = nil) throws(CheckFailure) -> TestServer {
+        let description = scenario.description + (tls == nil ? "" : ", over TLS")
+        return try self.server(describedAs: description, tls: tls) { _ in scenario }
     }
 
     /// Starts an embedded test server that picks a scenario per connection.
     func server(
-        describedAs description: String, _ pick: @escaping @Sendable (ConnectionContext) -> Scenario
+        describedAs description: String, tls: TLSServerOptions? = nil,
+        _ pick: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(CheckFailure) -> TestServer {
         self.serverDescription = description
         let server: TestServer
         do {
-            server = try TestServer(scenario: pick)
+            server = try TestServer(tls: tls, scenario: pick)
         } catch {
             throw .setup("test server: \(error)")
         }
@@ -109,10 +110,12 @@ final class ScenarioRun {
         url: String,
         transport: (any WebSocketTransport)? = nil,
         pathMonitoring: PathMonitoring = .none,
-        heartbeatTimeout: Int? = nil
+        heartbeatTimeout: Int? = nil,
+        tls: TLSOptions = TLSOptions()
     ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         let client = try self.makeClient(url: url, transport: transport, pathMonitoring: pathMonitoring) {
             if let heartbeatTimeout { $0.heartbeatTimeout = .milliseconds(heartbeatTimeout) }
+            $0.tls = tls
         }
         return (client, self.record(client.events))
     }

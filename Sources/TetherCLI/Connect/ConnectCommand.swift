@@ -30,6 +30,9 @@ public enum ConnectCommand {
             pathMonitoring: options.pathMonitor ? .platform : .none
         )
         configuration.recordsMessages = options.eventsJSONL  // the JSONL log shows each message's size and time
+        configuration.tls = TLSOptions(
+            additionalTrustRoots: options.caFiles.map { .pemFile($0) }, pins: options.pins,
+            insecureSkipVerification: options.insecure)
         let client: WebSocketClient<ContinuousClock>
         do {
             client = try WebSocketClient(configuration: configuration)
@@ -189,11 +192,12 @@ public enum ConnectCommand {
 
     static func detail(of reason: CloseReason?) -> String {
         switch reason {
-        case .handshakeRejected(let status)?: " \(status)"
+        case .handshakeRejected(let status)?, .proxyRejected(let status)?: " \(status)"
+        case .proxyUnreachable(let failure)?: " (\(failure))"
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .connectFailed(let failure)?: " (\(failure))"
-        case .handshakeInvalid(let detail)?: " (\(detail))"
+        case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
         default: ""
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 #if os(Linux)
+import TetherPOSIX
 import TetherTestServer
 #endif
 
@@ -20,12 +21,16 @@ public enum ServeCommand {
         #if os(Linux)
         let scenario = self.scenario(for: options)
         let server: TestServer
+        var tls: TLSServerOptions?
+        if let certificate = options.tlsCertificate, let key = options.tlsKey {
+            tls = TLSServerOptions(certificateChain: .file(certificate), privateKey: .file(key))
+        }
         do {
             try scenario.validate()
             server = try TestServer(
                 host: options.host, port: options.port, recordLimit: options.recordLimit,
                 handshakeTimeout: .milliseconds(options.handshakeTimeout),
-                maximumHandshakingConnections: options.maxHandshaking, scenario: scenario)
+                maximumHandshakingConnections: options.maxHandshaking, tls: tls, scenario: scenario)
         } catch {
             io.writeError("tether serve: \(error)\n")
             return 1

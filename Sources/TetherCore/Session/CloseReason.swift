@@ -18,6 +18,12 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case handshakeRejected(status: Int)
     /// The server's response did not validate; `detail` says what failed (fixed words, never a header value).
     case handshakeInvalid(detail: String)
+    /// The HTTP proxy refused the CONNECT tunnel with this status.
+    case proxyRejected(status: Int)
+    /// The HTTP proxy could not be reached.
+    case proxyUnreachable(ConnectFailure)
+    /// TLS failed before the connection opened; `detail` says what (fixed words, never data from the peer).
+    case tlsFailed(detail: String)
     /// The peer broke the protocol and the transport closed with `code`.
     case protocolViolation(code: UInt16)
     /// `stop` was called.
@@ -37,19 +43,24 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .connectFailed: "connect_failed"
         case .handshakeRejected: "handshake_rejected"
         case .handshakeInvalid: "handshake_invalid"
+        case .tlsFailed: "tls_failed"
+        case .proxyRejected: "proxy_rejected"
+        case .proxyUnreachable: "proxy_unreachable"
         case .protocolViolation: "protocol_violation"
         case .userStopped: "user_stopped"
         case .enteredBackground: "entered_background"
         }
     }
 
-    /// What the name alone does not say, for logs: `handshakeInvalid`'s detail; nil for every other reason (a
+    /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail; nil for every other
+    /// reason (a
     /// close code or HTTP status is in the record's `code`).
     public var detail: String? {
         switch self {
-        case .handshakeInvalid(let detail): detail
+        case .handshakeInvalid(let detail), .tlsFailed(let detail): detail
         case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed, .connectFailed,
-            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground:
+            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected,
+            .proxyUnreachable:
             nil
         }
     }
@@ -62,6 +73,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .connectFailed(let failure): self = .connectFailed(failure)
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
         case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)
+        case .tlsFailed(let detail, _): self = .tlsFailed(detail: detail)
+        case .proxyRejected(let status, _): self = .proxyRejected(status: status)
+        case .proxyUnreachable(let failure): self = .proxyUnreachable(failure)
         case .protocolViolation(let code): self = .protocolViolation(code: code)
         case .receiveFailed, .closedLocally: self = .receiveFailed
         }

@@ -13,7 +13,9 @@
 ///   accepted pong, or `stablePeriod` ms open; the latter is evaluated when the connection ends, so it needs no
 ///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
 /// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
-///   `connectFailed(.unsupported)` fail for good (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
+///   `connectFailed(.unsupported)`, a proxy's refusal by the same status rules as a handshake's, and a permanent
+///   `tlsFailed` (the certificate does not verify) fail for good
+///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
 ///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? throttleDelay)`: Retry-After is honoured even above the
 ///   backoff cap, but never beyond `maximumRetryAfter` (DESIGN §10: every delay taken from the peer is capped,
 ///   here, in one place for every transport). Everything else (other close codes, 5xx, 408, connect errors,
@@ -195,9 +197,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let code: Int? =
             switch end {
             case .peerClosed(let code): code.map { Int($0) }
-            case .handshakeRejected(let status, _): status
+            case .handshakeRejected(let status, _), .proxyRejected(let status, _): status
             case .protocolViolation(let code): Int(code)
-            case .connectFailed, .handshakeInvalid, .receiveFailed, .closedLocally: nil
+            case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable: nil
             }
         self.settle(reason: CloseReason(end), code: code, retry: Self.retry(after: end), now: now, from: from)
         return .none
@@ -503,15 +505,17 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             }
         case .connectFailed(.unsupported):
             return .never
-        case .connectFailed:
+        case .connectFailed, .proxyUnreachable:
             return .backoff
-        case .handshakeRejected(let status, let retryAfter):
+        case .handshakeRejected(let status, let retryAfter), .proxyRejected(let status, let retryAfter):
             switch status {
             case 429, 503: return .throttled(retryAfter: retryAfter)
             case 408: return .backoff
             case 300..<500: return .never
             default: return .backoff
             }
+        case .tlsFailed(_, let permanent):
+            return permanent ? .never : .backoff
         case .handshakeInvalid, .protocolViolation, .receiveFailed, .closedLocally:
             return .backoff
         }

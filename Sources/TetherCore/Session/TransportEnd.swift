@@ -31,6 +31,17 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     /// head, ...). `detail` says what failed in a few fixed words (for example `"Sec-WebSocket-Accept does not
     /// match the key"`); it never holds a header value.
     case handshakeInvalid(detail: String)
+    /// The HTTP proxy refused the CONNECT tunnel with `status` (407 authentication required, 403 forbidden, 502 the
+    /// origin unreachable from the proxy, ...); retried or not by the rules of a handshake rejection. `retryAfter` as
+    /// in `handshakeRejected`.
+    case proxyRejected(status: Int, retryAfter: Int?)
+    /// The HTTP proxy itself could not be reached (resolved, connected to).
+    case proxyUnreachable(ConnectFailure)
+    /// TLS failed before the connection opened: `detail` names what in a few fixed words (for example
+    /// `"hostname mismatch"`, `"certificate expired"`, `"pin mismatch"`), never data from the peer. `permanent`
+    /// when retrying cannot help (the server's certificate does not verify): the session stops instead of
+    /// retrying. A TLS failure after the open is an ordinary loss, `.receiveFailed`.
+    case tlsFailed(detail: String, permanent: Bool)
     /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big).
     case protocolViolation(code: UInt16)
     /// The connection broke without a close frame: reset, end of stream, or a read/write error.

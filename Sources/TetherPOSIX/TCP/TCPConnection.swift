@@ -91,6 +91,14 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         self.core.value.install(handler, owner: self)
     }
 
+    /// Hands the connection to `handler` from now on: the next bytes and the end go to it. Call on the loop thread,
+    /// after `setHandler` and before the end was delivered (a protocol that starts another one on the same
+    /// connection, such as TLS after a proxy's CONNECT answer).
+    public func replaceHandler(_ handler: any TCPConnectionHandler) {
+        precondition(self.loop.inEventLoop, "TCPConnection.replaceHandler must be called on the loop thread")
+        self.core.value.replace(handler)
+    }
+
     /// Writes `bytes`: at once on the calling thread as far as the kernel takes them, the rest
     /// queued (the array itself, no copy) and flushed by the loop.
     /// - Parameters:
@@ -140,6 +148,12 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// - Throws: the `SocketError` that stopped the write (`.closed` once writes are no longer
     ///   accepted).
     public func send(_ bytes: [UInt8], sealing: Bool = false) async throws(SocketError) {
+        try await self.beginSend(bytes, sealing: sealing).finish()
+    }
+
+    /// The synchronous half of `send`: writes or queues `bytes` now, on the calling thread (so that a caller
+    /// holding its own lock keeps its writes in order), and returns what is left to await.
+    func beginSend(_ bytes: [UInt8], sealing: Bool) -> StartedSend {
         var waiter: WriteWaiter?
         let outcome = bytes.withUnsafeBytes { raw in
             self.output.withLock { output in
@@ -152,15 +166,15 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
         switch outcome {
         case .written:
-            return
+            return .done
         case .refused:
-            throw .closed
+            return .failed(.closed)
         case .failed(let error):
             self.broke(error)
-            throw error
+            return .failed(error)
         case .queued(let first):
             if first { self.watchWritability() }
-            try await waiter!.result().get()
+            return .waiting(waiter!)
         }
     }
 
@@ -444,8 +458,25 @@ private struct Output {
     }
 }
 
+/// A send begun with `TCPConnection.beginSend`: done, refused or failed, or waiting for the kernel.
+enum StartedSend: Sendable {
+    case done
+    case failed(SocketError)
+    case waiting(WriteWaiter)
+
+    /// Returns once the bytes were all handed to the kernel.
+    /// - Throws: the error that stopped the write.
+    func finish() async throws(SocketError) {
+        switch self {
+        case .done: return
+        case .failed(let error): throw error
+        case .waiting(let waiter): try await waiter.result().get()
+        }
+    }
+}
+
 /// Where `TCPConnection.send` waits for a write the kernel did not take at once.
-private final class WriteWaiter: Sendable {
+final class WriteWaiter: Sendable {
     private enum State {
         case waiting(CheckedContinuation<Result<Void, SocketError>, Never>?)
         case finished(Result<Void, SocketError>)
@@ -535,6 +566,11 @@ private final class ConnectionCore {
         } else {
             self.updateInterest(owner: owner)
         }
+    }
+
+    func replace(_ handler: any TCPConnectionHandler) {
+        precondition(self.handler != nil, "TCPConnection.replaceHandler needs an installed handler")
+        self.handler = handler
     }
 
     func deliverEnd(owner: TCPConnection) {

@@ -159,6 +159,8 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case serverStopped
     /// Another socket error.
     case socketError(String)
+    /// TLS failed (the handshake, or a record); a fixed text such as "handshake failed: tlsv1 alert unknown ca".
+    case tlsFailed(String)
 
     public var description: String {
         switch self {
@@ -174,6 +176,7 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
         case .handshakeDropped: "reset in the handshake to serve a newer connection"
         case .serverStopped: "server stopped"
         case .socketError(let error): "socket error: \(error)"
+        case .tlsFailed(let detail): "TLS failed: \(detail)"
         }
     }
 }

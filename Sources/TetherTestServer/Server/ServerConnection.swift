@@ -4,18 +4,18 @@ import TetherWire
 
 /// The handler of one accepted connection: a `Sendable` shell (so that timers and write
 /// completions can capture it) around the driver, whose state lives on the loop thread.
-final class ServerConnection: TCPConnectionHandler, Sendable {
+final class ServerConnection: ByteStreamHandler, Sendable {
     let driver: LoopBound<ConnectionDriver>
 
-    init(index: Int, connection: TCPConnection, core: ServerCore) {
+    init(index: Int, connection: any ByteStream, core: ServerCore) {
         self.driver = LoopBound(ConnectionDriver(index: index, connection: connection, core: core), loop: core.loop)
     }
 
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+    func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
         self.driver.value.received(bytes, shell: self)
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+    func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
         self.driver.value.ended(end)
     }
 }
@@ -59,7 +59,8 @@ final class ConnectionDriver {
     private static let retainedOutputCapacity = 4 << 20
 
     let index: Int
-    private let connection: TCPConnection
+    /// The TCP connection, or TLS over it.
+    private let connection: any ByteStream
     private let core: ServerCore
     private var phase = Phase.handshake
     private var requestParser: HandshakeRequestParser? = HandshakeRequestParser()
@@ -87,7 +88,7 @@ final class ConnectionDriver {
     /// Closes the connection if the request is not complete in time.
     private var handshakeTimer: TimerHandle?
 
-    init(index: Int, connection: TCPConnection, core: ServerCore) {
+    init(index: Int, connection: any ByteStream, core: ServerCore) {
         self.index = index
         self.connection = connection
         self.core = core
@@ -110,7 +111,7 @@ final class ConnectionDriver {
         self.flush()
     }
 
-    func ended(_ end: TCPConnection.End) {
+    func ended(_ end: ByteStreamEnd) {
         self.leaveHandshake()
         self.cancelTimers()
         self.phase = .finished
@@ -122,6 +123,8 @@ final class ConnectionDriver {
                 case .failed(.reset), .failed(.brokenPipe): .peerReset
                 case .failed(let error): .socketError(error.description)
                 case .closedLocally: .serverStopped
+                case .tlsFailed(.truncated): .peerClosedWithoutCloseFrame
+                case .tlsFailed(let failure): .tlsFailed(failure.description)
                 }
             }()
         self.recorder.update(self.index) { record, now in
@@ -564,9 +567,9 @@ final class ConnectionDriver {
     /// the last write; then closes TCP when asked, and stops reading while the write queue is over its watermark.
     private func flush(completion: TCPConnection.WriteCompletion? = nil) {
         if !self.output.isEmpty {
-            // The connection keeps the array only for bytes the kernel did not take; otherwise the
-            // buffer is unique again below and its capacity is reused.
-            self.connection.write(self.output)
+            // The connection copies only the bytes the kernel did not take, so the buffer stays unique and its
+            // capacity is reused.
+            self.output.withUnsafeBytes { self.connection.write(borrowing: $0, sealing: false, completion: nil) }
             self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
         }
         if let pong = self.webSocket?.owedPongPayload { self.recordPongSent(pong) }

@@ -60,11 +60,14 @@ public final class TestServer: Sendable {
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
     ///     the process's own namespace. Real-link tests put the server behind a link they can break.
+    ///   - tls: serve `wss://` with this certificate chain and key (PEM); nil (default) for `ws://`. A client whose
+    ///     TLS handshake fails is recorded as `.tlsFailed`.
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
     ///     server's loop thread; keep it quick.
     /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
     ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
-    ///   `handshakeTimeout` not positive, `maximumHandshakingConnections` under 1 or `outboundWatermarks` invalid.
+    ///   `handshakeTimeout` not positive, `maximumHandshakingConnections` under 1 or `outboundWatermarks` invalid,
+    ///   `.invalidArgument` naming `tls` when the certificate or key cannot be used.
     public init(
         host: String = "127.0.0.1",
         port: Int = 0,
@@ -76,6 +79,7 @@ public final class TestServer: Sendable {
         outboundWatermarks: Watermarks = .standard,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
+        tls: TLSServerOptions? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
         // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
@@ -88,6 +92,14 @@ public final class TestServer: Sendable {
         }
         guard outboundWatermarks.isValid else {
             throw .invalidArgument("outboundWatermarks (1 <= high, 0 <= low <= high)")
+        }
+        var tlsContext: TLSContext?
+        if let tls {
+            do throws(TLSConfigurationError) {
+                tlsContext = try TLSContext.server(tls)
+            } catch {
+                throw .invalidArgument("tls (\(error))")
+            }
         }
         let serverLoop: EventLoop
         if let loop {
@@ -119,7 +131,7 @@ public final class TestServer: Sendable {
         let core = ServerCore(
             loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
             handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
-            outboundWatermarks: outboundWatermarks, scenario: scenario)
+            outboundWatermarks: outboundWatermarks, tls: tlsContext, scenario: scenario)
         self.core = core
         listener.start(
             onAccept: { connection in core.accepted(connection) },
@@ -139,6 +151,7 @@ public final class TestServer: Sendable {
         outboundWatermarks: Watermarks = .standard,
         loop: EventLoop? = nil,
         namespace: NetworkNamespace? = nil,
+        tls: TLSServerOptions? = nil,
         scenario: Scenario = .normal
     ) throws(TestServerError) {
         try scenario.validate()
@@ -146,7 +159,7 @@ public final class TestServer: Sendable {
             host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
             endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
             maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
-            loop: loop, namespace: namespace, scenario: { _ in scenario })
+            loop: loop, namespace: namespace, tls: tls, scenario: { _ in scenario })
     }
 
     deinit {
@@ -154,12 +167,12 @@ public final class TestServer: Sendable {
         if self.ownsLoop, !self.loop.inEventLoop { self.loop.shutdown() }
     }
 
-    /// `ws://HOST:PORT/path` (an IPv6 host in brackets).
+    /// `ws://HOST:PORT/path`, or `wss://` when serving TLS (an IPv6 host in brackets).
     /// - Parameter path: the request target, starting with `/` (default `/`).
     public func url(path: String = "/") -> String {
         let host = self.host.contains(":") ? "[\(self.host)]" : self.host
         let target = path.hasPrefix("/") ? path : "/" + path
-        return "ws://\(host):\(self.port)\(target)"
+        return "\(self.core.tls == nil ? "ws" : "wss")://\(host):\(self.port)\(target)"
     }
 
     // MARK: Records
@@ -267,6 +280,8 @@ final class ServerCore: Sendable {
     let handshakeTimeout: Duration
     let maximumHandshakingConnections: Int
     let outboundWatermarks: Watermarks
+    /// Serves `wss://` with this context; nil for `ws://`.
+    let tls: TLSContext?
     let scenario: @Sendable (ConnectionContext) -> Scenario
     private let registry: LoopBound<Registry>
 
@@ -285,8 +300,10 @@ final class ServerCore: Sendable {
         handshakeTimeout: Duration,
         maximumHandshakingConnections: Int,
         outboundWatermarks: Watermarks,
+        tls: TLSContext?,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) {
+        self.tls = tls
         self.loop = loop
         self.recorder = recorder
         self.maximumMessageSize = maximumMessageSize
@@ -307,10 +324,16 @@ final class ServerCore: Sendable {
         }
         while registry.handshaking.count >= self.maximumHandshakingConnections, self.dropOldestHandshaking() {}
         let index = self.recorder.addConnection()
-        let shell = ServerConnection(index: index, connection: connection, core: self)
+        let stream: any ByteStream =
+            if let tls = self.tls {
+                TLSStream(tcp: connection, session: TLSSession(serverContext: tls))
+            } else {
+                connection
+            }
+        let shell = ServerConnection(index: index, connection: stream, core: self)
         registry.live[index] = shell
         registry.handshaking.append((index, .now))
-        connection.setHandler(shell)
+        stream.setStreamHandler(shell)
         shell.driver.value.startHandshakeTimer(shell: shell)
     }
 

@@ -42,8 +42,10 @@ import Testing
         #expect(report["passed"] as? Bool == true)
         let scenarios = try #require(report["scenarios"] as? [[String: Any]])
         #expect(scenarios.compactMap { $0["name"] as? String } == CheckCatalog.names)
+        // `detail`: what a TLS failure or an invalid handshake failed on, in fixed words.
         let allowed: Set<String> = [
-            "t", "gen", "event", "from", "to", "reason", "code", "rtt_ms", "attempt", "delay_ms", "bytes", "path",
+            "t", "gen", "event", "from", "to", "reason", "detail", "code", "rtt_ms", "attempt", "delay_ms", "bytes",
+            "path",
         ]
         for scenario in scenarios {
             #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")
@@ -54,6 +56,11 @@ import Testing
         let pongTimeout = try #require(scenarios.first { $0["name"] as? String == "pong-delay-past" })
         let closes = (pongTimeout["timeline"] as? [[String: Any]] ?? []).filter { $0["event"] as? String == "closed" }
         #expect(closes.first?["reason"] as? String == "pong_timeout")
+        let badCertificate = try #require(scenarios.first { $0["name"] as? String == "tls-bad-certificate" })
+        let tlsTimeline = badCertificate["timeline"] as? [[String: Any]] ?? []
+        let tlsClose = tlsTimeline.first { $0["event"] as? String == "closed" }
+        #expect(tlsClose?["reason"] as? String == "tls_failed")
+        #expect(tlsClose?["detail"] as? String == "hostname mismatch")
 
         let html = try String(contentsOf: directory.appendingPathComponent("tether-report.html"), encoding: .utf8)
         #expect(html.components(separatedBy: "<svg").count - 1 == CheckCatalog.names.count + 1)  // + the legend

@@ -207,6 +207,7 @@ import TetherCore
         .handshakeRejected(status: 400, retryAfter: nil), .handshakeRejected(status: 401, retryAfter: nil),
         .handshakeRejected(status: 403, retryAfter: nil), .handshakeRejected(status: 404, retryAfter: 1_000),
         .handshakeRejected(status: 301, retryAfter: nil), .connectFailed(.unsupported),
+        .tlsFailed(detail: "hostname mismatch", permanent: true), .tlsFailed(detail: "pin mismatch", permanent: true),
     ]
 
     @Test(arguments: Self.permanent)
@@ -227,7 +228,7 @@ import TetherCore
         .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.system(104)),
         .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
         .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"), .protocolViolation(code: 1002),
-        .receiveFailed, .closedLocally,
+        .receiveFailed, .closedLocally, .tlsFailed(detail: "handshake failed: unexpected eof", permanent: false),
     ]
 
     @Test(arguments: Self.retryable)
@@ -339,6 +340,21 @@ import TetherCore
         #expect(m.phase == .waiting)  // retried with backoff, like any broken attempt
         #expect(CloseReason.pongTimeout.detail == nil)
         #expect(CloseReason.handshakeRejected(status: 401).detail == nil)
+    }
+
+    @Test func aTLSFailureIsRecordedAsTLSFailedWithItsDetailAndNoCode() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        let end = TransportEnd.tlsFailed(detail: "certificate expired", permanent: true)
+        #expect(m.transportEnded(generation: 1, end: end, now: 30) == .none)
+        let closed = self.records(&m).first { $0.kind == .closed }
+        #expect(closed?.reason == .tlsFailed(detail: "certificate expired"))
+        #expect(closed?.reason?.name == "tls_failed")
+        #expect(closed?.reason?.detail == "certificate expired")
+        #expect(closed?.code == nil)
+        #expect(m.phase == .failed)
+        #expect(m.failure == .tlsFailed(detail: "certificate expired"))
     }
 
     // MARK: - Path

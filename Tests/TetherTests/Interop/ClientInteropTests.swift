@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import Tether
 import TetherCore
+import TetherPOSIX
 
 /// Tether's client, with its default transport (`SocketTransport` on Linux), against a server it did not write:
 /// Python's `websockets` (`peer.py serve`, one process per test), asserted on what the client reports.
@@ -110,22 +111,56 @@ struct ClientInteropTests {
 
     /// Starts `peer.py serve` and a client for `path` on it, runs `body`, then stops the client and ends the
     /// peer, also when `body` throws.
+    @Test func overTLSMessagesComeBackByteIdenticalAndTheHeartbeatIsAnswered() async throws {
+        try await withPythonServer(path: "/echo", interval: .milliseconds(50), timeout: .seconds(1), tls: true) {
+            client, recorder in
+            #expect(await recorder.state(.open) != nil)
+            for size in [1, 125, 65_536, 1 << 20] {
+                for sent in [WebSocketMessage.text(InteropPayload.text(bytes: size)),
+                             .binary(InteropPayload.binary(bytes: size))] {
+                    try await client.send(sent)
+                    let echoed = await recorder.message(timeout: .seconds(30))
+                    let identical = echoed == sent
+                    #expect(identical, "\(size) B over TLS came back as \(echoed.map { "\($0)" } ?? "nothing")")
+                }
+            }
+            let pong = try #require(await recorder.record(.pong))
+            #expect(pong.generation == 1 && (pong.rtt ?? -1) >= 0)
+            #expect(recorder.records.filter { $0.kind == .closed }.isEmpty)
+        }
+    }
+
     private func withPythonServer(
         path: String,
         interval: Duration = .seconds(1),
         timeout: Duration = .seconds(5),
+        tls: Bool = false,
         _ body: (WebSocketClient<ContinuousClock>, EventRecorder) async throws -> Void
     ) async throws {
-        let (peer, port) = try await PythonPeer.server()
+        var arguments: [String] = []
+        var options = TLSOptions()
+        if tls {
+            // A throw-away CA; websockets serves the certificate it issued for 127.0.0.1, the client trusts the CA.
+            let authority = TestCertificateAuthority()
+            let certificate = authority.issue(hosts: ["127.0.0.1"])
+            let directory = NSTemporaryDirectory() + "tether-interop-tls-\(UInt32.random(in: 0...UInt32.max))"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try Data(certificate.certificatePEM).write(to: URL(fileURLWithPath: directory + "/server.pem"))
+            try Data(certificate.privateKeyPEM).write(to: URL(fileURLWithPath: directory + "/server.key"))
+            arguments = ["--tls-cert", directory + "/server.pem", "--tls-key", directory + "/server.key"]
+            options.additionalTrustRoots = [.pem(Data(authority.certificate.certificatePEM))]
+        }
+        let (peer, port) = try await PythonPeer.server(arguments)
         defer { peer.stop() }
-        let configuration = WebSocketConfiguration(
-            url: try #require(URL(string: "ws://127.0.0.1:\(port)\(path)")),
+        var configuration = WebSocketConfiguration(
+            url: try #require(URL(string: "\(tls ? "wss" : "ws")://127.0.0.1:\(port)\(path)")),
             heartbeatInterval: interval,
             heartbeatTimeout: timeout,
             backoff: BackoffPolicy(base: 40, factor: 2, cap: 400, jitterPercent: 50),
             closeTimeout: .milliseconds(300),
             pathMonitoring: .none
         )
+        configuration.tls = options
         let client = try WebSocketClient(configuration: configuration, randomSeed: 1)
         let recorder = EventRecorder(client.events)
         await client.start()

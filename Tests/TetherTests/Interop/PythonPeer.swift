@@ -43,8 +43,9 @@ final class PythonPeer: Sendable {
     }
 
     /// Starts the server mode and returns it with the port it listens on (its first line of output).
-    static func server() async throws -> (peer: PythonPeer, port: Int) {
-        let peer = try PythonPeer(["serve", "--lifetime", "60"])
+    /// - Parameter arguments: more options of the server mode (`--tls-cert F --tls-key F`).
+    static func server(_ arguments: [String] = []) async throws -> (peer: PythonPeer, port: Int) {
+        let peer = try PythonPeer(["serve", "--lifetime", "60"] + arguments)
         let line = await peer.readLine()
         guard let port = line.flatMap({ Int($0) }) else {
             peer.stop()

@@ -14,7 +14,8 @@ import TetherWire
 /// thread on every access, so a mistake traps instead of racing.
 ///
 /// Sending does not hop: `send` and `sendPing` encode (and mask) the frame on the caller's thread and hand it to
-/// `TCPConnection`, which writes it to the kernel at once when nothing is queued. What they share with the loop
+/// `TCPConnection` (through `TLSStream`, which encrypts it on the caller's thread too, for `wss://`), which writes it
+/// to the kernel at once when nothing is queued. What they share with the loop
 /// is the `OpenWire` (the open TCP connection and the outstanding ping ids, under a lock). The core's close
 /// frame is a sealing write, so no data frame can follow it on the wire, however a send races a close.
 final class SocketConnection: TransportConnection {
@@ -60,9 +61,13 @@ final class SocketConnection: TransportConnection {
                 outlet.emitLater(.ended(.connectFailed(.system(ECANCELED))))
                 outlet.finish()
             }
-        case .failure:
+        case .failure(let reason):
             // Nothing was started, so the core stays idle: `send` throws `.notOpen`, `close` does nothing.
-            outlet.emitLater(.ended(.connectFailed(.unsupported)))
+            if case .tlsConfiguration(let detail) = reason {
+                outlet.emitLater(.ended(.tlsFailed(detail: detail, permanent: true)))
+            } else {
+                outlet.emitLater(.ended(.connectFailed(.unsupported)))
+            }
             outlet.finish()
         }
     }
@@ -91,18 +96,18 @@ final class SocketConnection: TransportConnection {
             frame.reserveCapacity(data.count + FrameSize.maximumClientHeader)
             data.withUnsafeBytes { encoder.encode(.binary, payload: $0, into: &frame) }
         }
-        guard let tcp = self.wire.connection else { throw WebSocketSendError.notOpen }
-        let queued = tcp.queuedWriteBytes
+        guard let stream = self.wire.connection else { throw WebSocketSendError.notOpen }
+        let queued = stream.queuedWriteBytes
         if queued > self.outbound.high {
             // Above the high watermark: wait for the queue to be down to the low one (or for the end).
             self.flowObserver?(.sendWaitingForRoom(queuedBytes: queued))
             await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
-                tcp.whenQueuedWrites(atMost: self.outbound.low) { room.resume() }
+                stream.whenQueuedWrites(atMost: self.outbound.low) { room.resume() }
             }
-            guard self.wire.connection === tcp else { throw WebSocketSendError.notOpen }
+            guard self.wire.connection === stream else { throw WebSocketSendError.notOpen }
         }
         do {
-            try await tcp.send(frame)
+            try await stream.send(frame, sealing: false)
         } catch .closed {
             throw WebSocketSendError.notOpen  // our close frame went first, or the connection just ended
         } catch {
@@ -114,7 +119,7 @@ final class SocketConnection: TransportConnection {
     var preferredExecutor: (any TaskExecutor)? { self.loop }
 
     func sendPing(id: UInt64) {
-        guard let tcp = self.wire.connectionRecordingPing(id) else {
+        guard let stream = self.wire.connectionRecordingPing(id) else {
             self.outlet.emitLater(.pingFailed(id: id))  // dropped by the stream once it has finished
             return
         }
@@ -130,7 +135,7 @@ final class SocketConnection: TransportConnection {
         }
         let wire = self.wire
         let outlet = self.outlet
-        tcp.write(frame) { _ in  // on the loop thread, on a later turn
+        stream.write(frame) { _ in  // on the loop thread, on a later turn
             if wire.forgetPing(id) { outlet.emit(.pingFailed(id: id)) }
         }
     }
@@ -211,17 +216,17 @@ final class EventOutlet: Sendable {
 /// the ids of pings sent and not yet answered (oldest first).
 final class OpenWire: Sendable {
     private struct State {
-        var connection: TCPConnection?
+        var connection: (any ByteStream)?
         var outstandingPings: [UInt64] = []
     }
 
     private let state = Mutex(State())
 
     /// The TCP connection, while open.
-    var connection: TCPConnection? { self.state.withLock { $0.connection } }
+    var connection: (any ByteStream)? { self.state.withLock { $0.connection } }
 
     /// The handshake completed: data may be sent on `connection`.
-    func open(_ connection: TCPConnection) {
+    func open(_ connection: any ByteStream) {
         self.state.withLock { $0.connection = connection }
     }
 
@@ -232,7 +237,7 @@ final class OpenWire: Sendable {
 
     /// The TCP connection to write a ping to, with `id` recorded as outstanding first (so that its pong, read
     /// on the loop, always finds it); nil when not open.
-    func connectionRecordingPing(_ id: UInt64) -> TCPConnection? {
+    func connectionRecordingPing(_ id: UInt64) -> (any ByteStream)? {
         self.state.withLock { state in
             guard let connection = state.connection else { return nil }
             state.outstandingPings.append(id)

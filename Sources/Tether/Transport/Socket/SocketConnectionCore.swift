@@ -18,11 +18,13 @@ import TetherWire
 /// consumer is behind, `holdReading`) and while the bytes we owe the peer (pongs, the close frame) fill the write
 /// queue above its high watermark, until it is back at the low one: a peer that floods pings and never reads gets
 /// no more of our attention than the queue allows.
-final class SocketConnectionCore: TCPConnectionHandler {
+final class SocketConnectionCore: ByteStreamHandler {
     private enum Phase {
         /// Not started: the request was unsupported.
         case idle
         case connecting
+        /// Connected to an HTTP proxy; its answer to CONNECT is awaited.
+        case tunneling
         case handshaking
         case open
         case closing
@@ -42,7 +44,20 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// The wrapper holding this core, for timer and task callbacks. Set while running (a deliberate cycle),
     /// cleared by `finish`.
     private var bound: LoopBound<SocketConnectionCore>?
-    private var tcp: TCPConnection?
+    /// The TCP connection, or TLS over it, from the TCP connect until its end.
+    private var stream: (any ByteStream)?
+    /// The `wss://` endpoint's TLS context (nil for `ws://`).
+    private var tlsContext: TLSContext?
+    /// The host TLS verifies and names in SNI.
+    private var serverName = ""
+    /// How TLS failed, when the stream ended for that.
+    private var tlsFailure: TLSFailure?
+    /// The proxy to tunnel through, if any.
+    private var proxy: HTTPProxy?
+    /// Reads the proxy's answer to CONNECT while tunneling.
+    private var proxyParser: ProxyConnectResponseParser?
+    /// The origin's port, for CONNECT.
+    private var originPort = 0
     private var connectTask: Task<Void, Never>?
     private let connectProgress = ConnectProgress()
     private var connectTimer: TimerHandle?
@@ -94,6 +109,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.phase = .connecting
         self.bound = bound
         self.parser = HandshakeResponseParser(handshake: endpoint.handshake)
+        self.tlsContext = endpoint.tls
+        self.serverName = endpoint.host
+        self.proxy = endpoint.proxy
+        self.originPort = endpoint.port
         let deadline = ContinuousClock.now + .milliseconds(self.connectTimeout)
         self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
@@ -103,7 +122,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             let result: Result<TCPConnection, SocketError>
             do throws(SocketError) {
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
-                let addresses = try await Resolver.resolve(host: endpoint.host, port: endpoint.port)
+                let addresses = try await Resolver.resolve(host: endpoint.connectHost, port: endpoint.connectPort)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = .success(try await TCPConnection.connect(
@@ -122,13 +141,21 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.connectTask = nil
         switch (self.phase, result) {
         case (.connecting, .failure(let error)):
-            self.finish(.connectFailed(Self.connectFailure(for: error)))
+            let failure = Self.connectFailure(for: error)
+            self.finish(self.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
         case (.connecting, .success(let tcp)):
-            self.tcp = tcp
-            self.phase = .handshaking
-            tcp.setHandler(self)
-            // A failed write ends the TCP connection, which `ended` reports.
-            tcp.write(self.parser!.handshake.request)
+            if let proxy = self.proxy {
+                self.stream = tcp
+                self.phase = .tunneling
+                self.proxyParser = ProxyConnectResponseParser()
+                tcp.setStreamHandler(self)
+                let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
+                let request = ProxyConnect.request(
+                    host: self.serverName, port: self.originPort, credentials: credentials)
+                request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+            } else {
+                self.startProtocol(on: tcp, takingOver: false)
+            }
         case (.finishing, _):
             // Abandoned (timeout or `close`) while the TCP connect was in flight: the connect was cancelled,
             // or won the race; either way no descriptor is left open when the end is reported.
@@ -137,16 +164,65 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case (.ended, _):
             // Abandoned while resolving and reported at once; resolution then failed (a success stops earlier).
             if case .success(let tcp) = result { tcp.reset() }
-        case (.idle, _), (.handshaking, _), (.open, _), (.closing, _):
+        case (.idle, _), (.tunneling, _), (.handshaking, _), (.open, _), (.closing, _):
             preconditionFailure("the connect task reports once, while connecting")
         }
+    }
+
+    /// Starts TLS (for `wss://`) and the upgrade on `tcp`, directly or inside a proxy's tunnel (`takingOver`: the core
+    /// already reads `tcp`, as it did the proxy's answer). Over TLS, the upgrade request waits in the stream until the
+    /// TLS handshake has completed.
+    private func startProtocol(on tcp: TCPConnection, takingOver: Bool) {
+        self.phase = .handshaking
+        if let context = self.tlsContext {
+            let session = TLSSession(context: context, serverName: self.serverName)
+            let stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
+            self.stream = stream
+            stream.setStreamHandler(self)
+        } else {
+            self.stream = tcp
+            if !takingOver { tcp.setStreamHandler(self) }
+        }
+        guard let stream = self.stream else { return }
+        // A failed write ends the connection, which `ended` reports.
+        self.parser!.handshake.request.withUnsafeBytes { request in
+            stream.write(borrowing: request, sealing: false, completion: nil)
+        }
+    }
+
+    /// The proxy's answer to CONNECT, read while tunneling.
+    private func proxyAnswered(_ bytes: UnsafeRawBufferPointer) {
+        guard case .tunneling = self.phase, let tcp = self.stream as? TCPConnection else { return }
+        self.proxyParser!.append(bytes)
+        let response: ProxyConnectResponse
+        do throws(HandshakeError) {
+            guard let parsed = try self.proxyParser!.parse() else { return }
+            response = parsed
+        } catch {
+            self.decide(.handshakeInvalid(detail: "the proxy's answer to CONNECT is malformed"), graceful: false)
+            return
+        }
+        self.proxyParser = nil
+        guard response.opensTunnel else {
+            let end = TransportEnd.proxyRejected(
+                status: response.status, retryAfter: response.retryAfter?.millisecondsFromNow)
+            self.decide(end, graceful: true)
+            return
+        }
+        guard response.remaining.isEmpty else {
+            // Nothing may come through the tunnel before the client has spoken.
+            let detail = "the proxy sent data before the origin could answer"
+            self.decide(.handshakeInvalid(detail: detail), graceful: false)
+            return
+        }
+        self.startProtocol(on: tcp, takingOver: true)
     }
 
     private func connectTimedOut() {
         switch self.phase {
         case .connecting:
-            self.abandonConnect(.connectFailed(.timedOut))
-        case .handshaking:
+            self.abandonConnect(self.proxy == nil ? .connectFailed(.timedOut) : .proxyUnreachable(.timedOut))
+        case .tunneling, .handshaking:
             self.decide(.connectFailed(.timedOut), graceful: false)
         case .idle, .open, .closing, .finishing, .ended:
             break  // the timer lost a race with the opening or the end
@@ -177,7 +253,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             role: .client, maximumMessageSize: self.maximumMessageSize, random: MaskingEntropy())
         connection.receive(response.remaining)
         self.connection = connection
-        if let tcp = self.tcp { self.wire.open(tcp) }
+        if let stream = self.stream { self.wire.open(stream) }
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
         self.updateReading()  // a hold asked for before the open applies from the start
         self.processFrames()
@@ -200,7 +276,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         switch self.phase {
         case .connecting:
             self.abandonConnect(.closedLocally)
-        case .handshaking:
+        case .tunneling, .handshaking:
             self.decide(.closedLocally, graceful: false)
         case .open:
             self.connection?.close(code: code, reason: reason)
@@ -241,10 +317,12 @@ final class SocketConnectionCore: TCPConnectionHandler {
         }
     }
 
-    // MARK: - TCPConnectionHandler
+    // MARK: - ByteStreamHandler
 
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+    func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
         switch self.phase {
+        case .tunneling:
+            self.proxyAnswered(bytes)
         case .handshaking:
             self.parser!.append(bytes)
             do throws(HandshakeError) {
@@ -261,14 +339,17 @@ final class SocketConnectionCore: TCPConnectionHandler {
         }
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        self.tcp = nil
+    func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
+        self.stream = nil
         self.wire.closeForSending()  // from now on `send` and `sendPing` fail at once
-        if case .endOfStream = end, let bound = self.bound {
+        if case .tlsFailed(let failure) = end { self.tlsFailure = failure }
+        switch end {
+        case .endOfStream, .tlsFailed:
+            guard let bound = self.bound else { fallthrough }
             // The descriptor is closed right after this call returns (or once our last bytes are flushed):
             // report the end on the next turn so that no descriptor is open when `.ended` arrives.
             self.loop.execute { bound.value.tcpEnded() }
-        } else {
+        case .closedLocally, .failed:
             self.tcpEnded()
         }
     }
@@ -277,8 +358,18 @@ final class SocketConnectionCore: TCPConnectionHandler {
         switch self.phase {
         case .finishing:
             self.finish(self.decidedEnd!)
-        case .handshaking, .open:
-            // Reset or end of stream without a close frame (during the handshake too: the server hung up).
+        case .tunneling:
+            self.finish(.receiveFailed)  // the proxy hung up (or reset) without answering CONNECT
+        case .handshaking:
+            // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
+            // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.
+            if let failure = self.tlsFailure, failure != .truncated {
+                self.finish(.tlsFailed(detail: failure.description, permanent: failure.isCertificateFailure))
+            } else {
+                self.finish(.receiveFailed)
+            }
+        case .open:
+            // Reset, end of stream without a close frame, or a TLS failure: an ordinary loss.
             self.finish(.receiveFailed)
         case .closing:
             self.finish(.closedLocally)
@@ -305,7 +396,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             case .pinged:
                 // Answered at once while the kernel takes everything; with a backlog, coalesced by the engine into
                 // one pong at the end of this read (each small write queued behind others costs its own entry).
-                if !self.waitingForWriteRoom, self.tcp?.queuedWriteBytes == 0 { self.writeOutput() }
+                if !self.waitingForWriteRoom, self.stream?.queuedWriteBytes == 0 { self.writeOutput() }
             case .closed(let closure):
                 self.writeOutput()
                 self.connectionClosed(closure)
@@ -361,7 +452,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
             self.decide(.closedLocally, graceful: true)
         case (.open, .byUs), (.closing, .byPeer):
             preconditionFailure("the engine closes by us only after our close frame, by the peer only before it")
-        case (.idle, _), (.connecting, _), (.handshaking, _), (.finishing, _), (.ended, _):
+        case (.idle, _), (.connecting, _), (.tunneling, _), (.handshaking, _), (.finishing, _), (.ended, _):
             preconditionFailure("frames are decoded only while open or closing")
         }
     }
@@ -374,24 +465,24 @@ final class SocketConnectionCore: TCPConnectionHandler {
     /// - Parameter trackingClose: the close frame counts as pending for `waitUntilCloseSent` until the kernel has
     ///   taken all of it or the write failed (either way nothing is pending any more).
     private func writeOutput(trackingClose: Bool = false) {
-        guard let tcp = self.tcp else { return }
+        guard let stream = self.stream else { return }
         let bound = self.bound
         self.connection?.drainOutput { bytes, seals in
             if seals { self.wire.closeForSending() }
             guard trackingClose, seals, let bound else {
                 // A failure ends the TCP connection, which `ended` reports.
-                tcp.write(borrowing: bytes, sealing: seals)
+                stream.write(borrowing: bytes, sealing: seals, completion: nil)
                 return
             }
             self.closeFramePending = true
-            tcp.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
+            stream.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
         }
-        if let observer = self.flowObserver { observer(.owedWritten(queuedBytes: tcp.queuedWriteBytes)) }
-        guard !self.waitingForWriteRoom, tcp.queuedWriteBytes > self.outbound.high, let bound else { return }
+        if let observer = self.flowObserver { observer(.owedWritten(queuedBytes: stream.queuedWriteBytes)) }
+        guard !self.waitingForWriteRoom, stream.queuedWriteBytes > self.outbound.high, let bound else { return }
         self.waitingForWriteRoom = true
         self.updateReading()
-        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: tcp.queuedWriteBytes))
-        tcp.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
+        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: stream.queuedWriteBytes))
+        stream.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
     }
 
     private func writeRoomAvailable() {
@@ -402,11 +493,11 @@ final class SocketConnectionCore: TCPConnectionHandler {
 
     /// Pauses or resumes reading so that it runs exactly while nothing holds it.
     private func updateReading() {
-        guard let tcp = self.tcp else { return }
+        guard let stream = self.stream else { return }
         let paused = self.inboundHeld || self.waitingForWriteRoom
         guard paused != self.readingPaused else { return }
         self.readingPaused = paused
-        if paused { tcp.pauseReading() } else { tcp.resumeReading() }
+        if paused { stream.pauseReading() } else { stream.resumeReading() }
     }
 
     // MARK: - Ending
@@ -418,10 +509,10 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.phase = .finishing
         self.connectTimer?.cancel()
         if graceful {
-            self.tcp?.close()
+            self.stream?.close()
             self.armCloseTimer()
         } else {
-            self.tcp?.reset()
+            self.stream?.reset()
         }
     }
 
@@ -436,8 +527,8 @@ final class SocketConnectionCore: TCPConnectionHandler {
         case .closing:
             self.decide(.closedLocally, graceful: false)  // the peer never answered our close frame
         case .finishing:
-            self.tcp?.reset()  // the flush of our last bytes stalled (the peer does not read)
-        case .idle, .connecting, .handshaking, .open, .ended:
+            self.stream?.reset()  // the flush of our last bytes stalled (the peer does not read)
+        case .idle, .connecting, .tunneling, .handshaking, .open, .ended:
             break  // the timer lost a race with the end
         }
     }
@@ -458,7 +549,7 @@ final class SocketConnectionCore: TCPConnectionHandler {
         self.outlet.finish()
         self.closeFrameWritten()  // no write completion can come any more
         self.bound = nil
-        self.tcp = nil
+        self.stream = nil
         self.parser = nil
         self.connection = nil  // frees its buffers
     }

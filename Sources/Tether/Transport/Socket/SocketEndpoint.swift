@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherPOSIX
 import TetherWire
 
 /// Where a `SocketConnection` connects and what it sends there, derived from a `TransportRequest`.
@@ -9,21 +10,45 @@ struct SocketEndpoint: Sendable {
     let port: Int
     /// The upgrade request, with a fresh random key.
     let handshake: ClientHandshake
+    /// For `wss://`: the TLS context (shared by every connection with the same options).
+    let tls: TLSContext?
+    /// The HTTP proxy to tunnel through, if any: the TCP connection goes to it, TLS and the upgrade to `host`.
+    let proxy: HTTPProxy?
+
+    /// Where the TCP connection goes: the proxy, or the origin.
+    var connectHost: String { self.proxy?.host ?? self.host }
+    var connectPort: Int { self.proxy?.port ?? self.port }
 
     /// Checks the request and builds its handshake. Nothing here touches the network.
     static func make(for request: TransportRequest) -> Result<SocketEndpoint, SocketUnsupported> {
         let url = request.url
+        let secure: Bool
         switch url.scheme?.lowercased() {
         case "ws"?:
-            break
+            secure = false
         case "wss"?:
-            return .failure(.tlsNotSupported)
+            secure = true
         case let scheme:
             return .failure(.scheme(scheme ?? ""))
         }
         guard var host = url.host(percentEncoded: false), !host.isEmpty else { return .failure(.missingHost) }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        let port = url.port ?? 80
+        let port = url.port ?? (secure ? 443 : 80)
+        let proxy: HTTPProxy?
+        switch request.proxy {
+        case .none:
+            proxy = nil
+        case .http(let given):
+            proxy = given
+        case .environment, .variables:
+            let variables: [String: String] =
+                if case .variables(let given) = request.proxy { given } else { ProcessInfo.processInfo.environment }
+            switch ProxyEnvironment.decide(host: host, port: port, secure: secure, variables: variables) {
+            case .direct: proxy = nil
+            case .proxy(let named): proxy = named
+            case .unsupported: return .failure(.proxyScheme)
+            }
+        }
         var target = url.path(percentEncoded: true)
         if target.isEmpty { target = "/" }
         if let query = url.query(percentEncoded: true) { target += "?" + query }
@@ -32,16 +57,37 @@ struct SocketEndpoint: Sendable {
             let handshake = try ClientHandshake(
                 host: host,
                 port: port,
-                secure: false,
+                secure: secure,
                 target: target,
                 subprotocols: request.subprotocols,
                 headers: request.headers,
                 key: ClientHandshake.randomKey(using: &random)
             )
-            return .success(SocketEndpoint(host: host, port: port, handshake: handshake))
+            var tls: TLSContext?
+            if secure {
+                do throws(TLSConfigurationError) {
+                    tls = try TLSContext.sharedClient(Self.clientOptions(request.tls))
+                } catch {
+                    return .failure(.tlsConfiguration(error.description))
+                }
+            }
+            return .success(SocketEndpoint(host: host, port: port, handshake: handshake, tls: tls, proxy: proxy))
         } catch {
             return .failure(.invalidRequest(Self.describe(error)))
         }
+    }
+
+    static func clientOptions(_ options: TLSOptions) -> TLSClientOptions {
+        TLSClientOptions(
+            additionalTrustRoots: options.additionalTrustRoots.map { roots in
+                switch roots {
+                case .pemFile(let path): .file(path)
+                case .pem(let data): .bytes(Array(data))
+                }
+            },
+            pins: options.pins,
+            insecureSkipVerification: options.insecureSkipVerification
+        )
     }
 
     /// A description that names the field but never echoes a value (header values may hold credentials).

@@ -5,15 +5,26 @@ import TetherWire
 
 /// Tether's own RFC 6455 client over POSIX sockets: the default transport on Linux.
 ///
-/// - `ws://` over TCP, IPv4 and IPv6 (`ws://[::1]:8080/`). Names are resolved with `getaddrinfo` on the
+/// - `ws://` over TCP and `wss://` over TLS (the system OpenSSL, driven by the same event loop), IPv4 and IPv6
+///   (`ws://[::1]:8080/`). Names are resolved with `getaddrinfo` on the
 ///   resolver's own threads, never on the caller's executor or the cooperative pool.
 /// - Sockets are non-blocking with `TCP_NODELAY` and driven by one shared epoll event loop: no thread per
 ///   connection, no polling. Framing, masking, UTF-8 validation and the handshake come from TetherWire.
 /// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake.
-/// - **`wss://` is not supported yet**: TLS is not available on this platform yet, so such a connection ends at
-///   once with `.connectFailed(.unsupported)` (see `unsupportedReason(for:)` for the text to show). Any scheme
-///   other than `ws` ends the same way, as does a request the handshake cannot carry (for example an extra
-///   header that the handshake sets itself, such as `Host`).
+/// - TLS: 1.2 or later, verified against the system trust store and the URL's host (`TransportRequest.tls` adds
+///   roots and pins, or turns verification off for local tests); SNI for host names. A TLS failure before the
+///   open ends with `.tlsFailed` (`permanent` for a certificate that does not verify); after the open, like any
+///   broken connection, with `.receiveFailed`. A clean close sends `close_notify`; the server's end of stream
+///   without one is a truncated connection (`.receiveFailed` while open). TLS options that cannot be used (an
+///   unreadable CA file) end the connection at once with a permanent `.tlsFailed`.
+/// - HTTP proxies (`TransportRequest.proxy`): the TCP connection goes to the proxy, a `CONNECT` opens a tunnel to
+///   the origin (with Basic authentication when the proxy has credentials), and TLS (verified against the origin's
+///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a
+///   proxy that cannot be reached with `.proxyUnreachable`; one that hangs up without answering with
+///   `.receiveFailed`. Credentials are never shown.
+/// - A scheme other than `ws` or `wss` ends at once with `.connectFailed(.unsupported)` (see
+///   `unsupportedReason(for:)` for the text to show), as does a request the handshake cannot carry (for example
+///   an extra header that the handshake sets itself, such as `Host`).
 /// - `send` accepts messages up to `TransportRequest.maximumMessageSize` bytes, the same limit that applies to
 ///   received messages (default 16 MiB), and throws `.messageTooLarge` beyond it: a message is encoded and
 ///   queued whole, so the limit also bounds the memory one `send` can hold. Messages are never fragmented.
@@ -72,8 +83,10 @@ public struct SocketTransport: WebSocketTransport {
 
 /// Why a request cannot be served by `SocketTransport`.
 enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
-    /// A `wss://` URL: TLS is a later addition.
-    case tlsNotSupported
+    /// The TLS options cannot be used (an unreadable CA file, a malformed pin); a fixed text.
+    case tlsConfiguration(String)
+    /// The proxy environment variable that applies names a proxy other than `http://` (its value is not shown).
+    case proxyScheme
     /// A scheme other than `ws` or `wss`.
     case scheme(String)
     /// The URL has no host.
@@ -83,9 +96,11 @@ enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .tlsNotSupported:
-            "TLS not supported on this platform yet: wss:// URLs cannot be used with SocketTransport"
-        case .scheme(let scheme): "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// only"
+        case .tlsConfiguration(let detail): "unusable TLS options: \(detail)"
+        case .proxyScheme:
+            "the proxy environment variable names a proxy other than http://, which SocketTransport cannot use"
+        case .scheme(let scheme):
+            "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// and wss:// only"
         case .missingHost: "the URL has no host"
         case .invalidRequest(let detail): "the opening handshake cannot carry this request: \(detail)"
         }

@@ -389,13 +389,16 @@ extension SocketTransportTests {
 
     // MARK: Unsupported requests
 
-    @Test func secureURLIsUnsupportedWithAClearReason() async throws {
-        let request = TransportRequest(url: URL(string: "wss://127.0.0.1:9/")!)
+    @Test func unusableTLSOptionsEndPermanentlyWithoutTouchingTheNetwork() async throws {
+        let tls = TLSOptions(additionalTrustRoots: [.pemFile("/nonexistent/tether-ca.pem")])
+        let request = TransportRequest(url: URL(string: "wss://127.0.0.1:9/")!, tls: tls)
         var client = ClientProbe(SocketTransport().connect(request))
-        #expect(await client.rest() == [.ended(.connectFailed(.unsupported))])
+        let detail = "the additional trust roots could not be read as PEM certificates"
+        #expect(await client.rest() == [.ended(.tlsFailed(detail: detail, permanent: true))])
         let reason = try #require(SocketTransport.unsupportedReason(for: request))
-        #expect(reason.contains("TLS not supported on this platform yet"))
+        #expect(reason.contains("unusable TLS options"))
         await #expect(throws: WebSocketSendError.notOpen) { try await client.connection.send(.text("x")) }
+        #expect(SocketTransport.unsupportedReason(for: TransportRequest(url: URL(string: "wss://h/")!)) == nil)
     }
 
     @Test func otherSchemesAndReservedHeadersAreUnsupportedWithoutTouchingTheNetwork() async throws {

@@ -7,28 +7,30 @@ import TetherWire
 /// What the server side of one scripted connection saw, in order.
 enum PeerEvent: Sendable {
     case bytes([UInt8])
-    case ended(TCPConnection.End)
+    case ended(ByteStreamEnd)
 }
 
 /// A connection accepted by a `ScriptedPeer`, with its handler already reading.
 struct AcceptedConnection: Sendable {
     let tcp: TCPConnection
+    /// `tcp`, or TLS over it.
+    let stream: any ByteStream
     let events: AsyncStream<PeerEvent>
 }
 
 /// Forwards a server connection's callbacks into an `AsyncStream` (copying the borrowed bytes).
-private final class PeerHandler: TCPConnectionHandler {
+private final class PeerHandler: ByteStreamHandler {
     let continuation: AsyncStream<PeerEvent>.Continuation
 
     init(continuation: AsyncStream<PeerEvent>.Continuation) {
         self.continuation = continuation
     }
 
-    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+    func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
         self.continuation.yield(.bytes(Array(bytes)))
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+    func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
         self.continuation.yield(.ended(end))
         self.continuation.finish()
     }
@@ -39,19 +41,25 @@ private final class PeerHandler: TCPConnectionHandler {
 /// pieces (`HandshakeRequestParser`, `ServerHandshake`, a server `WebSocketEncoder` and `WebSocketDecoder`).
 struct ScriptedPeer {
     let listener: TCPListener
+    /// Serving `wss://`.
+    let secure: Bool
     private var accepted: AsyncStream<AcceptedConnection>.AsyncIterator
     private let acceptedSink: AsyncStream<AcceptedConnection>.Continuation
 
-    /// Listens on `host` (`127.0.0.1` or `::1`) on an ephemeral port.
-    init(host: String = "127.0.0.1") throws {
+    /// Listens on `host` (`127.0.0.1` or `::1`) on an ephemeral port; over TLS with `tls`.
+    init(host: String = "127.0.0.1", tls: TLSServerOptions? = nil) throws {
         self.listener = try TCPListener.bind(host: host)
+        self.secure = tls != nil
+        let context = try tls.map { try TLSContext.server($0) }
         let (stream, continuation) = AsyncStream.makeStream(of: AcceptedConnection.self)
         self.accepted = stream.makeAsyncIterator()
         self.acceptedSink = continuation
         self.listener.start { tcp in
             let (events, sink) = AsyncStream.makeStream(of: PeerEvent.self)
-            tcp.setHandler(PeerHandler(continuation: sink))
-            continuation.yield(AcceptedConnection(tcp: tcp, events: events))
+            let stream: any ByteStream =
+                if let context { TLSStream(tcp: tcp, session: TLSSession(serverContext: context)) } else { tcp }
+            stream.setStreamHandler(PeerHandler(continuation: sink))
+            continuation.yield(AcceptedConnection(tcp: tcp, stream: stream, events: events))
         }
     }
 
@@ -60,7 +68,7 @@ struct ScriptedPeer {
     /// `ws://` URL of this peer with `path` (which may carry a query).
     func url(_ path: String = "/") -> URL {
         let host = self.listener.address.family == .ipv6 ? "[::1]" : "127.0.0.1"
-        return URL(string: "ws://\(host):\(self.port)\(path)")!
+        return URL(string: "\(self.secure ? "wss" : "ws")://\(host):\(self.port)\(path)")!
     }
 
     /// Waits for the next client connection. Only for a client that surely connects (no short connect timeout).
@@ -83,7 +91,10 @@ struct ScriptedPeer {
 
 /// The server side of one connection, driven step by step from a test.
 final class PeerConnection {
+    /// The TCP connection itself (over TLS, closing it skips the close_notify).
     let tcp: TCPConnection
+    /// `tcp`, or TLS over it: what the peer reads and writes.
+    let stream: any ByteStream
     private var events: AsyncStream<PeerEvent>.AsyncIterator
     private var buffered: [UInt8] = []
     private var requestParser = HandshakeRequestParser()
@@ -92,10 +103,11 @@ final class PeerConnection {
     /// The client's upgrade request, once read.
     private(set) var request: HandshakeRequest?
     /// How the TCP connection ended, once seen.
-    private(set) var end: TCPConnection.End?
+    private(set) var end: ByteStreamEnd?
 
     init(_ accepted: AcceptedConnection) {
         self.tcp = accepted.tcp
+        self.stream = accepted.stream
         self.events = accepted.events.makeAsyncIterator()
     }
 
@@ -112,6 +124,20 @@ final class PeerConnection {
                 return request
             }
             guard await self.readMore() else { throw PeerError.endedBeforeRequest }
+        }
+    }
+
+    /// Reads raw bytes up to and including the first empty line (an HTTP head such as a proxy's CONNECT request);
+    /// the bytes after it stay buffered for `readRequest`. Nil if the connection ends first.
+    func readHead() async -> String? {
+        let end: [UInt8] = [13, 10, 13, 10]
+        while true {
+            if let range = self.buffered.indices.first(where: { self.buffered[$0...].starts(with: end) }) {
+                let head = Array(self.buffered[..<(range + 4)])
+                self.buffered.removeFirst(range + 4)
+                return String(decoding: head, as: UTF8.self)
+            }
+            guard await self.readMore() else { return nil }
         }
     }
 
@@ -132,7 +158,7 @@ final class PeerConnection {
     // MARK: Writing
 
     func write(_ bytes: [UInt8]) async throws {
-        try await self.tcp.send(bytes)
+        try await self.stream.send(bytes, sealing: false)
     }
 
     /// Sends a text message, in frames of at most `fragmentSize` bytes.
@@ -196,7 +222,7 @@ final class PeerConnection {
     }
 
     /// Reads (and discards) until the TCP connection ends, and returns how it ended.
-    func waitForEnd() async -> TCPConnection.End {
+    func waitForEnd() async -> ByteStreamEnd {
         while await self.readMore() {
             self.buffered.removeAll()
         }

@@ -1,0 +1,104 @@
+#if os(Linux)
+/// A connected byte stream on an event loop: a `TCPConnection`, or a `TLSStream` over one. It is what protocol glue
+/// (the WebSocket client and server) needs of its connection, so that the same glue, with the same flow control,
+/// runs over plain TCP and over TLS.
+///
+/// The contract is `TCPConnection`'s: reading starts with `setStreamHandler(_:)` (on the loop thread); the handler
+/// gets the bytes in order and then exactly one `ended(_:on:)`; writes from one thread keep their order, either
+/// complete or fail, and a sealing write is the last one accepted; `queuedWriteBytes` counts every byte accepted and
+/// not yet handed to the kernel, which is what the outbound watermarks measure; `pauseReading()` stops the handler's
+/// bytes (and the socket's reads) until `resumeReading()`.
+public protocol ByteStream: AnyObject, Sendable {
+    /// The loop whose thread runs this stream's I/O and callbacks.
+    var loop: EventLoop { get }
+
+    /// Installs the handler and starts reading. Call on the loop thread, at most once.
+    func setStreamHandler(_ handler: any ByteStreamHandler)
+
+    /// Writes borrowed bytes; `completion` (on the loop thread, never inside this call) says when they were all
+    /// handed to the kernel, or why not. `sealing`: the last write accepted.
+    func write(borrowing bytes: UnsafeRawBufferPointer, sealing: Bool, completion: TCPConnection.WriteCompletion?)
+
+    /// Writes `bytes`, reporting only a failure (on the loop thread, never inside this call).
+    func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void)
+
+    /// Writes `bytes` and returns once they were all handed to the kernel.
+    func send(_ bytes: [UInt8], sealing: Bool) async throws(SocketError)
+
+    /// Bytes accepted and not yet handed to the kernel (for TLS: the records waiting, and any plaintext waiting
+    /// for the handshake).
+    var queuedWriteBytes: Int { get }
+
+    /// Calls `body` on the loop thread once at most `limit` bytes are queued (see
+    /// `TCPConnection.whenQueuedWrites(atMost:_:)`). Called exactly once.
+    func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void)
+
+    func pauseReading()
+    func resumeReading()
+    /// Graceful close: flushes what is queued (for TLS, then a `close_notify`), then FIN.
+    func close()
+    /// Abortive close: pending writes are discarded, the peer sees RST.
+    func reset()
+}
+
+/// How a byte stream ended, as reported once to its handler.
+public enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
+    /// The peer closed its side (for TLS: after its `close_notify`).
+    case endOfStream
+    /// `close()` or `reset()` was called on this side.
+    case closedLocally
+    /// A socket error.
+    case failed(SocketError)
+    /// TLS failed: the handshake, a record, or the peer's end without `close_notify` (`.truncated`).
+    case tlsFailed(TLSFailure)
+
+    public init(_ end: TCPConnection.End) {
+        switch end {
+        case .endOfStream: self = .endOfStream
+        case .closedLocally: self = .closedLocally
+        case .failed(let error): self = .failed(error)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .endOfStream: "end of stream"
+        case .closedLocally: "closed locally"
+        case .failed(let error): "failed: \(error)"
+        case .tlsFailed(let failure): "TLS failed: \(failure)"
+        }
+    }
+}
+
+/// Receives what happens on a `ByteStream`, on its loop's thread, never re-entrantly from inside the stream's own
+/// `write`, `close` or `reset`.
+public protocol ByteStreamHandler: AnyObject {
+    /// Bytes from the peer, in order, borrowed for the call.
+    func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream)
+    /// The last call for this stream.
+    func ended(_ end: ByteStreamEnd, on stream: any ByteStream)
+}
+
+extension TCPConnection: ByteStream {
+    public func setStreamHandler(_ handler: any ByteStreamHandler) {
+        self.setHandler(StreamHandlerAdapter(handler))
+    }
+}
+
+/// Presents a `ByteStreamHandler` as the `TCPConnectionHandler` of a plain TCP stream.
+private final class StreamHandlerAdapter: TCPConnectionHandler {
+    private let handler: any ByteStreamHandler
+
+    init(_ handler: any ByteStreamHandler) {
+        self.handler = handler
+    }
+
+    func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+        self.handler.received(bytes, on: connection)
+    }
+
+    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+        self.handler.ended(ByteStreamEnd(end), on: connection)
+    }
+}
+#endif

@@ -1,0 +1,183 @@
+#if os(Linux)
+import COpenSSL
+import Synchronization
+
+/// A configured OpenSSL context (`SSL_CTX`) from which `TLSSession`s are made: TLS 1.2 or later, and for a client
+/// verification against the system trust store (plus any additional roots) unless explicitly skipped.
+///
+/// Create one per configuration and share it: building a context reads the trust store, which costs far more than
+/// a session.
+public final class TLSContext: @unchecked Sendable {
+    // Why `@unchecked Sendable` is safe: `pointer` is configured completely in the initializer and never changed
+    // afterwards; OpenSSL documents `SSL_new` on a shared, no longer modified `SSL_CTX` as safe from any thread
+    // (its reference count and lazily loaded lookup caches are internally locked). `pins` and `verifies` are
+    // immutable.
+    let pointer: OpaquePointer
+    /// The base64 SHA-256 digests of accepted SPKIs (without the `sha256/` prefix).
+    let pins: Set<String>
+    /// A client context that verifies the chain and the host name.
+    let verifies: Bool
+    let isServer: Bool
+
+    private init(pointer: OpaquePointer, pins: Set<String>, verifies: Bool, isServer: Bool) {
+        self.pointer = pointer
+        self.pins = pins
+        self.verifies = verifies
+        self.isServer = isServer
+    }
+
+    deinit {
+        SSL_CTX_free(self.pointer)
+    }
+
+    /// A client context.
+    /// - Throws: `TLSConfigurationError` for a malformed pin or unreadable trust roots.
+    public static func client(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
+        let pins = try Self.parsePins(options.pins)
+        let context = try Self.makeContext(method: TLS_client_method())
+        let verifies = !options.insecureSkipVerification
+        // The context owns the pointer from here on, so an error below frees it.
+        let result = TLSContext(pointer: context, pins: pins, verifies: verifies, isServer: false)
+        if verifies {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw .contextUnavailable }
+            let store = SSL_CTX_get_cert_store(context)
+            for source in options.additionalTrustRoots {
+                let certificates = try PEM.certificates(source, failure: .invalidTrustRoots)
+                for certificate in certificates {
+                    defer { X509_free(certificate) }
+                    // A root already in the store is not an error.
+                    _ = X509_STORE_add_cert(store, certificate)
+                }
+            }
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        }
+        ERR_clear_error()
+        return result
+    }
+
+    /// A client context for `options`, shared with every caller asking for the same options (a context reads the
+    /// trust store and the additional roots once, when first created). At most 32 are kept.
+    public static func sharedClient(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
+        if let cached = Self.clientCache.withLock({ $0[options] }) { return cached }
+        let context = try Self.client(options)
+        Self.clientCache.withLock { cache in
+            if cache.count >= 32 { cache.removeAll() }
+            cache[options] = context
+        }
+        return context
+    }
+
+    private static let clientCache = Mutex<[TLSClientOptions: TLSContext]>([:])
+
+    /// A server context presenting `options`' certificate chain and key.
+    /// - Throws: `TLSConfigurationError` when the chain or the key cannot be read or do not match.
+    public static func server(_ options: TLSServerOptions) throws(TLSConfigurationError) -> TLSContext {
+        let context = try Self.makeContext(method: TLS_server_method())
+        let result = TLSContext(pointer: context, pins: [], verifies: false, isServer: true)
+        var certificates = try PEM.certificates(options.certificateChain, failure: .invalidCertificate)
+        let leaf = certificates.removeFirst()
+        defer { X509_free(leaf) }
+        guard SSL_CTX_use_certificate(context, leaf) == 1 else {
+            certificates.forEach { X509_free($0) }
+            throw .invalidCertificate
+        }
+        for (index, intermediate) in certificates.enumerated() where
+            tether_SSL_CTX_add_extra_chain_cert(context, intermediate) != 1
+        {
+            // Ownership passes to the context only on success.
+            certificates[index...].forEach { X509_free($0) }
+            throw .invalidCertificate
+        }
+        guard let key = try PEM.privateKey(options.privateKey) else { throw .invalidPrivateKey }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            ERR_clear_error()
+            throw .invalidPrivateKey
+        }
+        ERR_clear_error()
+        return result
+    }
+
+    private static func makeContext(method: OpaquePointer?) throws(TLSConfigurationError) -> OpaquePointer {
+        guard let context = SSL_CTX_new(method) else {
+            ERR_clear_error()
+            throw .contextUnavailable
+        }
+        guard tether_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
+            SSL_CTX_free(context)
+            throw .contextUnavailable
+        }
+        // Idle connections keep no record buffers; renegotiation (TLS 1.2) is refused.
+        _ = tether_SSL_CTX_set_mode(context, Int(SSL_MODE_RELEASE_BUFFERS))
+        tether_SSL_CTX_refuse_renegotiation(context)
+        return context
+    }
+
+    /// Checks each pin's form and returns the base64 digests.
+    static func parsePins(_ pins: [String]) throws(TLSConfigurationError) -> Set<String> {
+        var digests = Set<String>()
+        for pin in pins {
+            guard pin.hasPrefix("sha256/") else { throw .invalidPin }
+            let digest = pin.dropFirst("sha256/".count)
+            // The base64 of 32 bytes: 43 characters and one "=".
+            let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+            guard digest.utf8.count == 44, digest.hasSuffix("="),
+                digest.dropLast().allSatisfy({ alphabet.contains($0) })
+            else { throw .invalidPin }
+            digests.insert(String(digest))
+        }
+        return digests
+    }
+}
+
+/// Reading PEM into OpenSSL objects.
+enum PEM {
+    /// A memory or file BIO over `source`; nil when the file cannot be opened.
+    static func bio(_ source: PEMSource) -> OpaquePointer? {
+        switch source {
+        case .file(let path):
+            return BIO_new_file(path, "r")
+        case .bytes(let bytes):
+            guard let bio = BIO_new(BIO_s_mem()) else { return nil }
+            let written = bytes.withUnsafeBytes { BIO_write(bio, $0.baseAddress, Int32($0.count)) }
+            guard written == bytes.count || bytes.isEmpty else {
+                BIO_free(bio)
+                return nil
+            }
+            return bio
+        }
+    }
+
+    /// Every certificate in `source`, in order (the caller frees them); at least one.
+    static func certificates(
+        _ source: PEMSource, failure: TLSConfigurationError
+    ) throws(TLSConfigurationError) -> [OpaquePointer] {
+        guard let bio = Self.bio(source) else {
+            ERR_clear_error()
+            throw failure
+        }
+        defer { BIO_free(bio) }
+        var certificates: [OpaquePointer] = []
+        while let certificate = PEM_read_bio_X509(bio, nil, nil, nil) {
+            certificates.append(certificate)
+        }
+        ERR_clear_error()  // the end of the input is reported as an error
+        guard !certificates.isEmpty else { throw failure }
+        return certificates
+    }
+
+    /// The first private key in `source` (the caller frees it), or nil.
+    static func privateKey(_ source: PEMSource) throws(TLSConfigurationError) -> OpaquePointer? {
+        guard let bio = Self.bio(source) else {
+            ERR_clear_error()
+            throw .invalidPrivateKey
+        }
+        defer { BIO_free(bio) }
+        let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        ERR_clear_error()
+        return key
+    }
+}
+#endif

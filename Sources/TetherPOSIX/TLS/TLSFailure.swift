@@ -1,0 +1,52 @@
+#if os(Linux)
+/// Why a TLS connection failed. Every case is a fixed text from Tether or OpenSSL, never data from the peer.
+public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The certificate does not name the host (or IP address) connected to.
+    case hostnameMismatch
+    /// The certificate (or one in its chain) has expired.
+    case certificateExpired
+    /// The certificate (or one in its chain) is not valid yet.
+    case certificateNotYetValid
+    /// The chain does not lead to a trusted root (an unknown issuer or a self-signed certificate).
+    case untrustedIssuer
+    /// Another certificate verification failure, with OpenSSL's `X509_V_ERR_*` code.
+    case certificateInvalid(code: Int32)
+    /// No certificate of the chain matches a configured pin.
+    case pinMismatch
+    /// The peers share no acceptable protocol version (Tether requires TLS 1.2 or later).
+    case protocolVersion
+    /// Any other handshake failure, with OpenSSL's reason text.
+    case handshakeFailed(String)
+    /// The peer ended the stream without a `close_notify` alert: what was received may be cut short.
+    case truncated
+    /// A failure after the handshake (a bad record, an alert), with OpenSSL's reason text.
+    case protocolError(String)
+
+    /// Whether the failure is about the peer's certificate: retrying will not help.
+    public var isCertificateFailure: Bool {
+        switch self {
+        case .hostnameMismatch, .certificateExpired, .certificateNotYetValid, .untrustedIssuer, .certificateInvalid,
+            .pinMismatch:
+            true
+        case .protocolVersion, .handshakeFailed, .truncated, .protocolError:
+            false
+        }
+    }
+
+    /// A short, stable text for records and logs (for example "hostname mismatch").
+    public var description: String {
+        switch self {
+        case .hostnameMismatch: "hostname mismatch"
+        case .certificateExpired: "certificate expired"
+        case .certificateNotYetValid: "certificate not yet valid"
+        case .untrustedIssuer: "untrusted issuer"
+        case .certificateInvalid(let code): "certificate invalid (X509_V_ERR \(code))"
+        case .pinMismatch: "pin mismatch"
+        case .protocolVersion: "protocol version"
+        case .handshakeFailed(let reason): "handshake failed: \(reason)"
+        case .truncated: "truncated (no close_notify)"
+        case .protocolError(let reason): "protocol error: \(reason)"
+        }
+    }
+}
+#endif

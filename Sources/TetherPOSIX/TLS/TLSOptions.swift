@@ -1,0 +1,64 @@
+#if os(Linux)
+/// PEM data: a file to read, or the bytes themselves.
+public enum PEMSource: Sendable, Hashable {
+    /// A PEM file's path, read when the TLS context is created.
+    case file(String)
+    /// PEM text held in memory.
+    case bytes([UInt8])
+}
+
+/// How a TLS client verifies its server. Verification is on unless `insecureSkipVerification` says otherwise.
+public struct TLSClientOptions: Sendable, Hashable {
+    /// CA certificates trusted in addition to the system trust store (each source may hold several).
+    public var additionalTrustRoots: [PEMSource]
+    /// SPKI SHA-256 pins, each `sha256/` followed by the base64 of the digest of a certificate's DER
+    /// SubjectPublicKeyInfo. When not empty, some certificate of the server's chain must match one of them, in
+    /// addition to (not instead of) chain and host-name verification.
+    public var pins: [String]
+    /// No chain or host-name verification (pins, when given, are still checked). For local testing only.
+    public var insecureSkipVerification: Bool
+
+    public init(
+        additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false
+    ) {
+        self.additionalTrustRoots = additionalTrustRoots
+        self.pins = pins
+        self.insecureSkipVerification = insecureSkipVerification
+    }
+}
+
+/// A TLS server's identity: its certificate chain (leaf first) and private key, as PEM.
+public struct TLSServerOptions: Sendable, Hashable {
+    public var certificateChain: PEMSource
+    public var privateKey: PEMSource
+
+    public init(certificateChain: PEMSource, privateKey: PEMSource) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+    }
+}
+
+/// A TLS context could not be created from its options. The description names what was wrong, never a key.
+public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// A pin is not `sha256/` followed by the base64 of 32 bytes.
+    case invalidPin
+    /// A trust root source could not be read or holds no PEM certificate.
+    case invalidTrustRoots
+    /// The server's certificate chain could not be read or holds no PEM certificate.
+    case invalidCertificate
+    /// The server's private key could not be read, or does not match its certificate.
+    case invalidPrivateKey
+    /// OpenSSL refused to create the context.
+    case contextUnavailable
+
+    public var description: String {
+        switch self {
+        case .invalidPin: "a pin is not sha256/ followed by the base64 of a SHA-256 digest"
+        case .invalidTrustRoots: "the additional trust roots could not be read as PEM certificates"
+        case .invalidCertificate: "the certificate chain could not be read as PEM certificates"
+        case .invalidPrivateKey: "the private key could not be read as PEM or does not match the certificate"
+        case .contextUnavailable: "OpenSSL could not create a TLS context"
+        }
+    }
+}
+#endif

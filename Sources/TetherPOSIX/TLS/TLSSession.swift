@@ -1,0 +1,296 @@
+#if os(Linux)
+import COpenSSL
+import Glibc
+
+/// One TLS connection as a sans-I/O engine over two BIOs: ciphertext from the peer goes in with
+/// `receive(_:)`, plaintext comes out of `read(into:)`; plaintext goes in with `write(_:)`, and the ciphertext to
+/// send comes out of `takeCiphertext()`. The handshake advances with `handshake()`; `shutdown()` queues a
+/// `close_notify`. Nothing here touches a socket or a clock.
+///
+/// Not thread-safe: one owner at a time (a loop thread, or a lock around every call). OpenSSL's error queue is per
+/// thread, so every call clears it first and reads it before returning.
+public final class TLSSession {
+    /// What `read(into:)` produced.
+    public enum ReadResult: Equatable, Sendable {
+        /// This many plaintext bytes were written to the buffer.
+        case bytes(Int)
+        /// More ciphertext is needed.
+        case needMore
+        /// The peer sent `close_notify`: no more plaintext will come.
+        case closed
+    }
+
+    private let context: TLSContext
+    private let ssl: OpaquePointer
+    /// Ciphertext from the peer, read by OpenSSL. Owned by `ssl`.
+    private let inbound: OpaquePointer
+    /// Ciphertext for the peer, written by OpenSSL into `sink`. Owned by `ssl`.
+    private let outbound: OpaquePointer
+    /// Where `outbound` puts the records: an array handed over whole, with no copy out of a memory BIO.
+    private let sink = CiphertextSink()
+    /// The handshake (and, for a client, the pin check) has completed.
+    public private(set) var isHandshakeComplete = false
+    /// The peer's `close_notify` was read.
+    public private(set) var receivedCloseNotify = false
+
+    /// A client session for `serverName` (a host name, or an IP literal without brackets): SNI carries a host
+    /// name (never an IP literal), and verification, when the context verifies, checks the name or the address.
+    public convenience init(context: TLSContext, serverName: String) {
+        precondition(!context.isServer, "a client session needs a client context")
+        self.init(context: context)
+        SSL_set_connect_state(self.ssl)
+        let isAddress = Self.isIPAddress(serverName)
+        if !isAddress { _ = tether_SSL_set_tlsext_host_name(self.ssl, serverName) }
+        if context.verifies {
+            let parameters = SSL_get0_param(self.ssl)
+            if isAddress {
+                _ = X509_VERIFY_PARAM_set1_ip_asc(parameters, serverName)
+            } else {
+                X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+                _ = SSL_set1_host(self.ssl, serverName)
+            }
+        }
+        ERR_clear_error()
+    }
+
+    /// A server session.
+    public convenience init(serverContext context: TLSContext) {
+        precondition(context.isServer, "a server session needs a server context")
+        self.init(context: context)
+        SSL_set_accept_state(self.ssl)
+    }
+
+    private init(context: TLSContext) {
+        self.context = context
+        guard let ssl = SSL_new(context.pointer), let inbound = BIO_new(BIO_s_mem()),
+            let outbound = BIO_new(CiphertextSink.method.pointer)
+        else {
+            // Only out of memory.
+            fatalError("OpenSSL could not allocate a session")
+        }
+        self.ssl = ssl
+        self.inbound = inbound
+        self.outbound = outbound
+        // The sink outlives the BIO: `SSL_free` (in `deinit`) frees the BIO before the stored properties go.
+        BIO_set_data(outbound, Unmanaged.passUnretained(self.sink).toOpaque())
+        SSL_set_bio(ssl, inbound, outbound)
+    }
+
+    deinit {
+        SSL_free(self.ssl)  // frees both BIOs
+    }
+
+    // MARK: - Ciphertext
+
+    /// Ciphertext from the peer, in order. Kept in memory until `handshake()` or `read(into:)` consumes it.
+    public func receive(_ ciphertext: UnsafeRawBufferPointer) {
+        guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }
+        // A memory BIO takes everything (it grows).
+        _ = BIO_write(self.inbound, base, Int32(ciphertext.count))
+    }
+
+    /// Ciphertext received and not yet decrypted.
+    public var bufferedCiphertext: Int { Int(BIO_ctrl_pending(self.inbound)) }
+
+    /// Ciphertext waiting to be sent.
+    public var pendingCiphertext: Int { self.sink.bytes.count }
+
+    /// Hands the ciphertext waiting to be sent to `body` (borrowed for the call), then forgets it.
+    public func takeCiphertext(_ body: (UnsafeRawBufferPointer) -> Void) {
+        guard !self.sink.bytes.isEmpty else { return }
+        self.sink.bytes.withUnsafeBytes(body)
+        self.sink.bytes.removeAll(keepingCapacity: true)
+    }
+
+    /// The ciphertext waiting to be sent (empty when none), which is then forgotten: the array itself, no copy.
+    public func takeCiphertext() -> [UInt8] {
+        guard !self.sink.bytes.isEmpty else { return [] }
+        defer { self.sink.bytes = [] }
+        return self.sink.bytes
+    }
+
+    // MARK: - Handshake
+
+    /// Advances the handshake with the ciphertext received so far; afterwards, `takeCiphertext` has what to send.
+    /// - Returns: true once the handshake has completed (and for a client, the pins matched).
+    /// - Throws: `TLSFailure` when the handshake failed (its alert, if any, is in `takeCiphertext`).
+    public func handshake() throws(TLSFailure) -> Bool {
+        guard !self.isHandshakeComplete else { return true }
+        ERR_clear_error()
+        let result = SSL_do_handshake(self.ssl)
+        if result == 1 {
+            if !self.context.isServer, !self.context.pins.isEmpty, !self.chainMatchesPins() {
+                throw .pinMismatch
+            }
+            self.isHandshakeComplete = true
+            return true
+        }
+        let code = SSL_get_error(self.ssl, result)
+        if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return false }
+        throw self.handshakeFailure()
+    }
+
+    // MARK: - Application data
+
+    /// Decrypts plaintext into `buffer`, as much as is available and fits.
+    /// - Throws: `TLSFailure.protocolError` for a bad record or a fatal alert.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSFailure) -> ReadResult {
+        guard !self.receivedCloseNotify else { return .closed }
+        ERR_clear_error()
+        var count = 0
+        if SSL_read_ex(self.ssl, buffer.baseAddress, buffer.count, &count) == 1 { return .bytes(count) }
+        switch SSL_get_error(self.ssl, 0) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return .needMore
+        case SSL_ERROR_ZERO_RETURN:
+            self.receivedCloseNotify = true
+            return .closed
+        default:
+            throw .protocolError(Self.reasonText())
+        }
+    }
+
+    /// Encrypts all of `plaintext` (after the handshake); the records are then in `takeCiphertext`.
+    /// - Throws: `TLSFailure.protocolError` when the session can no longer write (after a fatal error).
+    public func write(_ plaintext: UnsafeRawBufferPointer) throws(TLSFailure) {
+        guard let base = plaintext.baseAddress, !plaintext.isEmpty else { return }
+        ERR_clear_error()
+        // The records: the plaintext, and per record of at most 16 KiB a header, a tag and padding.
+        self.sink.bytes.reserveCapacity(self.sink.bytes.count + plaintext.count + (plaintext.count >> 14 + 1) * 64)
+        var written = 0
+        // The sink never pushes back, and partial writes are off: all or an error.
+        guard SSL_write_ex(self.ssl, base, plaintext.count, &written) == 1 else {
+            throw .protocolError(Self.reasonText())
+        }
+    }
+
+    /// Queues a `close_notify` alert (see `takeCiphertext`). Idempotent.
+    public func shutdown() {
+        ERR_clear_error()
+        _ = SSL_shutdown(self.ssl)
+        ERR_clear_error()
+    }
+
+    // MARK: - Failures
+
+    private func handshakeFailure() -> TLSFailure {
+        let verifyResult = SSL_get_verify_result(self.ssl)
+        if !self.context.isServer, self.context.verifies, verifyResult != X509_V_OK {
+            ERR_clear_error()
+            return Self.verificationFailure(Int32(verifyResult))
+        }
+        let error = ERR_peek_last_error()
+        if error != 0 {
+            switch tether_ERR_GET_REASON(error) {
+            case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
+                SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH:
+                ERR_clear_error()
+                return .protocolVersion
+            default:
+                break
+            }
+        }
+        return .handshakeFailed(Self.reasonText())
+    }
+
+    static func verificationFailure(_ code: Int32) -> TLSFailure {
+        switch code {
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+            .hostnameMismatch
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            .certificateExpired
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            .certificateNotYetValid
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+            X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY,
+            X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE, X509_V_ERR_CERT_UNTRUSTED:
+            .untrustedIssuer
+        default:
+            .certificateInvalid(code: code)
+        }
+    }
+
+    /// OpenSSL's fixed reason text for the latest error (never peer data); clears the queue.
+    private static func reasonText() -> String {
+        let error = ERR_peek_last_error()
+        defer { ERR_clear_error() }
+        guard error != 0, let reason = ERR_reason_error_string(error) else { return "unknown" }
+        return String(cString: reason)
+    }
+
+    // MARK: - Pins
+
+    /// Whether a certificate of the peer's chain (the verified one when verifying) has a pinned SPKI.
+    private func chainMatchesPins() -> Bool {
+        let chain = self.context.verifies ? SSL_get0_verified_chain(self.ssl) : SSL_get_peer_cert_chain(self.ssl)
+        for index in 0..<tether_X509_chain_count(chain) {
+            guard let certificate = tether_X509_chain_at(chain, index),
+                let pin = Self.spkiSHA256Base64(certificate)
+            else { continue }
+            if self.context.pins.contains(pin) { return true }
+        }
+        return false
+    }
+
+    /// The base64 of the SHA-256 digest of `certificate`'s DER SubjectPublicKeyInfo.
+    static func spkiSHA256Base64(_ certificate: OpaquePointer) -> String? {
+        guard let publicKey = X509_get_X509_PUBKEY(certificate) else { return nil }
+        let length = i2d_X509_PUBKEY(publicKey, nil)
+        guard length > 0 else { return nil }
+        var der = [UInt8](repeating: 0, count: Int(length))
+        let encoded = der.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            return i2d_X509_PUBKEY(publicKey, &cursor)
+        }
+        guard encoded == length else { return nil }
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var digestLength: UInt32 = 0
+        guard EVP_Digest(der, der.count, &digest, &digestLength, EVP_sha256(), nil) == 1 else { return nil }
+        var text = [UInt8](repeating: 0, count: 4 * ((Int(digestLength) + 2) / 3) + 1)
+        let textLength = EVP_EncodeBlock(&text, digest, Int32(digestLength))
+        return String(decoding: text[..<Int(textLength)], as: UTF8.self)
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+    }
+}
+
+/// Where a session's output BIO puts the records for the peer (see `TLSSession.takeCiphertext`).
+private final class CiphertextSink {
+    var bytes: [UInt8] = []
+
+    /// The BIO method of the sinks, made once.
+    static let method = Method()
+
+    struct Method: @unchecked Sendable {
+        // Why `@unchecked Sendable` is safe: the BIO_METHOD is completely set up here and never changed afterwards;
+        // OpenSSL only reads it, from whichever thread creates or uses a BIO.
+        let pointer: OpaquePointer
+
+        init() {
+            let type = BIO_get_new_index() | BIO_TYPE_SOURCE_SINK
+            guard let method = BIO_meth_new(type, "tether ciphertext sink") else {
+                fatalError("OpenSSL could not allocate a BIO method")
+            }
+            _ = BIO_meth_set_write_ex(method) { bio, data, length, written in
+                guard let bio, let context = BIO_get_data(bio) else { return 0 }
+                let sink = Unmanaged<CiphertextSink>.fromOpaque(context).takeUnretainedValue()
+                if length > 0, let data {
+                    sink.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+                }
+                written?.pointee = length
+                return 1
+            }
+            // OpenSSL flushes after each flight: nothing is buffered here, so a flush always succeeds.
+            _ = BIO_meth_set_ctrl(method) { _, command, _, _ in command == BIO_CTRL_FLUSH ? 1 : 0 }
+            _ = BIO_meth_set_create(method) { bio in
+                BIO_set_init(bio, 1)
+                return 1
+            }
+            self.pointer = method
+        }
+    }
+}
+#endif

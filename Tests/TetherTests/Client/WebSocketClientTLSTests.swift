@@ -1,0 +1,67 @@
+#if os(Linux)
+import Foundation
+import Testing
+@testable import Tether
+import TetherCore
+import TetherPOSIX
+import TetherTestServer
+
+/// The client over `wss://`: the heartbeat runs as over plain TCP, and a certificate that does not verify stops the
+/// session visibly instead of retrying.
+@Suite(.timeLimit(.minutes(1)))
+struct WebSocketClientTLSTests {
+    static let authority = TestCertificateAuthority()
+    static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
+
+    private func configuration(_ server: TestServer, host: String = "127.0.0.1") -> WebSocketConfiguration {
+        var configuration = WebSocketConfiguration(
+            url: URL(string: "wss://\(host):\(server.port)/")!, heartbeatInterval: .milliseconds(50),
+            // Generous: these tests are about what happens, not when; a loaded machine must not trip a pong timeout.
+            heartbeatTimeout: .seconds(5), pathMonitoring: .none)
+        configuration.tls = Self.trusting
+        return configuration
+    }
+
+    @Test func theHeartbeatsPingsAndPongsRunOverTLSAndAMessageEchoes() async throws {
+        let server = try TestServer(tls: Self.authority.issue().serverOptions, scenario: .echo)
+        let client = try WebSocketClient(configuration: self.configuration(server))
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        #expect(await recorder.record(.opened) != nil)
+        #expect(await recorder.record(.pong) != nil)
+        #expect(await recorder.record(.pong) != nil)
+        try await client.send(text: "through the tunnel")
+        #expect(await recorder.message() == .text("through the tunnel"))
+        await client.stop()
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.pingsReceived.total >= 2)
+        #expect(recorder.records.filter { $0.kind == .closed }.allSatisfy { $0.reason == .userStopped })
+        await server.stop()
+    }
+
+    @Test func anExpiredCertificateStopsTheSessionWithTLSFailedAndNoRetry() async throws {
+        let expired = Self.authority.issue(notBefore: -2 * 86_400, notAfter: -86_400)
+        let server = try TestServer(tls: expired.serverOptions)
+        let client = try WebSocketClient(configuration: self.configuration(server))
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        let closed = await recorder.record(.closed)
+        #expect(closed?.reason == .tlsFailed(detail: "certificate expired"))
+        #expect(closed?.reason?.name == "tls_failed")
+        let failed = await recorder.state(.failed)
+        #expect(failed?.failure == .tlsFailed(detail: "certificate expired"))
+        let snapshot = await recorder.wait { _ in true }
+        #expect(snapshot?.records.contains { $0.kind == .opened } == false)
+        #expect(snapshot?.records.contains { $0.kind == .retryScheduled } == false)
+        #expect(server.connections.count == 1)  // no retry storm
+        await client.stop()
+        await server.stop()
+    }
+
+    @Test func aMalformedPinIsAConfigurationError() {
+        var configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/")!)
+        configuration.tls.pins = ["sha256/not-a-digest"]
+        #expect(throws: WebSocketConfigurationError.self) { try WebSocketClient(configuration: configuration) }
+    }
+}
+#endif

@@ -1,0 +1,161 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherCore
+import TetherPOSIX
+import TetherTestServer
+import TetherWire
+@testable import Tether
+
+/// `wss://` through `SocketTransport` against TLS servers on loopback (a scripted peer and the test server), with a
+/// throw-away CA made in memory. URLs name 127.0.0.1, which the certificates carry as an IP address (verification by
+/// host name and SNI are covered by `TLSSessionTests`): a `localhost` URL could reach another test's `::1` listener.
+/// Every wait is on an explicit signal; the time limit only turns a missing event into a failure.
+@Suite(.timeLimit(.minutes(1))) struct SocketTransportTLSTests {
+    static let authority = TestCertificateAuthority()
+    static let valid = Self.authority.issue()
+    static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
+
+    private func connect(_ url: URL, tls: TLSOptions = Self.trusting) -> ClientProbe {
+        ClientProbe(SocketTransport().connect(TransportRequest(url: url, connectTimeout: 5_000, tls: tls)))
+    }
+
+    @Test func anExtraCAOpensAndCarriesMessagesBothWaysThenClosesWithCloseNotify() async throws {
+        var peer = try ScriptedPeer(tls: Self.valid.serverOptions)
+        var client = self.connect(peer.url("/feed"))
+        let server = await peer.accept()
+        let request = try await server.open()
+        #expect(request.header("Host") == "127.0.0.1:\(peer.port)")
+        #expect(await client.next() == .opened(nil))
+
+        let large = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try await client.connection.send(.text("héllo 👋"))
+        try await client.connection.send(.binary(Data(large)))
+        #expect(try await server.nextMessage() == .text("héllo 👋"))
+        #expect(try await server.nextMessage() == .binary(large))
+        try await server.sendText("over TLS", fragmentSize: 3)
+        try await server.sendBinary(large, fragmentSize: 100_000)
+        #expect(await client.next() == .text("over TLS"))
+        #expect(await client.next() == .binary(Data(large)))
+
+        client.connection.close(code: 1000, reason: "")
+        #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        // Not `.tlsFailed(.truncated)`: the client's close_notify came before its FIN.
+        #expect(await server.waitForEnd() == .endOfStream)
+        await peer.stop()
+    }
+
+    @Test func pingsGetTheirPongsOverTLS() async throws {
+        let server = try TestServer(tls: Self.valid.serverOptions, scenario: .normal)
+        var client = self.connect(URL(string: server.url())!)
+        #expect(await client.next() == .opened(nil))
+        client.connection.sendPing(id: 41)
+        client.connection.sendPing(id: 42)
+        #expect(await client.next() == .pong(41))
+        #expect(await client.next() == .pong(42))
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.pingsReceived.total == 2)
+        #expect(record.end?.reason == .closeHandshakeCompleted(initiatedByServer: false))
+        await server.stop()
+    }
+
+    static let certificateFailures: [(String, TestCertificate, TLSOptions, String)] = [
+        ("wrong host", Self.authority.issue(hosts: ["wrong.example"]), Self.trusting, "hostname mismatch"),
+        ("expired", Self.authority.issue(notBefore: -2 * 86_400, notAfter: -86_400), Self.trusting,
+         "certificate expired"),
+        ("self-signed", TestCertificateAuthority.selfSigned(), Self.trusting, "untrusted issuer"),
+        ("unknown CA", TestCertificateAuthority().issue(), Self.trusting, "untrusted issuer"),
+        ("no extra CA", Self.valid, TLSOptions(), "untrusted issuer"),
+        ("pin mismatch", Self.valid,
+         TLSOptions(additionalTrustRoots: Self.trusting.additionalTrustRoots, pins: [Self.authority.issue().pin]),
+         "pin mismatch"),
+    ]
+
+    @Test(arguments: Self.certificateFailures.map(\.0))
+    func aCertificateThatDoesNotVerifyEndsTLSFailedPermanentlyAndNeverOpens(name: String) async throws {
+        let (_, certificate, tls, detail) = try #require(Self.certificateFailures.first { $0.0 == name })
+        let server = try TestServer(tls: certificate.serverOptions)
+        var client = self.connect(URL(string: server.url())!, tls: tls)
+        #expect(await client.rest() == [.ended(.tlsFailed(detail: detail, permanent: true))])
+        // The server never saw an upgrade request: the connection ended in the TLS handshake.
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.request == nil)
+        await server.stop()
+    }
+
+    @Test func aMatchingPinOfTheLeafOrTheCAOpens() async throws {
+        let server = try TestServer(tls: Self.valid.serverOptions)
+        for pin in [Self.valid.pin, Self.authority.certificate.pin] {
+            var tls = Self.trusting
+            tls.pins = [pin]
+            var client = self.connect(URL(string: server.url())!, tls: tls)
+            #expect(await client.next() == .opened(nil))
+            client.connection.close(code: 1000, reason: "")
+            #expect(await client.rest() == [.ended(.closedLocally)])
+        }
+        await server.stop()
+    }
+
+    @Test func insecureSkipVerificationOpensDespiteAnUntrustedCertificateForAnotherHost() async throws {
+        let server = try TestServer(tls: TestCertificateAuthority.selfSigned(hosts: ["wrong.example"]).serverOptions)
+        var client = self.connect(URL(string: server.url())!, tls: TLSOptions(insecureSkipVerification: true))
+        #expect(await client.next() == .opened(nil))
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        await server.stop()
+    }
+
+    @Test func aServerThatClosesWithoutCloseNotifyWhileOpenIsAnOrdinaryLoss() async throws {
+        var peer = try ScriptedPeer(tls: Self.valid.serverOptions)
+        var client = self.connect(peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        try await server.sendText("before the cut")
+        server.tcp.close()  // FIN without close_notify: a truncation
+        #expect(await client.rest() == [.text("before the cut"), .ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func aServerThatHangsUpAfterTheTLSHandshakeWithoutAnsweringEndsReceiveFailed() async throws {
+        var peer = try ScriptedPeer(tls: Self.valid.serverOptions)
+        var client = self.connect(peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        server.tcp.close()
+        #expect(await client.rest() == [.ended(.receiveFailed)])
+        await peer.stop()
+    }
+
+    @Test func aPlainHTTPAnswerToTheClientHelloIsARetryableTLSFailure() async throws {
+        var peer = try ScriptedPeer()
+        let url = URL(string: "wss://127.0.0.1:\(peer.port)/")!
+        var client = self.connect(url)
+        let server = await peer.accept()
+        try await server.write(Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8))
+        server.tcp.close()
+        let events = await client.rest()
+        guard case .ended(.tlsFailed(let detail, let permanent))? = events.first, events.count == 1 else {
+            Issue.record("expected a TLS failure, got \(events)")
+            return
+        }
+        #expect(detail.hasPrefix("handshake failed"))
+        #expect(!permanent)
+        await peer.stop()
+    }
+
+    @Test func aServerThatClosesDuringTheTLSHandshakeIsARetryableTLSFailure() async throws {
+        var peer = try ScriptedPeer()
+        var client = self.connect(URL(string: "wss://127.0.0.1:\(peer.port)/")!)
+        let server = await peer.accept()
+        server.tcp.close()
+        let detail = "handshake failed: the connection closed during the handshake"
+        #expect(await client.rest() == [.ended(.tlsFailed(detail: detail, permanent: false))])
+        await peer.stop()
+    }
+}
+#endif
