@@ -311,11 +311,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         case .opened:
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):
-            // Only the current, open connection delivers; a retired connection's leftovers are stale.
-            guard self.connections[generation] != nil, generation == self.machine.generation,
-                  self.machine.phase == .open else { return }
-            self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now)
-            self.publish(.message(message))
+            // The machine decides: everything the latest connection reads before its end is delivered, in any
+            // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
+            switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
+            case .deliver: self.publish(.message(message))
+            case .discard: break  // stale: counted and recorded by the machine
+            }
             self.afterEvent()
         case .pong(let id):
             self.handle(self.machine.pongReceived(generation: generation, ping: id, now: now))

@@ -74,6 +74,7 @@ extension LogRecord {
         if let delay = self.delay { line += " delay_ms=\(delay)" }
         if let bytes = self.bytes { line += " bytes=\(bytes)" }
         if let path = self.path { line += " path=\(path)" }
+        if let ignored = self.ignored { line += " ignored=\(ignored.rawValue)" }
         return line
     }
 }

@@ -338,14 +338,19 @@ enum CheckScenarios {
         let newRecords = Array(after.records.dropFirst(seen))
         run.expect(state.phase == .open && state.generation == before.generation && state.generation == 2,
                    "state and generation unchanged", "\(state.phase.name), gen \(state.generation)")
-        run.expect(newRecords.allSatisfy { $0.generation == 2 && $0.kind != .closed },
-                   "no record for generation 1, no close of generation 2",
+        let staleRecords = newRecords.filter { $0.kind == .stale }
+        run.expect(newRecords.allSatisfy { ($0.generation == 2 || $0.kind == .stale) && $0.kind != .closed },
+                   "no record for generation 1 but its stale records, no close of generation 2",
                    newRecords.map { "\($0.kind.rawValue)@\($0.generation)" }.joined(separator: " "))
         run.expect(after.messages.count == messagesBefore, "the late message was not delivered",
                    "\(after.messages.count) messages")
-        // The message is dropped before the machine sees it; the other three reach it and are counted.
-        run.expect(ignored >= 3, "the late opened, pong and end reached the client and were ignored as stale",
-                   "\(ignored) stale events")
+        // All four reach the machine: the message is discarded by its decision, the others ignored; each is
+        // counted and leaves a stale record naming what was ignored.
+        let ignoredKinds = staleRecords.compactMap { $0.ignored?.rawValue }
+        run.expect(ignored == 4 && ignoredKinds == ["opened", "pong", "message", "ended"]
+                       && staleRecords.allSatisfy { $0.generation == 1 },
+                   "the four late callbacks were ignored as stale, each counted and recorded",
+                   "\(ignored) stale events, records: \(ignoredKinds.joined(separator: ","))")
         let secondClose = server.connection(2)?.closeReceived
         run.expect(secondClose == nil, "the server saw no close on connection 2",
                    secondClose.map { "\($0.code ?? 0)" } ?? "none")

@@ -11,6 +11,16 @@ public struct LogRecord: Equatable, Sendable {
         case readingHeld = "reading_held"
         /// The consumer caught up (the low watermark): the client reads again.
         case readingResumed = "reading_resumed"
+        /// An event ignored because its generation was not current (`ignored` says which kind). Its `generation` is
+        /// the event's own: a transport generation, or for a path update the monitor's. One per `staleEvents`.
+        case stale
+    }
+
+    /// What a `.stale` record ignored.
+    public enum Ignored: String, Equatable, Sendable {
+        case opened, message, pong
+        case pingFailed = "ping_failed"
+        case ended, path
     }
 
     /// The transport generation the record is about (the latest one handed out for session-wide records).
@@ -34,11 +44,13 @@ public struct LogRecord: Equatable, Sendable {
     public var bytes: Int?
     /// For `.path`: the new path state.
     public var path: PathState?
+    /// For `.stale`: the kind of event that was ignored.
+    public var ignored: Ignored?
 
     public init(
         generation: Int, kind: Kind, time: Int, from: SessionPhase, to: SessionPhase,
         reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil,
-        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil
+        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil, ignored: Ignored? = nil
     ) {
         self.generation = generation
         self.kind = kind
@@ -52,5 +64,6 @@ public struct LogRecord: Equatable, Sendable {
         self.delay = delay
         self.bytes = bytes
         self.path = path
+        self.ignored = ignored
     }
 }

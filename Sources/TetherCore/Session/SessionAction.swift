@@ -10,3 +10,13 @@ public enum SessionAction: Equatable, Sendable {
     /// Close the transport of `generation` with close `code`. Its later events are stale.
     case closeTransport(generation: Int, reason: CloseReason, code: UInt16)
 }
+
+/// What the driver does with a received message: the machine's decision (`SessionMachine.messageReceived`).
+public enum MessageDelivery: Equatable, Sendable {
+    /// Hand it to the consumer: it was read from the latest generation's transport, which has not ended yet
+    /// (whatever the phase: connecting, open, suspended in the background, or in its closing handshake).
+    case deliver
+    /// Drop it: a leftover of a generation that is no longer current or has ended (counted in `staleEvents` and
+    /// recorded as a `.stale` record).
+    case discard
+}

@@ -5,8 +5,15 @@
 ///
 /// Generations. Only `.openTransport` hands out a generation (strictly increasing). The latest generation is *live*
 /// while its transport exists; once the machine orders its close or the transport reports its end, it is dead.
-/// An event naming a dead or older generation changes nothing but `staleEvents`. Each generation gets at most one
-/// `.closeTransport`, and no action names a generation other than the latest.
+/// An event naming a dead or older generation changes nothing but `staleEvents` (and leaves a `.stale` record
+/// naming what was ignored). Two exceptions for the latest generation after the machine ordered its close: its
+/// end is expected (not stale), and its messages are still delivered until that end. Each generation gets at
+/// most one `.closeTransport`, and no action names a generation other than the latest.
+///
+/// Delivery. `messageReceived` decides: every message read from the latest generation's transport before its end
+/// is delivered, whatever the phase (connecting, open, suspended with the transport kept in the background, or
+/// during the closing handshake after a stop or a timeout); a message from an older generation, or after the
+/// end, is discarded, counted and recorded.
 ///
 /// Decisions taken where DESIGN.md is silent:
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
@@ -38,11 +45,17 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case immediately
     }
 
-    /// The live transport, if any, of `heartbeat.generation`.
+    /// The transport, if any, of `heartbeat.generation`.
     enum Link: Equatable, Sendable {
+        /// None was made yet, or it reported its end.
         case none
+        /// Live: opening, within the machine's connect deadline.
         case connecting(deadline: Int)
+        /// Live: open; healthy once it answered a pong or stayed open for `stablePeriod`.
         case open(since: Int, healthy: Bool)
+        /// The machine ordered its close and it has not reported its end yet: no longer live (its opens, pongs and
+        /// ping failures are stale), but what it still reads is delivered, and its end is expected, not stale.
+        case closing
     }
 
     /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
@@ -155,9 +168,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .connecting, .open, .waiting, .offline, .suspended, .failed:
             var action = SessionAction.none
-            if self.state.link != .none {
+            if self.isLive(self.state.heartbeat.generation) {
                 let generation = self.state.heartbeat.generation
-                self.endLink()
+                self.endLink(closing: true)
                 action = .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
                 self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
                             code: Int(Self.normalClosure))
@@ -174,7 +187,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The transport of `generation` finished its opening handshake. A second report is ignored.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
         guard case .connecting = self.state.link else {
             return .none  // race: a duplicate "opened" for a transport already open
         }
@@ -188,10 +201,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        if generation == self.state.heartbeat.generation, self.state.link == .closing {
+            self.state.link = .none  // the end of the close the machine ordered: from now on nothing is delivered
+            return .none
+        }
+        guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink()
+        self.endLink(closing: false)
         let code: Int? =
             switch end {
             case .peerClosed(let code): code.map { Int($0) }
@@ -206,7 +223,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The pong for ping `ping` of `generation`. Counts only for the outstanding ping before its deadline; the
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
         guard case .open(let since, let healthy) = self.state.link,
               let rtt = self.state.heartbeat.pong(generation, ping: ping, now: now) else {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
@@ -223,7 +240,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
         guard case .open = self.state.link, ping == self.state.heartbeat.lastPingID,
               self.state.heartbeat.pongDeadline != nil else {
             return .none  // race: the ping was already answered, timed out or abandoned
@@ -245,15 +262,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.record(held ? .readingHeld : .readingResumed, now: now, from: self.phase)
     }
 
-    /// A message of `bytes` bytes arrived on `generation`. Only logged: a message is not a pong and extends nothing.
-    public mutating func messageReceived(generation: Int, bytes: Int, now: Int) {
-        guard self.isLive(generation) else {
-            _ = self.stale()
-            return
+    /// A message of `bytes` bytes was read on `generation`: `.deliver` while that is the latest generation and its
+    /// transport has not reported its end, in any phase (see "Delivery" above); `.discard` otherwise (stale: counted
+    /// and recorded). A message is not a pong and extends nothing.
+    public mutating func messageReceived(generation: Int, bytes: Int, now: Int) -> MessageDelivery {
+        // Live or closing: the latest transport has not reported its end.
+        guard generation == self.state.heartbeat.generation, self.state.link != .none else {
+            _ = self.stale(.message, generation: generation, now: now)
+            return .discard
         }
-        // Not open yet: the data raced ahead of the transport's "opened".
-        guard case .open = self.state.link, self.configuration.recordsMessages else { return }
-        self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+        if self.configuration.recordsMessages {
+            self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+        }
+        return .deliver
     }
 
     /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
@@ -302,7 +323,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func pathChanged(
         monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool, now: Int
     ) -> SessionAction {
-        guard monitor == self.state.hint.generation else { return self.stale() }
+        guard monitor == self.state.hint.generation else { return self.stale(.path, generation: monitor, now: now) }
         let previous = self.state.hint
         self.state.hint.accept(generation: monitor, state: state, expensive: expensive, constrained: constrained)
         guard previous != self.state.hint || interfacesChanged else { return .none }
@@ -355,7 +376,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
-            self.endLink()
+            self.endLink(closing: true)
             self.state.phase = .suspended
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
@@ -384,7 +405,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
             case .connecting:
                 preconditionFailure("a connection attempt is closed on entering the background")
-            case .none:
+            case .none, .closing:
                 self.state.backoff.reset()
                 if self.state.hint.state == .unavailable {
                     self.state.phase = .offline
@@ -408,16 +429,28 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     // MARK: - Internals
 
     private func isLive(_ generation: Int) -> Bool {
-        generation == self.state.heartbeat.generation && self.state.link != .none
+        guard generation == self.state.heartbeat.generation else { return false }
+        switch self.state.link {
+        case .connecting, .open: return true
+        case .none, .closing: return false
+        }
     }
 
-    private mutating func stale() -> SessionAction {
+    /// An event of a generation (transport or path monitor) that is not current: counted and recorded, no effect.
+    private mutating func stale(_ ignored: LogRecord.Ignored, generation: Int, now: Int) -> SessionAction {
         self.state.staleEvents += 1
+        self.records.append(
+            LogRecord(
+                generation: generation, kind: .stale, time: now, from: self.state.phase, to: self.state.phase,
+                ignored: ignored
+            )
+        )
         return .none
     }
 
-    private mutating func endLink() {
-        self.state.link = .none
+    /// The live transport is gone (`closing: false`, it reported its end) or being closed by the machine.
+    private mutating func endLink(closing: Bool) {
+        self.state.link = closing ? .closing : .none
         self.state.heartbeat.ended()
     }
 
@@ -453,7 +486,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink()
+        self.endLink(closing: true)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
     }

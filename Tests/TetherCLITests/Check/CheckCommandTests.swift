@@ -41,6 +41,7 @@ import Testing
         #expect(scenarios.compactMap { $0["name"] as? String } == CheckCatalog.names)
         let allowed: Set<String> = [
             "t", "gen", "event", "from", "to", "reason", "code", "rtt_ms", "attempt", "delay_ms", "bytes", "path",
+            "ignored",
         ]
         for scenario in scenarios {
             #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")

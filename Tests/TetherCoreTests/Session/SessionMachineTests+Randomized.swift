@@ -83,6 +83,8 @@ extension SessionMachineTests {
             var m = SessionMachine(configuration: configuration, random: SplitMix64(seed: UInt64(sequence)))
             var now = 0
             var closed = Set<Int>()
+            // Generations whose transport reported its end: nothing of theirs is delivered afterwards.
+            var ended = Set<Int>()
             var outstandingPing: UInt64?
             for _ in 0..<200 {
                 if let wake = m.nextWake, fuzzer.chance(50) {
@@ -92,12 +94,13 @@ extension SessionMachineTests {
                 }
                 let event = fuzzer.event(for: m)
                 let before = m.state
-                let liveBefore = before.link != .none
+                let liveBefore = before.link != .none && before.link != .closing
                 let action: SessionAction
                 var staleTransportEvent = false
                 func isStale(_ generation: Int) -> Bool {
                     !liveBefore || generation != before.heartbeat.generation
                 }
+                let closingBefore = before.link == .closing
                 switch event {
                 case .start: action = m.start(now: now)
                 case .stop: action = m.stop(now: now)
@@ -105,8 +108,10 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.transportOpened(generation: g, now: now)
                 case .ended(let g, let end):
-                    staleTransportEvent = isStale(g)
+                    // The end of the close the machine ordered is expected, not stale.
+                    staleTransportEvent = isStale(g) && !(closingBefore && g == before.heartbeat.generation)
                     action = m.transportEnded(generation: g, end: end, now: now)
+                    if g <= before.heartbeat.generation { ended.insert(g) }  // a future one is not its end
                 case .pong(let g, let ping):
                     staleTransportEvent = isStale(g)
                     action = m.pongReceived(generation: g, ping: ping, now: now)
@@ -114,8 +119,14 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.pingFailed(generation: g, ping: ping, now: now)
                 case .message(let g):
-                    staleTransportEvent = isStale(g)
-                    m.messageReceived(generation: g, bytes: 10, now: now)
+                    let current = g == before.heartbeat.generation && before.link != .none
+                    staleTransportEvent = !current
+                    let delivery = m.messageReceived(generation: g, bytes: 10, now: now)
+                    // No delivered message from a stale generation or after its transport's end; every message
+                    // of the latest generation before its end is delivered (once: one decision per message).
+                    let readable = g == before.heartbeat.generation && g >= 1 && !ended.contains(g)
+                    self.check((delivery == .deliver) == readable, "message of \(g) (ended \(ended)): \(delivery)")
+                    self.check((delivery == .deliver) == current, "delivery disagrees with the link")
                     action = .none
                 case .timer: action = m.timerFired(now: now)
                 case .restartMonitor:
@@ -131,11 +142,14 @@ extension SessionMachineTests {
                 records.removeAll(keepingCapacity: true)
                 m.drainRecords { records.append($0) }
 
-                // An event from a non-current generation changes nothing but the stale counter.
+                // An event from a non-current generation changes nothing but the stale counter, and leaves one
+                // record saying what was ignored.
+                self.check(m.staleEvents - before.staleEvents == records.count(where: { $0.kind == .stale }),
+                           "stale count and stale records disagree")
                 if staleTransportEvent {
                     var after = m.state
                     after.staleEvents -= 1
-                    guard action == .none, after == before, records.isEmpty else {
+                    guard action == .none, after == before, records.count == 1, records[0].kind == .stale else {
                         Issue.record("stale \(event) changed the machine: \(action), \(before) -> \(m.state)")
                         return
                     }
@@ -173,7 +187,7 @@ extension SessionMachineTests {
                         configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)
                     self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
                 }
-                if records.contains(where: { $0.kind == .pong }) || m.state.link == .none
+                if records.contains(where: { $0.kind == .pong }) || m.state.link == .none || m.state.link == .closing
                     || m.phase == .suspended {
                     outstandingPing = nil
                 }

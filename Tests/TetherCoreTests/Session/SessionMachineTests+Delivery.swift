@@ -1,0 +1,78 @@
+import Testing
+import TetherCore
+
+/// Delivery is the machine's decision: everything the latest connection reads before its end is delivered,
+/// whatever the phase; a stale generation's leftovers are discarded, counted and recorded.
+extension SessionMachineTests {
+    @Test func messagesReadWhileSuspendedWithTheTransportKeptAreDelivered() {
+        var m = self.opened(Self.keep)
+        #expect(m.enteredBackground(now: 1_000) == .none)
+        #expect(m.phase == .suspended)
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 2_000) == .deliver)
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 3_000) == .deliver)
+        #expect(m.staleEvents == 0)
+    }
+
+    @Test func messagesReadDuringTheClosingHandshakeAreDeliveredUntilTheEnd() {
+        var m = self.opened()
+        #expect(m.enteredBackground(now: 1_000) == .closeTransport(
+            generation: 1, reason: .enteredBackground, code: 1001))
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_001) == .deliver)
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_002) == .none)
+        #expect(m.staleEvents == 0)
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_003) == .discard)
+        #expect(m.staleEvents == 1)
+    }
+
+    @Test func messagesReadAfterAStopAreDeliveredUntilTheEnd() {
+        var m = self.opened()
+        _ = m.stop(now: 500)
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 501) == .deliver)
+        #expect(m.phase == .stopped)
+    }
+
+    @Test func messagesReadAfterAPongTimeoutAreDeliveredUntilTheNextAttempt() {
+        var m = self.opened()
+        _ = m.timerFired(now: 15_100)
+        #expect(m.timerFired(now: 20_100) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 20_200) == .deliver)
+        #expect(m.timerFired(now: 21_100) == .openTransport(generation: 2))
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 21_101) == .discard)  // a newer generation exists
+        #expect(m.messageReceived(generation: 2, bytes: 10, now: 21_102) == .deliver)  // raced ahead of "opened"
+    }
+
+    @Test func aStaleMessageIsDiscardedCountedAndRecorded() {
+        var m = self.opened()
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 200)
+        _ = m.timerFired(now: 1_200)
+        _ = m.transportOpened(generation: 2, now: 1_300)
+        _ = self.records(&m)
+        #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_400) == .discard)
+        #expect(m.staleEvents == 1)
+        #expect(self.records(&m) == [
+            LogRecord(generation: 1, kind: .stale, time: 1_400, from: .open, to: .open, ignored: .message),
+        ])
+    }
+
+    @Test func everyStaleEventLeavesOneRecordNamingWhatWasIgnored() {
+        var m = self.opened()
+        let old = m.restartPathMonitor()
+        _ = m.restartPathMonitor()
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 200)
+        _ = m.timerFired(now: 1_200)
+        _ = self.records(&m)
+        #expect(m.transportOpened(generation: 1, now: 1_300) == .none)
+        #expect(m.messageReceived(generation: 1, bytes: 3, now: 1_301) == .discard)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 1_302) == .none)
+        #expect(m.pingFailed(generation: 1, ping: 1, now: 1_303) == .none)
+        #expect(m.transportEnded(generation: 1, end: .receiveFailed, now: 1_304) == .none)
+        #expect(m.pathChanged(monitor: old, state: .unavailable, expensive: false, constrained: false,
+                              interfacesChanged: false, now: 1_305) == .none)
+        let records = self.records(&m)
+        #expect(records.map(\.ignored) == [.opened, .message, .pong, .pingFailed, .ended, .path])
+        #expect(records.allSatisfy { $0.kind == .stale && $0.from == .connecting && $0.to == .connecting })
+        #expect(records.map(\.generation) == [1, 1, 1, 1, 1, old])
+        #expect(m.staleEvents == records.count)
+        #expect(m.phase == .connecting && m.generation == 2)
+    }
+}

@@ -1,0 +1,47 @@
+#if os(Linux)
+import Foundation
+import Testing
+import TetherCore
+import TetherTestServer
+@testable import Tether
+
+/// Issue 16's session promises over real sockets: nothing received is dropped, the hint never blocks a user's
+/// attempt, queued sends survive reconnects after the greeting, and a bounded retry ends visibly.
+extension AcceptanceTests {
+    @Test func keepAndProbeInTheBackgroundDeliversEverythingTheServerSends() async throws {
+        let count = 20
+        try await withHarness(
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url, timeout: 1000)
+                configuration.lifecycle = .keepAndProbe
+                return configuration
+            },
+            scenario: .send(count: count, size: 8, everyMilliseconds: 30)
+        ) { harness in
+            await harness.client.start()
+            _ = try #require(await harness.probe.message())  // the stream has begun: 19 more over 570 ms
+            await harness.client.enterBackground()
+            #expect(await harness.client.state.phase == .suspended)
+            let done = try #require(await harness.probe.wait { $0.messages.count >= count })
+            // In order, every one, the later ones read while the session was suspended.
+            let indices = done.messages.map { message -> Int? in
+                guard case .text(let text) = message else { return nil }
+                return Int(text.prefix { $0.isNumber })
+            }
+            #expect(indices == (0..<count).map { $0 })
+            let background = try #require(done.events.firstIndex {
+                if case .record(let record) = $0 { return record.kind == .background }
+                return false
+            })
+            let afterBackground = done.events[background...].count {
+                if case .message = $0 { return true }
+                return false
+            }
+            #expect(afterBackground >= 1, "no message arrived in the background")
+            #expect(await harness.client.state.phase == .suspended)
+            #expect(await harness.client.staleEvents == 0)
+            #expect(harness.records(.stale).isEmpty)
+        }
+    }
+}
+#endif
