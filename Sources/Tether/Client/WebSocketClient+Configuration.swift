@@ -22,7 +22,9 @@ public struct WebSocketConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// How long a ping may wait for its pong before the connection is closed as dead. Default 5 s.
     public var heartbeatTimeout: Duration
-    /// How long TCP connect plus the opening handshake may take. Default 10 s.
+    /// How long TCP connect plus the opening handshake may take. Default 10 s. The session machine owns this
+    /// deadline (a close with reason `connect_timeout`); the transport gets a later backstop only (see
+    /// `TransportRequest.connectTimeout`).
     public var connectTimeout: Duration
     /// Deadline of the liveness probe sent after a path change or on returning to the foreground. Default 2 s.
     public var probeTimeout: Duration
@@ -198,6 +200,13 @@ public struct WebSocketConfiguration: Sendable {
         )
     }
 
+    /// The transport's own connect bound under a client: far beyond the machine's deadline (twice it plus 1 s,
+    /// saturating), so that the machine's timer decides; see `TransportRequest.connectTimeout`.
+    static func transportBackstop(connectTimeout: Int) -> Int {
+        let (doubled, overflow) = connectTimeout.multipliedReportingOverflow(by: 2)
+        return overflow ? Int.max : doubled.addingReportingOverflow(1_000).overflow ? Int.max : doubled + 1_000
+    }
+
     /// What the transport needs for each connection.
     var transportRequest: TransportRequest {
         TransportRequest(
@@ -205,7 +214,7 @@ public struct WebSocketConfiguration: Sendable {
             headers: self.headers,
             subprotocols: self.subprotocols,
             maximumMessageSize: self.maximumMessageSize,
-            connectTimeout: self.connectTimeout.milliseconds,
+            connectTimeout: Self.transportBackstop(connectTimeout: self.connectTimeout.milliseconds),
             closeTimeout: self.closeTimeout.milliseconds,
             outboundWatermarks: self.outboundWatermarks
         )

@@ -18,7 +18,11 @@ public struct TransportRequest: Sendable {
     public var subprotocols: [String]
     /// Largest message accepted from the peer, in bytes.
     public var maximumMessageSize: Int
-    /// How long TCP connect plus the opening handshake may take, in milliseconds.
+    /// The transport's own bound on TCP connect plus the opening handshake, in milliseconds, for a transport used
+    /// on its own. Under a `WebSocketClient` the session machine owns the connect deadline
+    /// (`WebSocketConfiguration.connectTimeout`) and closes the attempt itself; the client sets this to twice that
+    /// deadline plus one second, a backstop that only a stalled process could reach. Should it fire anyway, its
+    /// `.connectFailed(.timedOut)` is recorded with the machine's reason, `connect_timeout`.
     public var connectTimeout: Int
     /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
     public var closeTimeout: Int

@@ -76,3 +76,22 @@ extension SessionMachineTests {
         #expect(m.phase == .connecting && m.generation == 2)
     }
 }
+
+/// One connect deadline: the machine's.
+extension SessionMachineTests {
+    @Test func aTransportsOwnConnectTimeoutHasTheReasonOfTheMachinesDeadline() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = self.records(&m)
+        #expect(m.transportEnded(generation: 1, end: .connectFailed(.timedOut), now: 9_000) == .none)
+        let closed = self.records(&m).first { $0.kind == .closed }
+        #expect(closed?.reason == .connectTimeout)
+        #expect(m.phase == .waiting && m.attempts == 1)
+
+        var deadline = self.machine()
+        _ = deadline.start(now: 0)
+        #expect(deadline.timerFired(now: 10_000) == .closeTransport(
+            generation: 1, reason: .connectTimeout, code: 1001))
+        #expect(deadline.attempts == m.attempts && deadline.retryAt == m.retryAt! + 1_000)
+    }
+}

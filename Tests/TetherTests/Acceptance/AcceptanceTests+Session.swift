@@ -43,5 +43,26 @@ extension AcceptanceTests {
             #expect(harness.records(.stale).isEmpty)
         }
     }
+
+    @Test func theSessionOwnsTheConnectDeadlineAndTheTransportOnlyABackstop() async throws {
+        try await withHarness(
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url)
+                configuration.connectTimeout = .milliseconds(150)
+                #expect(configuration.transportRequest.connectTimeout == 1_300)
+                return configuration
+            },
+            scenario: .silentHandshake
+        ) { harness in
+            await harness.client.start()
+            let connecting = try #require(await harness.probe.record(.connecting))
+            let closed = try #require(await harness.probe.record(.closed))
+            // The machine's close (code 1001 from its own `.closeTransport`), at its deadline, not the transport's.
+            #expect(closed.reason == .connectTimeout && closed.code == 1001 && closed.generation == 1)
+            let late = closed.time - connecting.time - 150
+            #expect(late >= 0 && late < 1_000, "closed \(late) ms after the deadline")
+            try await harness.server.waitForEnd(ofConnection: 1)
+        }
+    }
 }
 #endif

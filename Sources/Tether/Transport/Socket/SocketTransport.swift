@@ -9,7 +9,8 @@ import TetherWire
 ///   resolver's own threads, never on the caller's executor or the cooperative pool.
 /// - Sockets are non-blocking with `TCP_NODELAY` and driven by one shared epoll event loop: no thread per
 ///   connection, no polling. Framing, masking, UTF-8 validation and the handshake come from TetherWire.
-/// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake.
+/// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake; under
+///   a `WebSocketClient` it is only a backstop behind the session's own deadline.
 /// - **`wss://` is not supported yet**: TLS is not available on this platform yet, so such a connection ends at
 ///   once with `.connectFailed(.unsupported)` (see `unsupportedReason(for:)` for the text to show). Any scheme
 ///   other than `ws` ends the same way, as does a request the handshake cannot carry (for example an extra
