@@ -108,6 +108,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.handle(self.machine.start(now: self.now()))
     }
 
+    /// Makes a connection attempt at once — the user's "retry" — from `.waiting` (skipping the rest of the backoff),
+    /// `.offline` or `.failed`, whatever the network path says: the path hint informs `state`, it never blocks a
+    /// user's request (a monitor can be wrong). An attempt made while the path is unavailable that fails is not
+    /// counted as a backoff attempt. Does nothing while connecting or open, when stopped (use `start()`), or in
+    /// the background.
+    public func reconnectNow() {
+        self.handle(self.machine.reconnectRequested(now: self.now()))
+    }
+
     /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
     /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
     public func stop() async {

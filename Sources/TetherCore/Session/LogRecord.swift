@@ -7,6 +7,8 @@ public struct LogRecord: Equatable, Sendable {
         case connecting, opened, ping, pong, message, closed
         case retryScheduled = "retry_scheduled"
         case path, background, foreground, stopped
+        /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
+        case reconnectRequested = "reconnect_requested"
         /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.
         case readingHeld = "reading_held"
         /// The consumer caught up (the low watermark): the client reads again.

@@ -27,8 +27,8 @@
 ///   broken connections, invalid handshakes, protocol violations) retries with backoff.
 /// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an
 ///   attempt: the network changed or the app slept, the server did nothing wrong.
-/// - While the path is `unavailable` no attempt is started and none is counted: a connection that ends goes to
-///   `.offline`. An open or connecting transport is not closed for it (the hint never blocks). When the path
+/// - While the path is `unavailable` no automatic attempt is started and none is counted: a connection that ends
+///   goes to `.offline`. The user's own attempts (`start`, `reconnectRequested`) always go out. An open or connecting transport is not closed for it (the hint never blocks). When the path
 ///   leaves `unavailable` (or interfaces change) while offline or waiting, `.openTransport` goes out at once.
 /// - Close codes the machine sends: 1000 for `stop`; 1001 (going away) for background, pong/probe/connect timeouts
 ///   and ping failures (the endpoint is leaving this connection, not reporting a protocol error).
@@ -136,8 +136,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     // MARK: - User intent
 
-    /// The user wants a connection. From `.stopped` or `.failed`: attempts reset, then `.openTransport` (or
-    /// `.offline` when the path is unavailable, `.suspended` in the background). Otherwise already started: `.none`.
+    /// The user wants a connection. From `.stopped` or `.failed`: attempts reset, then `.openTransport` whatever the
+    /// path says (the hint never blocks a user's request; if the attempt fails while the path is unavailable, the
+    /// session goes `.offline` without counting it), or `.suspended` in the background. Otherwise already
+    /// started: `.none`.
     public mutating func start(now: Int) -> SessionAction {
         let from = self.state.phase
         switch from {
@@ -149,14 +151,31 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 self.record(.background, now: now, from: from)
                 return .none
             }
-            if self.state.hint.state == .unavailable {
-                self.state.phase = .offline
-                self.record(.path, now: now, from: from, path: .unavailable)
-                return .none
-            }
             return self.openTransport(now: now, from: from)
         case .connecting, .open, .waiting, .offline, .suspended:
             return .none  // already started
+        }
+    }
+
+    /// The user asked for an attempt now (a "retry" button): from `.waiting`, `.offline` or `.failed`,
+    /// `.openTransport` at once, whatever the path says — the hint informs, it never blocks a user's request. It
+    /// counts no attempt of its own: from `.waiting` the failure that led there is already counted; from
+    /// `.offline`, an attempt that fails while the path is still unavailable goes back `.offline` uncounted; a
+    /// failed session starts over (attempts reset, as `start`). Elsewhere `.none`: already connecting or open,
+    /// stopped (`start` is the way back), or suspended in the background (the foreground decides).
+    public mutating func reconnectRequested(now: Int) -> SessionAction {
+        let from = self.state.phase
+        switch from {
+        case .waiting, .offline:
+            self.record(.reconnectRequested, now: now, from: from)
+            return self.openTransport(now: now, from: from)
+        case .failed:
+            self.state.backoff.reset()
+            self.state.failure = nil
+            self.record(.reconnectRequested, now: now, from: from)
+            return self.openTransport(now: now, from: from)
+        case .stopped, .connecting, .open, .suspended:
+            return .none  // nothing to retry: stopped, already trying, open, or in the background
         }
     }
 

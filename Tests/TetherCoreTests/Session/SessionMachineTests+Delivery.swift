@@ -95,3 +95,57 @@ extension SessionMachineTests {
         #expect(deadline.attempts == m.attempts && deadline.retryAt == m.retryAt! + 1_000)
     }
 }
+
+/// A user's attempt always goes out.
+extension SessionMachineTests {
+    @Test func reconnectRequestedWhileOfflineAttemptsAtOnceAndAFailureCountsNothing() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 0)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.unreachable), now: 10)
+        #expect(m.phase == .offline)
+        _ = self.records(&m)
+        #expect(m.reconnectRequested(now: 100) == .openTransport(generation: 2))
+        #expect(self.records(&m).map(\.kind) == [.reconnectRequested, .connecting])
+        #expect(m.hint.state == .unavailable)  // the hint still informs
+        #expect(m.transportEnded(generation: 2, end: .connectFailed(.unreachable), now: 110) == .none)
+        #expect(m.phase == .offline && m.attempts == 0 && m.nextWake == nil)
+        // A false "unavailable": the user's attempt opens.
+        #expect(m.reconnectRequested(now: 200) == .openTransport(generation: 3))
+        #expect(m.transportOpened(generation: 3, now: 210) == .none)
+        #expect(m.phase == .open)
+    }
+
+    @Test func reconnectRequestedWhileWaitingSkipsTheRestOfTheBackoff() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
+        #expect(m.phase == .waiting && m.retryAt == 1_010 && m.attempts == 1)
+        #expect(m.reconnectRequested(now: 20) == .openTransport(generation: 2))
+        #expect(m.attempts == 1)
+        #expect(m.timerFired(now: 1_010) == .none)  // the scheduled attempt is gone
+    }
+
+    @Test func reconnectRequestedAfterAFailureStartsOver() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 401, retryAfter: nil), now: 10)
+        #expect(m.phase == .failed)
+        #expect(m.reconnectRequested(now: 20) == .openTransport(generation: 2))
+        #expect(m.failure == nil && m.attempts == 0)
+    }
+
+    @Test func reconnectRequestedHasNothingToDoWhileTryingOpenStoppedOrSuspended() {
+        var m = self.machine()
+        #expect(m.reconnectRequested(now: 0) == .none)
+        _ = m.start(now: 0)
+        #expect(m.reconnectRequested(now: 1) == .none)
+        _ = m.transportOpened(generation: 1, now: 2)
+        #expect(m.reconnectRequested(now: 3) == .none)
+        _ = m.enteredBackground(now: 4)
+        #expect(m.reconnectRequested(now: 5) == .none)
+        #expect(m.generation == 1)
+    }
+}

@@ -6,6 +6,7 @@ extension SessionMachineTests {
     enum Event {
         case start, stop, opened(Int), ended(Int, TransportEnd), pong(Int, UInt64), pingFailed(Int, UInt64)
         case message(Int), timer, restartMonitor, path(Int, PathState, Bool, Bool, Bool), background, foreground
+        case reconnect
     }
 
     struct Fuzzer {
@@ -58,8 +59,9 @@ extension SessionMachineTests {
                 let states: [PathState] = [.unknown, .available, .needsConnection, .unavailable]
                 let monitor = self.chance(85) ? m.hint.generation : m.hint.generation - 1
                 return .path(monitor, states[self.below(4)], self.chance(30), self.chance(20), self.chance(20))
-            case 92..<96: return .background
-            default: return .foreground
+            case 92..<95: return .background
+            case 95..<98: return .foreground
+            default: return .reconnect
             }
         }
     }
@@ -138,6 +140,13 @@ extension SessionMachineTests {
                                            constrained: constrained, interfacesChanged: changed, now: now)
                 case .background: action = m.enteredBackground(now: now)
                 case .foreground: action = m.enteredForeground(now: now)
+                case .reconnect:
+                    action = m.reconnectRequested(now: now)
+                    // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
+                    let retryable = [SessionPhase.waiting, .offline, .failed].contains(before.phase)
+                    self.check(retryable == (action == .openTransport(generation: before.heartbeat.generation + 1)),
+                               "reconnect from \(before.phase): \(action)")
+                    self.check(m.attempts <= before.backoff.attempts, "a user's attempt counted")
                 }
                 records.removeAll(keepingCapacity: true)
                 m.drainRecords { records.append($0) }

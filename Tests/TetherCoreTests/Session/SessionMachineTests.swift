@@ -348,12 +348,14 @@ import TetherCore
         let monitor = m.restartPathMonitor()
         #expect(m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
                               interfacesChanged: false, now: 0) == .none)
-        #expect(m.start(now: 10) == .none)
+        // The user's start is a real attempt whatever the hint says; its failure is not counted.
+        #expect(m.start(now: 10) == .openTransport(generation: 1))
+        #expect(m.transportEnded(generation: 1, end: .connectFailed(.unreachable), now: 20) == .none)
         #expect(m.phase == .offline)
         #expect(m.nextWake == nil)
         #expect(m.attempts == 0)
         #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
-                              interfacesChanged: false, now: 500) == .openTransport(generation: 1))
+                              interfacesChanged: false, now: 500) == .openTransport(generation: 2))
     }
 
     @Test func unknownPathNeverBlocks() {
@@ -459,13 +461,14 @@ import TetherCore
         _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
                           interfacesChanged: false, now: 0)
         _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.unreachable), now: 5)
         #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
-                              interfacesChanged: false, now: 10) == .openTransport(generation: 1))
+                              interfacesChanged: false, now: 10) == .openTransport(generation: 2))
         _ = self.records(&m)
         #expect(m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
                               interfacesChanged: false, now: 20) == .none)
         #expect(self.records(&m).isEmpty)
-        #expect(m.generation == 1)
+        #expect(m.generation == 2)
     }
 
     // MARK: - Lifecycle

@@ -19,8 +19,14 @@ extension AcceptanceTests {
             scenario: .send(count: count, size: 8, everyMilliseconds: 30)
         ) { harness in
             await harness.client.start()
-            _ = try #require(await harness.probe.message())  // the stream has begun: 19 more over 570 ms
-            await harness.client.enterBackground()
+            // On the client's own loop, not the pool that other suites keep busy: the background starts as soon as
+            // the first message is in, while 19 more are still coming (one every 30 ms).
+            let first = await withTaskExecutorPreference(AcceptanceHarness.loop) {
+                let first = await harness.probe.message()
+                await harness.client.enterBackground()
+                return first
+            }
+            _ = try #require(first)
             #expect(await harness.client.state.phase == .suspended)
             let done = try #require(await harness.probe.wait { $0.messages.count >= count })
             // In order, every one, the later ones read while the session was suspended.
@@ -62,6 +68,34 @@ extension AcceptanceTests {
             let late = closed.time - connecting.time - 150
             #expect(late >= 0 && late < 1_000, "closed \(late) ms after the deadline")
             try await harness.server.waitForEnd(ofConnection: 1)
+        }
+    }
+
+    @Test func reconnectNowReachesTheServerWhileThePathMonitorSaysUnavailable() async throws {
+        let offline = PathSnapshot(status: .unsatisfied, isExpensive: false, isConstrained: false, interfaces: [])
+        try await withHarness(
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(url: url, timeout: 1000)
+                configuration.pathMonitoring = .custom { ScriptedPathMonitor(current: offline) }
+                return configuration
+            },
+            scenario: { context in
+                context.index == 1 ? .close(afterMilliseconds: 0, code: 1011) : .normal
+            }
+        ) { harness in
+            await harness.client.start()  // a user's start goes out too
+            _ = try #require(await harness.probe.record(.path) { $0.path == .unavailable })
+            _ = try #require(await harness.probe.state(.offline))
+            #expect(await harness.client.state.attempts == 0)
+            #expect(harness.server.acceptedConnectionCount == 1)
+
+            await harness.client.reconnectNow()
+            let opened = try #require(await harness.probe.record(.opened) { $0.generation == 2 })
+            #expect(opened.from == .connecting)
+            try await harness.server.waitForConnection(2) { $0.request != nil }
+            let state = await harness.client.state
+            #expect(state.phase == .open && state.path == .unavailable && state.attempts == 0)
+            #expect(harness.records(.reconnectRequested).map(\.from) == [.offline])
         }
     }
 }
