@@ -569,7 +569,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             retryAt: machine.phase == .waiting ? machine.retryAt : nil,
             failure: machine.phase == .failed ? machine.failure : nil,
             lastRTT: machine.lastRTT,
-            path: machine.hint.state
+            path: machine.hint.state,
+            connectivity: machine.connectivity
         )
     }
 }

@@ -17,11 +17,16 @@ public struct ConnectionState: Equatable, Sendable {
     public var lastRTT: Int?
     /// The network-path hint. Informs the UI; it never blocks a connection attempt.
     public var path: PathState
+    /// What a banner shows, from the path and the session's request outcomes kept apart: `.online`, `.offline`
+    /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
+    /// with how), or `.unknown` before anything is known. See `SessionMachine.connectivity`.
+    public var connectivity: ConnectivityStatus
 
     public init(
         phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
-        failure: CloseReason?, lastRTT: Int?, path: PathState
+        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown
     ) {
+        self.connectivity = connectivity
         self.phase = phase
         self.generation = generation
         self.attempts = attempts

@@ -46,6 +46,19 @@ extension SessionPhase {
     }
 }
 
+extension ConnectivityStatus {
+    /// The status's stable name: `online`, `offline` (no network), `unknown`, or `server_unreachable:` and the
+    /// outcome's name (for example `server_unreachable:timeout`).
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .online: "online"
+        case .offline: "offline"
+        case .serverUnreachable(let outcome): "server_unreachable:\(outcome.name)"
+        }
+    }
+}
+
 extension PathState {
     /// The path state's stable name in events and reports.
     public var name: String {

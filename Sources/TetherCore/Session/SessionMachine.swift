@@ -67,7 +67,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         var backoff: Backoff
         var retryAt: Int?
         var failure: CloseReason?
-        var hint = NetworkHint()
+        /// The path hint and the latest request outcome (opens and pongs succeed; ends and timeouts fail), apart.
+        var connectivity = Connectivity()
+        var hint: NetworkHint { self.connectivity.hint }
         var lastRTT: Int?
         var staleEvents = 0
         var background = false
@@ -123,6 +125,21 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var failure: CloseReason? { self.state.failure }
     /// The latest path hint.
     public var hint: NetworkHint { self.state.hint }
+    /// What a banner shows: online while the latest request (open, pong) succeeded — also when the path monitor
+    /// says unavailable, since a real request proved it wrong —, otherwise offline while the path is unavailable,
+    /// otherwise the latest failure as `serverUnreachable(outcome)`, or unknown before any outcome.
+    public var connectivity: ConnectivityStatus {
+        let outcome = self.state.connectivity.lastOutcome
+        if case .open = self.state.link, outcome == .success { return .online }
+        if self.state.hint.state == .unavailable { return .offline }
+        switch outcome {
+        case nil: return .unknown
+        case .success?: return .online
+        case let failure?: return .serverUnreachable(failure)
+        }
+    }
+    /// The latest request outcome of the session (its opens, pongs, failed attempts and broken connections).
+    public var lastOutcome: RequestOutcome? { self.state.connectivity.lastOutcome }
     /// The round-trip time of the latest accepted pong, in ms.
     public var lastRTT: Int? { self.state.lastRTT }
     /// Events ignored because their generation (transport or path monitor) was not current.
@@ -212,6 +229,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
         let from = self.state.phase
         self.state.link = .open(since: now, healthy: false)
+        self.state.connectivity.recordOutcome(.success)
         self.state.heartbeat.opened(generation, now: now)
         self.state.phase = .open
         self.record(.opened, now: now, from: from)
@@ -228,6 +246,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.endLink(closing: false)
+        self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
             switch end {
             case .peerClosed(let code): code.map { Int($0) }
@@ -248,6 +267,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
         }
         self.state.lastRTT = rtt
+        self.state.connectivity.recordOutcome(.success)
         if !healthy {
             self.state.link = .open(since: since, healthy: true)
             self.state.backoff.reset()
@@ -331,7 +351,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// the new monitor's first update (an `.offline` session connects as soon as it reports anything but
     /// `unavailable`).
     public mutating func restartPathMonitor() -> Int {
-        self.state.hint.restart()
+        self.state.connectivity.restartMonitor()
     }
 
     /// A path update from the monitor of generation `monitor`. A repeated identical update does nothing.
@@ -344,7 +364,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     ) -> SessionAction {
         guard monitor == self.state.hint.generation else { return self.stale(.path, generation: monitor, now: now) }
         let previous = self.state.hint
-        self.state.hint.accept(generation: monitor, state: state, expensive: expensive, constrained: constrained)
+        _ = self.state.connectivity.pathUpdated(
+            generation: monitor, state: state, expensive: expensive, constrained: constrained)
         guard previous != self.state.hint || interfacesChanged else { return .none }
         let returned = state != .unavailable && (previous.state == .unavailable || interfacesChanged)
         let from = self.state.phase
@@ -506,6 +527,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.endLink(closing: true)
+        self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
     }

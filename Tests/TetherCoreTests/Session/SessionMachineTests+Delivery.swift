@@ -149,3 +149,51 @@ extension SessionMachineTests {
         #expect(m.generation == 1)
     }
 }
+
+/// Connectivity: "no network" and "server unreachable" apart, from the path and the request outcomes.
+extension SessionMachineTests {
+    @Test func connectivityTellsNoNetworkFromServerUnreachable() {
+        var m = self.machine()
+        let monitor = m.restartPathMonitor()
+        #expect(m.connectivity == .unknown)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.refused), now: 10)
+        #expect(m.connectivity == .serverUnreachable(.unreachable))
+        #expect(m.hint.state == .unknown)  // an outcome never rewrites the path
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 20)
+        #expect(m.connectivity == .offline)
+        #expect(m.lastOutcome == .unreachable)  // a path update never invents an outcome
+        _ = m.pathChanged(monitor: monitor, state: .available, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 30)
+        #expect(m.connectivity == .serverUnreachable(.unreachable))
+        _ = m.transportEnded(generation: 2, end: .handshakeRejected(status: 503, retryAfter: nil), now: 40)
+        #expect(m.connectivity == .serverUnreachable(.serverError(status: 503)))
+        _ = m.timerFired(now: m.retryAt!)
+        _ = m.transportOpened(generation: 3, now: 6_000)
+        #expect(m.connectivity == .online)
+    }
+
+    @Test func anOpenConnectionIsOnlineEvenWhenTheMonitorSaysUnavailable() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        _ = m.pathChanged(monitor: monitor, state: .unavailable, expensive: false, constrained: false,
+                          interfacesChanged: false, now: 200)
+        #expect(m.connectivity == .online)
+        _ = m.timerFired(now: 15_100)
+        #expect(m.timerFired(now: 20_100) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+        #expect(m.connectivity == .offline)
+        #expect(m.lastOutcome == .timeout)
+    }
+
+    @Test func requestOutcomesOfTransportEnds() {
+        #expect(RequestOutcome(.handshakeRejected(status: 401, retryAfter: nil)) == .authFailure)
+        #expect(RequestOutcome(.handshakeRejected(status: 429, retryAfter: 5)) == .rejected(status: 429))
+        #expect(RequestOutcome(.handshakeRejected(status: 502, retryAfter: nil)) == .serverError(status: 502))
+        #expect(RequestOutcome(.connectFailed(.timedOut)) == .timeout)
+        #expect(RequestOutcome(.connectFailed(.nameResolution)) == .unreachable)
+        #expect(RequestOutcome(.peerClosed(code: 1012)) == .closedByServer(code: 1012))
+        #expect(RequestOutcome(.handshakeInvalid(detail: "x")) == .invalidResponse)
+        #expect(RequestOutcome(.receiveFailed) == .connectionLost)
+    }
+}
