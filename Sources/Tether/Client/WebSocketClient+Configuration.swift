@@ -77,6 +77,15 @@ public struct WebSocketConfiguration: Sendable {
     /// real-time tests do that.
     public var eventLoop: EventLoop = .shared
     #endif
+    /// The messages to send first on every successful open — authentication, subscriptions —, in order, before any
+    /// queued message and before the session is reported open (so a consumer never sends into an unauthenticated
+    /// connection). Called once per open, on the client's executor; it may await (to fetch a fresh token, say).
+    /// The connect deadline (`connectTimeout`) covers it: a greeting that cannot be written in time closes the
+    /// attempt as `connect_timeout`. Nil (the default): no greeting, open at once.
+    public var greeting: (@Sendable () async -> [WebSocketMessage])?
+    /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
+    /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
+    public var outboxLimits = Outbox<WebSocketMessage>.Limits()
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -156,6 +165,11 @@ public struct WebSocketConfiguration: Sendable {
                 property: property, requirement: "1 <= high and 0 <= low <= high",
                 value: "high \(watermarks.high), low \(watermarks.low)")
         }
+        if self.outboxLimits.count < 0 || self.outboxLimits.bytes < 0 {
+            throw WebSocketConfigurationError(
+                property: "outboxLimits", requirement: "count and bytes at least 0",
+                value: "count \(self.outboxLimits.count), bytes \(self.outboxLimits.bytes)")
+        }
         if let field = self.backoff.fieldOutOfRange {
             throw WebSocketConfigurationError(
                 property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
@@ -186,7 +200,7 @@ public struct WebSocketConfiguration: Sendable {
 
     /// The pure machine's view of this configuration, in integer milliseconds.
     var session: SessionConfiguration {
-        SessionConfiguration(
+        var session = SessionConfiguration(
             heartbeatInterval: self.heartbeatInterval.milliseconds,
             heartbeatTimeout: self.heartbeatTimeout.milliseconds,
             connectTimeout: self.connectTimeout.milliseconds,
@@ -198,6 +212,8 @@ public struct WebSocketConfiguration: Sendable {
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )
+        session.greets = self.greeting != nil
+        return session
     }
 
     /// The transport's own connect bound under a client: far beyond the machine's deadline (twice it plus 1 s,

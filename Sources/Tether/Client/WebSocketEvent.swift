@@ -46,6 +46,9 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     case message(WebSocketMessage)
     /// A heartbeat round trip, in milliseconds.
     case roundTrip(milliseconds: Int)
+    /// A queued message (`SendPolicy.queued`) left the outbox without being written in full; `reason` says why and
+    /// whether the peer may have it.
+    case outboxDropped(WebSocketMessage, reason: OutboxDropReason)
     /// A log record from the session machine: generation, event kind, monotonic time, phases, reason.
     /// Records never hold payloads, header values or URL queries.
     case record(LogRecord)
@@ -62,6 +65,8 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
             return "message binary \(data.count) bytes"
         case .roundTrip(let milliseconds):
             return "rtt \(milliseconds) ms"
+        case .outboxDropped(let message, let reason):
+            return "outbox dropped \(message.byteCount) bytes (\(reason))"
         case .record(let record):
             return record.logLine
         }

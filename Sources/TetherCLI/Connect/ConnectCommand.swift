@@ -132,6 +132,8 @@ public enum ConnectCommand {
                 if state.phase == .failed { outcome.yield(.failed) }
             case .roundTrip(let milliseconds):
                 await status.update(rtt: milliseconds)
+            case .outboxDropped(let message, let reason):
+                await status.error("queued message dropped (\(reason)): \(message.byteCount) bytes\n")
             }
         }
     }
@@ -199,6 +201,7 @@ public enum ConnectCommand {
         case .notOpen?: "not open"
         case .messageTooLarge(let size, let limit)?: "\(size) bytes > limit \(limit)"
         case .connectionFailed?: "connection failed"
+        case .outboxFull?: "outbox full"
         case nil: "\(error)"
         }
     }

@@ -9,6 +9,8 @@ public struct LogRecord: Equatable, Sendable {
         case path, background, foreground, stopped
         /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
         case reconnectRequested = "reconnect_requested"
+        /// The transport opened; the greeting goes out before the session is reported open (`.opened` follows).
+        case greeting
         /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.
         case readingHeld = "reading_held"
         /// The consumer caught up (the low watermark): the client reads again.
@@ -23,6 +25,7 @@ public struct LogRecord: Equatable, Sendable {
         case opened, message, pong
         case pingFailed = "ping_failed"
         case ended, path
+        case greetingSent = "greeting_sent"
     }
 
     /// The transport generation the record is about (the latest one handed out for session-wide records).

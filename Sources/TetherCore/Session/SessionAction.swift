@@ -9,6 +9,9 @@ public enum SessionAction: Equatable, Sendable {
     case sendPing(generation: Int, ping: UInt64)
     /// Close the transport of `generation` with close `code`. Its later events are stale.
     case closeTransport(generation: Int, reason: CloseReason, code: UInt16)
+    /// The transport of `generation` opened: send the greeting on it, every message in order, before anything else;
+    /// then report `greetingSent`. Only with `SessionConfiguration.greets`.
+    case sendGreeting(generation: Int)
 }
 
 /// What the driver does with a received message: the machine's decision (`SessionMachine.messageReceived`).

@@ -25,6 +25,9 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Whether `messageReceived` leaves a `.message` log record (its size, never its payload). Default false: a
     /// driver reports the message itself, and a busy feed would otherwise produce a record per message.
     public var recordsMessages: Bool
+    /// Whether every open first sends a greeting (`.sendGreeting`, then `greetingSent`) before the session is open.
+    /// Default false.
+    public var greets: Bool = false
 
     public init(
         heartbeatInterval: Int = 15_000,

@@ -51,6 +51,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case none
         /// Live: opening, within the machine's connect deadline.
         case connecting(deadline: Int)
+        /// Live: open, sending the greeting (`.sendGreeting`), still within the connect deadline; the session is
+        /// reported open only once the greeting is out (`greetingSent`).
+        case greeting(deadline: Int)
         /// Live: open; healthy once it answered a pong or stayed open for `stablePeriod`.
         case open(since: Int, healthy: Bool)
         /// The machine ordered its close and it has not reported its end yet: no longer live (its opens, pongs and
@@ -109,8 +112,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var nextWake: Int? {
         switch self.state.phase {
         case .connecting:
-            guard case .connecting(let deadline) = self.state.link else { return nil }
-            return deadline
+            return self.connectDeadline
         case .open:
             return self.state.heartbeat.nextWake
         case .waiting:
@@ -182,6 +184,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// stopped (`start` is the way back), or suspended in the background (the foreground decides).
     public mutating func reconnectRequested(now: Int) -> SessionAction {
         let from = self.state.phase
+        guard !self.state.background else {
+            return .none  // in the background (suspended, or failed there): the foreground decides
+        }
         switch from {
         case .waiting, .offline:
             self.record(.reconnectRequested, now: now, from: from)
@@ -221,12 +226,34 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     // MARK: - Transport events
 
-    /// The transport of `generation` finished its opening handshake. A second report is ignored.
+    /// The transport of `generation` finished its opening handshake. A second report is ignored. With a greeting
+    /// (`SessionConfiguration.greets`): `.sendGreeting`, and the session stays `.connecting` (within the connect
+    /// deadline) until `greetingSent`; without one it is open at once.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
-        guard case .connecting = self.state.link else {
+        guard case .connecting(let deadline) = self.state.link else {
             return .none  // race: a duplicate "opened" for a transport already open
         }
+        guard !self.configuration.greets else {
+            self.state.link = .greeting(deadline: deadline)
+            self.record(.greeting, now: now, from: self.state.phase)
+            return .sendGreeting(generation: generation)
+        }
+        return self.opened(now: now)
+    }
+
+    /// The greeting of `generation` was handed to its transport, every message of it: the session is open (the
+    /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
+    public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
+        guard case .greeting = self.state.link else {
+            return .none  // race: a duplicate report
+        }
+        return self.opened(now: now)
+    }
+
+    private mutating func opened(now: Int) -> SessionAction {
+        let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.state.link = .open(since: now, healthy: false)
         self.state.connectivity.recordOutcome(.success)
@@ -323,7 +350,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .stopped, .offline, .suspended, .failed:
             return .none
         case .connecting:
-            guard case .connecting(let deadline) = self.state.link, now >= deadline else { return .none }
+            guard let deadline = self.connectDeadline, now >= deadline else { return .none }
             return self.close(reason: .connectTimeout, retry: .backoff, now: now)
         case .open:
             let probing = self.state.heartbeat.probing
@@ -443,7 +470,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 self.record(.foreground, now: now, from: from)
                 guard case .ping(let generation) = self.probe(now: now) else { return .none }
                 return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-            case .connecting:
+            case .connecting, .greeting:
                 preconditionFailure("a connection attempt is closed on entering the background")
             case .none, .closing:
                 self.state.backoff.reset()
@@ -471,7 +498,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     private func isLive(_ generation: Int) -> Bool {
         guard generation == self.state.heartbeat.generation else { return false }
         switch self.state.link {
-        case .connecting, .open: return true
+        case .connecting, .greeting, .open: return true
         case .none, .closing: return false
         }
     }
@@ -489,6 +516,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// The live transport is gone (`closing: false`, it reported its end) or being closed by the machine.
+    /// The connect deadline of the attempt in progress (also while its greeting is sent).
+    private var connectDeadline: Int? {
+        switch self.state.link {
+        case .connecting(let deadline), .greeting(let deadline): deadline
+        case .none, .open, .closing: nil
+        }
+    }
+
     private mutating func endLink(closing: Bool) {
         self.state.link = closing ? .closing : .none
         self.state.heartbeat.ended()

@@ -6,7 +6,7 @@ extension SessionMachineTests {
     enum Event {
         case start, stop, opened(Int), ended(Int, TransportEnd), pong(Int, UInt64), pingFailed(Int, UInt64)
         case message(Int), timer, restartMonitor, path(Int, PathState, Bool, Bool, Bool), background, foreground
-        case reconnect
+        case reconnect, greeted(Int), enqueue
     }
 
     struct Fuzzer {
@@ -60,8 +60,10 @@ extension SessionMachineTests {
                 let monitor = self.chance(85) ? m.hint.generation : m.hint.generation - 1
                 return .path(monitor, states[self.below(4)], self.chance(30), self.chance(20), self.chance(20))
             case 92..<95: return .background
-            case 95..<98: return .foreground
-            default: return .reconnect
+            case 95..<97: return .foreground
+            case 97: return .reconnect
+            case 98: return .enqueue
+            default: return .greeted(generation)
             }
         }
     }
@@ -75,7 +77,13 @@ extension SessionMachineTests {
 
     /// Async and yielding between sequences: the loop is seconds of CPU in a debug build, and two of them
     /// holding both threads of the cooperative pool would starve every real-time test running beside them.
-    @Test(arguments: [SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe)])
+    static var greeting: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.greets = true
+        return configuration
+    }
+
+    @Test(arguments: [SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe), Self.greeting])
     func randomSequencesKeepEveryInvariant(configuration: SessionConfiguration) async {
         var fuzzer = Fuzzer(random: SplitMix64(seed: 0x7E7E))
         var records: [LogRecord] = []
@@ -88,6 +96,11 @@ extension SessionMachineTests {
             // Generations whose transport reported its end: nothing of theirs is delivered afterwards.
             var ended = Set<Int>()
             var outstandingPing: UInt64?
+            // A model of the client's outbox around the machine: queued ids, and what each generation wrote.
+            var outbox = Outbox<Int>(limits: .init(count: 8, bytes: 80))
+            var queued = 0
+            var wire: [Int: [Int]] = [:]  // -1 is the greeting
+            var greeted = Set<Int>()
             for _ in 0..<200 {
                 if let wake = m.nextWake, fuzzer.chance(50) {
                     now = max(now, wake)
@@ -140,10 +153,19 @@ extension SessionMachineTests {
                                            constrained: constrained, interfacesChanged: changed, now: now)
                 case .background: action = m.enteredBackground(now: now)
                 case .foreground: action = m.enteredForeground(now: now)
+                case .greeted(let g):
+                    staleTransportEvent = isStale(g)
+                    action = m.greetingSent(generation: g, now: now)
+                case .enqueue:
+                    if outbox.append(queued, bytes: 10, expiresAt: fuzzer.chance(20) ? now + 1_000 : nil) {
+                        queued += 1
+                    }
+                    action = .none
                 case .reconnect:
                     action = m.reconnectRequested(now: now)
                     // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
                     let retryable = [SessionPhase.waiting, .offline, .failed].contains(before.phase)
+                        && !before.background
                     self.check(retryable == (action == .openTransport(generation: before.heartbeat.generation + 1)),
                                "reconnect from \(before.phase): \(action)")
                     self.check(m.attempts <= before.backoff.attempts, "a user's attempt counted")
@@ -175,6 +197,10 @@ extension SessionMachineTests {
                     self.check(g == m.generation, "action names an old generation")
                     self.check(outstandingPing == nil, "a second ping while one is outstanding")
                     outstandingPing = ping
+                case .sendGreeting(let g):
+                    self.check(configuration.greets && g == m.generation, "greeting for another generation")
+                    wire[g, default: []].append(-1)
+                    greeted.insert(g)
                 case .closeTransport(let g, let reason, let code):
                     self.check(g == m.generation, "action names an old generation")
                     self.check(!closed.contains(g), "generation \(g) closed twice")
@@ -215,10 +241,31 @@ extension SessionMachineTests {
                     let late = probe.timerFired(now: now + 10_000_000)
                     self.check(late == .none && probe.state == m.state, "timer acted although nextWake is nil")
                 }
+                // The outbox is written only on an open session, after its greeting; a write that did not happen puts
+                // the message back first.
+                if m.phase == .open {
+                    self.check(!configuration.greets || greeted.contains(m.generation), "open without a greeting")
+                    while let entry = outbox.popFirst(now: now, expired: { _ in }) {
+                        if fuzzer.chance(10) {
+                            outbox.pushFront(entry)
+                            break
+                        }
+                        wire[m.generation, default: []].append(entry.element)
+                    }
+                }
                 self.check(m.droppedRecords == 0, "records dropped")
                 self.check((m.phase == .failed) == (m.failure != nil), "failure set outside .failed")
                 self.check((m.phase == .waiting) == (m.retryAt != nil), "retryAt set outside .waiting")
                 self.check(m.phase != .open || m.state.heartbeat.phase == .open, "open without a heartbeat")
+            }
+            // Across every reconnect: queued messages written in the order queued, none twice, and on every
+            // generation the greeting before any of them.
+            let written = wire.keys.sorted().flatMap { wire[$0]!.filter { $0 >= 0 } }
+            self.check(zip(written, written.dropFirst()).allSatisfy { $0 < $1 }, "outbox order broken: \(written)")
+            if configuration.greets {
+                for (g, log) in wire where log.contains(where: { $0 >= 0 }) {
+                    self.check(log.first == -1, "generation \(g) wrote a queued message before its greeting")
+                }
             }
         }
     }

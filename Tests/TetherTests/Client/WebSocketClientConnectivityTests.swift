@@ -35,6 +35,7 @@ import TetherCore
         let open = try #require(await probe.state(.open))
         #expect(open.connectivity == .online)  // a real request beats the monitor's "unavailable"
         #expect(open.path == .unavailable)
+        second.emit(.ended(.closedLocally))  // the in-memory peer ends it, or `stop()` would wait for its end
         await client.stop()
     }
 }
