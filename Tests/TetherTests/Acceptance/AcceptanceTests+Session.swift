@@ -100,5 +100,51 @@ extension AcceptanceTests {
             #expect(harness.records(.reconnectRequested).map(\.from) == [.offline])
         }
     }
+
+    @Test func queuedSendsCrossAServerRestartInOrderAfterTheGreeting() async throws {
+        let first = try TestServer(scenario: Scenario.normal.recordingPayloads())
+        let port = first.port
+        var configuration = AcceptanceHarness.configuration(
+            url: first.url(path: "/chat"), timeout: 1000,
+            backoff: BackoffPolicy(base: 20, factor: 2, cap: 100, jitterPercent: 0))
+        configuration.greeting = { [.text("auth"), .text("subscribe")] }
+        let client = try WebSocketClient(configuration: configuration, randomSeed: 1)
+        let probe = EventRecorder(client.events)
+        var second: TestServer?
+        do {
+            await client.start()
+            _ = try #require(await probe.record(.opened))
+            await first.stop()  // the server goes away: the client retries, refused, with backoff
+            _ = try #require(await probe.record(.closed))
+            #expect(await client.state.phase != .open)
+            for index in 0..<5 {
+                try await client.send(.text("q\(index)"), policy: .queued(expiresAfter: nil))
+            }
+            try await client.send(.text("stale"), policy: .queued(expiresAfter: .milliseconds(1)))
+            second = try TestServer(port: port, scenario: Scenario.normal.recordingPayloads())
+            let restarted = try #require(second)
+            try await restarted.waitForConnection(1) { $0.messageCount >= 7 }
+            let payloads = (restarted.connection(1)?.messages.elements ?? []).map {
+                String(decoding: $0.payload ?? [], as: UTF8.self)
+            }
+            #expect(payloads == ["auth", "subscribe", "q0", "q1", "q2", "q3", "q4"])
+            let dropped = probe.events.compactMap { event -> String? in
+                guard case .outboxDropped(.text(let text), .expired) = event else { return nil }
+                return text
+            }
+            #expect(dropped == ["stale"])
+            // The greeting went out on the first connection too, before the session was reported open.
+            let greeted = (first.connection(1)?.messages.elements ?? []).map {
+                String(decoding: $0.payload ?? [], as: UTF8.self)
+            }
+            #expect(greeted == ["auth", "subscribe"])
+        } catch {
+            await client.stop()
+            await second?.stop()
+            throw error
+        }
+        await client.stop()
+        await second?.stop()
+    }
 }
 #endif
