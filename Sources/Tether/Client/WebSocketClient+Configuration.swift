@@ -77,6 +77,10 @@ public struct WebSocketConfiguration: Sendable {
     /// real-time tests do that.
     public var eventLoop: EventLoop = .shared
     #endif
+    /// When the session stops retrying and fails visibly (`.failed` with the last failure, a `gave_up` record):
+    /// after `maximumAttempts` consecutive failed attempts or `maximumElapsed` milliseconds of failing, or when
+    /// its `decide` hook says `.stop`; the hook may also choose each delay. Default: retry forever.
+    public var retryPolicy = RetryPolicy()
     /// The messages to send first on every successful open — authentication, subscriptions —, in order, before any
     /// queued message and before the session is reported open (so a consumer never sends into an unauthenticated
     /// connection). Called once per open, on the client's executor; it may await (to fetch a fresh token, say).
@@ -165,6 +169,14 @@ public struct WebSocketConfiguration: Sendable {
                 property: property, requirement: "1 <= high and 0 <= low <= high",
                 value: "high \(watermarks.high), low \(watermarks.low)")
         }
+        if let maximum = self.retryPolicy.maximumAttempts, maximum < 1 {
+            throw WebSocketConfigurationError(
+                property: "retryPolicy.maximumAttempts", requirement: "at least 1", value: "\(maximum)")
+        }
+        if let maximum = self.retryPolicy.maximumElapsed, maximum < 0 {
+            throw WebSocketConfigurationError(
+                property: "retryPolicy.maximumElapsed", requirement: "at least 0", value: "\(maximum)")
+        }
         if self.outboxLimits.count < 0 || self.outboxLimits.bytes < 0 {
             throw WebSocketConfigurationError(
                 property: "outboxLimits", requirement: "count and bytes at least 0",
@@ -213,6 +225,7 @@ public struct WebSocketConfiguration: Sendable {
             recordsMessages: self.recordsMessages
         )
         session.greets = self.greeting != nil
+        session.retryPolicy = self.retryPolicy
         return session
     }
 

@@ -9,6 +9,8 @@ public struct LogRecord: Equatable, Sendable {
         case path, background, foreground, stopped
         /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
         case reconnectRequested = "reconnect_requested"
+        /// The retry policy stopped retrying (`attempt`: the failures counted); the session is `.failed`.
+        case gaveUp = "gave_up"
         /// The transport opened; the greeting goes out before the session is reported open (`.opened` follows).
         case greeting
         /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.

@@ -74,6 +74,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         var connectivity = Connectivity()
         var hint: NetworkHint { self.connectivity.hint }
         var lastRTT: Int?
+        /// When the current run of counted failures began (nil while none has failed since the last reset).
+        var failingSince: Int?
         var staleEvents = 0
         var background = false
     }
@@ -163,7 +165,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         switch from {
         case .stopped, .failed:
-            self.state.backoff.reset()
+            self.resetAttempts()
             self.state.failure = nil
             if self.state.background {
                 self.state.phase = .suspended
@@ -192,7 +194,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
         case .failed:
-            self.state.backoff.reset()
+            self.resetAttempts()
             self.state.failure = nil
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
@@ -297,7 +299,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.connectivity.recordOutcome(.success)
         if !healthy {
             self.state.link = .open(since: since, healthy: true)
-            self.state.backoff.reset()
+            self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
         return .none
@@ -413,7 +415,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             }
             self.record(.path, now: now, from: from, path: state)
             guard returned || from == .offline else { return .none }
-            self.state.backoff.reset()
+            self.resetAttempts()
             return self.openTransport(now: now, from: from)
         }
     }
@@ -473,7 +475,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .connecting, .greeting:
                 preconditionFailure("a connection attempt is closed on entering the background")
             case .none, .closing:
-                self.state.backoff.reset()
+                self.resetAttempts()
                 if self.state.hint.state == .unavailable {
                     self.state.phase = .offline
                     self.record(.foreground, now: now, from: from)
@@ -524,6 +526,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
     }
 
+    /// Attempts start over: a connection proved healthy, the user started again, the path or the app came back.
+    private mutating func resetAttempts() {
+        self.state.backoff.reset()
+        self.state.failingSince = nil
+    }
+
     private mutating func endLink(closing: Bool) {
         self.state.link = closing ? .closing : .none
         self.state.heartbeat.ended()
@@ -535,7 +543,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return
         }
         self.state.link = .open(since: since, healthy: true)
-        self.state.backoff.reset()
+        self.resetAttempts()
     }
 
     private mutating func probe(now: Int) -> Heartbeat.Action? {
@@ -569,36 +577,61 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// After the live transport ended: fail, suspend, go offline, or wait (with or without backoff).
     private mutating func settle(reason: CloseReason, code: Int?, retry: Retry, now: Int, from: SessionPhase) {
-        let next: SessionPhase =
+        var next: SessionPhase =
             if retry == .never { .failed }
             else if self.state.background { .suspended }  // reconnect on foreground, not before
             else if self.state.hint.state == .unavailable { .offline }  // no attempt, none counted
             else { .waiting }
+        var delay = 0
+        var gaveUp = false
+        if next == .waiting {
+            switch retry {
+            case .never:
+                preconditionFailure("a permanent failure never waits")
+            case .immediately:
+                delay = 0
+            case .backoff:
+                delay = self.state.backoff.nextDelay(using: &self.random)
+            case .throttled(let retryAfter):
+                let backoff = self.state.backoff.nextDelay(using: &self.random)
+                let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
+                delay = max(backoff, requested ?? self.configuration.throttleDelay)
+            }
+            if retry != .immediately {
+                switch self.retryDecision(reason: reason, proposedDelay: delay, now: now) {
+                case .retry(let chosen): delay = max(0, chosen)
+                case .stop: gaveUp = true
+                }
+            }
+            if gaveUp { next = .failed }
+        }
         self.state.phase = next
         self.state.failure = next == .failed ? reason : nil
         self.state.retryAt = nil
         guard next == .waiting else {
             self.record(.closed, now: now, from: from, reason: reason, code: code)
+            if gaveUp {
+                self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
+            }
             return
-        }
-        let delay: Int
-        switch retry {
-        case .never:
-            preconditionFailure("a permanent failure never waits")
-        case .immediately:
-            delay = 0
-        case .backoff:
-            delay = self.state.backoff.nextDelay(using: &self.random)
-        case .throttled(let retryAfter):
-            let backoff = self.state.backoff.nextDelay(using: &self.random)
-            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
-            delay = max(backoff, requested ?? self.configuration.throttleDelay)
         }
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
         self.state.retryAt = overflow ? Int.max : retryAt
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
+    }
+
+    /// The retry policy's limits, then its hook, on a counted failure whose attempt was just counted.
+    private mutating func retryDecision(reason: CloseReason, proposedDelay: Int, now: Int) -> RetryDecision {
+        let policy = self.configuration.retryPolicy
+        let since = self.state.failingSince ?? now
+        self.state.failingSince = since
+        let context = RetryContext(
+            attempt: self.state.backoff.attempts, elapsed: now - since, failure: reason, proposedDelay: proposedDelay)
+        if let maximum = policy.maximumAttempts, context.attempt >= maximum { return .stop }
+        if let maximum = policy.maximumElapsed, context.elapsed >= maximum { return .stop }
+        return policy.decide?(context) ?? .retry(after: proposedDelay)
     }
 
     /// Whether and how to retry after a transport's terminal event (see the type's documentation).

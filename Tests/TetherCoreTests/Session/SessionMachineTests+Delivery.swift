@@ -197,3 +197,72 @@ extension SessionMachineTests {
         #expect(RequestOutcome(.receiveFailed) == .connectionLost)
     }
 }
+
+/// Retry policy as a value: limits, a hook, a fractional factor.
+extension SessionMachineTests {
+    func retrying(_ policy: RetryPolicy, backoff: BackoffPolicy = BackoffPolicy(jitterPercent: 0)) -> Machine {
+        var configuration = SessionConfiguration(backoff: backoff)
+        configuration.retryPolicy = policy
+        return self.machine(configuration)
+    }
+
+    @Test func afterMaximumAttemptsTheSessionFailsVisibly() {
+        var m = self.retrying(RetryPolicy(maximumAttempts: 3))
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.refused), now: 10)
+        #expect(m.timerFired(now: 1_010) == .openTransport(generation: 2))
+        _ = m.transportEnded(generation: 2, end: .connectFailed(.refused), now: 1_020)
+        #expect(m.timerFired(now: 3_020) == .openTransport(generation: 3))
+        _ = self.records(&m)
+        _ = m.transportEnded(generation: 3, end: .connectFailed(.refused), now: 3_030)
+        #expect(m.phase == .failed && m.failure == .connectFailed(.refused) && m.nextWake == nil)
+        #expect(self.records(&m).map(\.kind) == [.closed, .gaveUp])
+        #expect(m.reconnectRequested(now: 4_000) == .openTransport(generation: 4))  // the user can still retry
+        #expect(m.attempts == 0)
+    }
+
+    @Test func afterMaximumElapsedTheNextFailureFailsTheSession() {
+        var m = self.retrying(RetryPolicy(maximumElapsed: 2_500))
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 100)  // the run starts at 100
+        _ = m.timerFired(now: 1_100)
+        _ = m.transportEnded(generation: 2, end: .receiveFailed, now: 1_200)
+        #expect(m.phase == .waiting)
+        _ = m.timerFired(now: 3_200)
+        _ = m.transportEnded(generation: 3, end: .receiveFailed, now: 3_300)
+        #expect(m.phase == .failed)
+    }
+
+    @Test func theHookSeesAttemptElapsedAndFailureAndDecides() {
+        let policy = RetryPolicy { context in
+            if context.failure == .peerClosed(code: 4001) { return .stop }  // the app's own close code
+            return .retry(after: context.attempt * 100 + context.elapsed)
+        }
+        var m = self.retrying(policy)
+        _ = m.start(now: 0)
+        _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 50)
+        #expect(m.retryAt == 50 + 100)
+        _ = m.timerFired(now: 150)
+        _ = m.transportEnded(generation: 2, end: .receiveFailed, now: 250)
+        #expect(m.retryAt == 250 + 200 + 200)
+        _ = m.timerFired(now: 650)
+        _ = m.transportOpened(generation: 3, now: 660)
+        _ = m.transportEnded(generation: 3, end: .peerClosed(code: 4001), now: 700)
+        #expect(m.phase == .failed && m.failure == .peerClosed(code: 4001))
+    }
+
+    @Test func aFractionalFactorGrowsByOneAndAHalf() {
+        var m = self.machine(SessionConfiguration(backoff: BackoffPolicy(base: 1_000, factorPercent: 150,
+                                                                         jitterPercent: 0)))
+        _ = m.start(now: 0)
+        var delays: [Int] = []
+        for generation in 1...4 {
+            _ = m.transportEnded(generation: generation, end: .receiveFailed, now: m.generation * 100_000)
+            delays.append(m.retryAt! - m.generation * 100_000)
+            _ = m.timerFired(now: m.retryAt!)
+        }
+        #expect(delays == [1_000, 1_500, 2_250, 3_375])
+        #expect(BackoffPolicy(factorPercent: 99).fieldOutOfRange?.name == "factorPercent")
+        #expect(BackoffPolicy(factor: 3).factorPercent == 300)
+    }
+}

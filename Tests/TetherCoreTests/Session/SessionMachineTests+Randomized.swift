@@ -83,7 +83,15 @@ extension SessionMachineTests {
         return configuration
     }
 
-    @Test(arguments: [SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe), Self.greeting])
+    static var limited: SessionConfiguration {
+        var configuration = SessionConfiguration(backoff: BackoffPolicy(factorPercent: 150))
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 4, maximumElapsed: 60_000)
+        return configuration
+    }
+
+    @Test(arguments: [
+        SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe), Self.greeting, Self.limited,
+    ])
     func randomSequencesKeepEveryInvariant(configuration: SessionConfiguration) async {
         var fuzzer = Fuzzer(random: SplitMix64(seed: 0x7E7E))
         var records: [LogRecord] = []
@@ -252,6 +260,11 @@ extension SessionMachineTests {
                         }
                         wire[m.generation, default: []].append(entry.element)
                     }
+                }
+                if let maximum = configuration.retryPolicy.maximumAttempts {
+                    self.check(m.attempts <= maximum, "more failed attempts than the retry policy allows")
+                    self.check(m.phase != .waiting || m.attempts < maximum || m.retryAt == now,
+                               "waiting past the retry policy's limit")
                 }
                 self.check(m.droppedRecords == 0, "records dropped")
                 self.check((m.phase == .failed) == (m.failure != nil), "failure set outside .failed")

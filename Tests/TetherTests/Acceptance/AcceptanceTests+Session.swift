@@ -114,6 +114,7 @@ extension AcceptanceTests {
         do {
             await client.start()
             _ = try #require(await probe.record(.opened))
+            try await first.waitForConnection(1) { $0.messageCount >= 2 }  // the greeting, read by the server
             await first.stop()  // the server goes away: the client retries, refused, with backoff
             _ = try #require(await probe.record(.closed))
             #expect(await client.state.phase != .open)
@@ -145,6 +146,27 @@ extension AcceptanceTests {
         }
         await client.stop()
         await second?.stop()
+    }
+
+    @Test func aBoundedRetryGivesUpVisiblyAfterNAttempts() async throws {
+        try await withHarness(
+            configure: { url in
+                var configuration = AcceptanceHarness.configuration(
+                    url: url, backoff: BackoffPolicy(base: 20, factorPercent: 150, cap: 100, jitterPercent: 0))
+                configuration.retryPolicy = RetryPolicy(maximumAttempts: 3)
+                return configuration
+            },
+            scenario: .reject(status: 500)
+        ) { harness in
+            await harness.client.start()
+            let failed = try #require(await harness.probe.state(.failed))
+            #expect(failed.failure == .handshakeRejected(status: 500) && failed.attempts == 3)
+            #expect(failed.connectivity == .serverUnreachable(.serverError(status: 500)))
+            let gaveUp = try #require(harness.records(.gaveUp).first)
+            #expect(gaveUp.attempt == 3 && gaveUp.generation == 3)
+            #expect(harness.records(.retryScheduled).map(\.delay) == [20, 30])
+            #expect(harness.server.acceptedConnectionCount == 3)
+        }
     }
 }
 #endif
