@@ -63,6 +63,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var outbox: Outbox<WebSocketMessage>
     /// Whether a task is writing the outbox to the open connection.
     private var flushing = false
+    /// Callers of `waitUntilOutboxEmpty()`.
+    private var outboxEmptyWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
@@ -130,6 +132,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
             self.dropped(entry.element, .stopped)
         }
+        self.outboxMayBeEmpty()
         let readers = Array(self.readers.values)
         for reader in readers {
             await reader.value
@@ -217,7 +220,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     private func writeOutbox(to connection: any TransportConnection) async {
-        defer { self.flushing = false }
+        defer {
+            self.flushing = false
+            self.outboxMayBeEmpty()
+        }
         while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
             do {
                 try await connection.send(entry.element)
@@ -231,6 +237,20 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             // The connection may have ended while this write waited: the rest waits for the next one.
             guard self.sendTarget.withLock({ $0 }) === connection else { return }
         }
+    }
+
+    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
+    /// For tools (`tether connect --queue` at the end of its input) and tests.
+    package func waitUntilOutboxEmpty() async {
+        guard !self.outbox.isEmpty else { return }
+        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
+    }
+
+    private func outboxMayBeEmpty() {
+        guard self.outbox.isEmpty, !self.outboxEmptyWaiters.isEmpty else { return }
+        let waiters = self.outboxEmptyWaiters
+        self.outboxEmptyWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {

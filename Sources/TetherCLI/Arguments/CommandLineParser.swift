@@ -102,6 +102,11 @@ public enum CommandLineParser {
             case .flag("--no-stdin"):
                 try cursor.noValue(for: "--no-stdin")
                 scratch.readsStdin = false
+            case .flag("--queue"):
+                try cursor.noValue(for: "--queue")
+                scratch.queue = true
+            case .flag("--greeting-file"):
+                scratch.greetingFile = try cursor.value(for: "--greeting-file")
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):

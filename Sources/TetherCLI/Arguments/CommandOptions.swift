@@ -58,6 +58,11 @@ public struct ConnectOptions: Equatable, Sendable {
     /// Send the lines of standard input, and end at its end. Default on; `--no-stdin` turns it off: standard input
     /// is not read, and the command runs until `--count`, `--duration`, a signal or a non-retryable failure.
     public var readsStdin = true
+    /// `--queue`: stdin lines go through the client's outbox (`SendPolicy.queued`), kept in order across reconnects
+    /// and sent after the greeting, instead of waiting for an open connection line by line.
+    public var queue = false
+    /// `--greeting-file PATH`: each line of the file is a text message sent first on every open.
+    public var greetingFile: String?
 
     public init(url: URL) {
         self.url = url

@@ -38,6 +38,9 @@ enum Usage {
           --events jsonl        print every event record as one JSON object per line on stdout
           --no-path-monitor     do not watch the network path (default: the platform monitor)
           --no-stdin            do not read stdin; run until --count, --duration or a signal
+          --queue               queue stdin lines in the client's outbox (kept across reconnects, sent in
+                                order after the greeting); a line that finds the outbox full is reported
+          --greeting-file PATH  send each line of PATH as a text message first on every open
 
         stdin lines are sent as text messages, each once the previous one is sent (a line typed while
         the connection is not open waits for it); at EOF the command exits once the connection attempt
