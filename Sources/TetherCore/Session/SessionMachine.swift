@@ -28,8 +28,9 @@
 /// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an
 ///   attempt: the network changed or the app slept, the server did nothing wrong.
 /// - While the path is `unavailable` no automatic attempt is started and none is counted: a connection that ends
-///   goes to `.offline`. The user's own attempts (`start`, `reconnectRequested`) always go out. An open or connecting transport is not closed for it (the hint never blocks). When the path
-///   leaves `unavailable` (or interfaces change) while offline or waiting, `.openTransport` goes out at once.
+///   goes to `.offline`. The user's own attempts (`start`, `reconnectRequested`) always go out. An open or
+///   connecting transport is not closed for it (the hint never blocks). When the path leaves `unavailable` (or
+///   interfaces change) while offline or waiting, `.openTransport` goes out at once.
 /// - Close codes the machine sends: 1000 for `stop`; 1001 (going away) for background, pong/probe/connect timeouts
 ///   and ping failures (the endpoint is leaving this connection, not reporting a protocol error).
 /// - While the transport stays open in the background (`.keepAndProbe`) the phase is `.suspended`, the heartbeat is
