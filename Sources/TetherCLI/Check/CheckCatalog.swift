@@ -22,6 +22,10 @@ public enum CheckCatalog {
         Entry(name: "stop-waiting", title: "Stop while waiting for a retry leaves nothing behind"),
         Entry(name: "stop-open", title: "Stop while open: close 1000, nothing behind"),
         Entry(name: "path-loss", title: "Path loss and recovery: offline uses no attempts, reconnect at once"),
+        Entry(name: "background-keep", title: "Background with keepAndProbe: every message delivered"),
+        Entry(name: "reconnect-offline", title: "reconnectNow while the path says unavailable: an attempt goes out"),
+        Entry(name: "outbox-restart", title: "Queued sends cross a server restart in order after the greeting"),
+        Entry(name: "retry-give-up", title: "A bounded retry gives up visibly after N attempts"),
     ]
 
     /// Every scenario name, in order.

@@ -100,7 +100,8 @@ final class ScenarioRun {
         url: String,
         transport: (any WebSocketTransport)? = nil,
         pathMonitoring: PathMonitoring = .none,
-        heartbeatTimeout: Int? = nil
+        heartbeatTimeout: Int? = nil,
+        configure: (inout WebSocketClient<ContinuousClock>.Configuration) -> Void = { _ in }
     ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         guard let url = URL(string: url) else { throw .setup("bad URL \(url)") }
         var configuration = WebSocketClient<ContinuousClock>.Configuration(
@@ -116,6 +117,7 @@ final class ScenarioRun {
         )
         configuration.eventLoop = Self.loop
         configuration.recordsMessages = true  // the report's timeline shows traffic
+        configure(&configuration)
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
         let client: WebSocketClient<ContinuousClock>
         do {
