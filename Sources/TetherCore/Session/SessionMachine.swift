@@ -62,15 +62,41 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case closing
     }
 
+    /// The phase with the data only it has: the retry time only while waiting, the failure only when failed.
+    enum Stage: Equatable, Sendable {
+        case stopped, connecting, open, offline, suspended
+        case waiting(retryAt: Int)
+        case failed(CloseReason)
+
+        var phase: SessionPhase {
+            switch self {
+            case .stopped: .stopped
+            case .connecting: .connecting
+            case .open: .open
+            case .offline: .offline
+            case .suspended: .suspended
+            case .waiting: .waiting
+            case .failed: .failed
+            }
+        }
+    }
+
     /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
     /// check that a stale event changed nothing.
     struct State: Equatable, Sendable {
-        var phase = SessionPhase.stopped
+        var stage = Stage.stopped
         var heartbeat: Heartbeat
         var link = Link.none
         var backoff: Backoff
-        var retryAt: Int?
-        var failure: CloseReason?
+        var phase: SessionPhase { self.stage.phase }
+        var retryAt: Int? {
+            guard case .waiting(let retryAt) = self.stage else { return nil }
+            return retryAt
+        }
+        var failure: CloseReason? {
+            guard case .failed(let reason) = self.stage else { return nil }
+            return reason
+        }
         /// The path hint and the latest request outcome (opens and pongs succeed; ends and timeouts fail), apart.
         var connectivity = Connectivity()
         var hint: NetworkHint { self.connectivity.hint }
@@ -167,9 +193,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         switch from {
         case .stopped, .failed:
             self.resetAttempts()
-            self.state.failure = nil
             if self.state.background {
-                self.state.phase = .suspended
+                self.state.stage = .suspended
                 self.record(.background, now: now, from: from)
                 return .none
             }
@@ -196,7 +221,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return self.openTransport(now: now, from: from)
         case .failed:
             self.resetAttempts()
-            self.state.failure = nil
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
         case .stopped, .connecting, .open, .suspended:
@@ -219,9 +243,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
                             code: Int(Self.normalClosure))
             }
-            self.state.phase = .stopped
-            self.state.retryAt = nil
-            self.state.failure = nil
+            self.state.stage = .stopped
             self.record(.stopped, now: now, from: from)
             return action
         }
@@ -261,7 +283,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.link = .open(since: now, healthy: false)
         self.state.connectivity.recordOutcome(.success)
         self.state.heartbeat.opened(generation, now: now)
-        self.state.phase = .open
+        self.state.stage = .open
         self.record(.opened, now: now, from: from)
         return .none
     }
@@ -409,8 +431,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
         case .waiting, .offline:
             if state == .unavailable {
-                self.state.phase = .offline
-                self.state.retryAt = nil
+                self.state.stage = .offline
                 self.record(.path, now: now, from: from, path: state)
                 return .none
             }
@@ -435,19 +456,18 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended:
             preconditionFailure("suspended only while in the background")
         case .waiting, .offline:
-            self.state.phase = .suspended
-            self.state.retryAt = nil
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             return .none
         case .open where self.configuration.lifecycle == .keepAndProbe:
             self.state.heartbeat.pause()
-            self.state.phase = .suspended
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
             self.endLink(closing: true)
-            self.state.phase = .suspended
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
@@ -469,7 +489,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended:
             switch self.state.link {
             case .open:
-                self.state.phase = .open
+                self.state.stage = .open
                 self.record(.foreground, now: now, from: from)
                 guard case .ping(let generation) = self.probe(now: now) else { return .none }
                 return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
@@ -478,7 +498,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .none, .closing:
                 self.resetAttempts()
                 if self.state.hint.state == .unavailable {
-                    self.state.phase = .offline
+                    self.state.stage = .offline
                     self.record(.foreground, now: now, from: from)
                     return .none
                 }
@@ -558,9 +578,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
         let generation = self.state.heartbeat.connect()
         self.state.link = .connecting(deadline: now + self.configuration.connectTimeout)
-        self.state.phase = .connecting
-        self.state.retryAt = nil
-        self.state.failure = nil
+        self.state.stage = .connecting
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
@@ -606,9 +624,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             }
             if gaveUp { next = .failed }
         }
-        self.state.phase = next
-        self.state.failure = next == .failed ? reason : nil
-        self.state.retryAt = nil
+        switch next {
+        case .failed: self.state.stage = .failed(reason)
+        case .suspended: self.state.stage = .suspended
+        case .offline: self.state.stage = .offline
+        case .waiting: break  // with its retry time, below
+        case .stopped, .connecting, .open: preconditionFailure("a settled session waits, fails, suspends or is offline")
+        }
         guard next == .waiting else {
             self.record(.closed, now: now, from: from, reason: reason, code: code)
             if gaveUp {
@@ -618,7 +640,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
-        self.state.retryAt = overflow ? Int.max : retryAt
+        self.state.stage = .waiting(retryAt: overflow ? Int.max : retryAt)
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
     }
