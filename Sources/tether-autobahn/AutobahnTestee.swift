@@ -126,7 +126,7 @@ struct AutobahnTestee {
             case .record(let record) where record.kind == .closed:
                 await client.stop()
                 return
-            case .record, .stateChanged, .roundTrip:
+            case .record, .stateChanged, .roundTrip, .outboxDropped:
                 continue
             }
         }

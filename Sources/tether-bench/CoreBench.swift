@@ -68,7 +68,7 @@ enum CoreBench {
             for cycle in 0..<32 {
                 for message in 0..<8 {
                     now += 1_500
-                    machine.messageReceived(generation: generation, bytes: 64 &+ message, now: now)
+                    _ = machine.messageReceived(generation: generation, bytes: 64 &+ message, now: now)
                     count += 1
                     drain()
                 }

@@ -162,7 +162,7 @@ enum IdleBench {
                     tally.changes.yield()
                 case .roundTrip:
                     if tally.holding.load(ordering: .relaxed) { tally.pongs.add(1, ordering: .relaxed) }
-                case .message, .record:
+                case .message, .record, .outboxDropped:
                     continue
                 }
             }

@@ -22,7 +22,9 @@ public struct WebSocketConfiguration: Sendable {
     public var heartbeatInterval: Duration
     /// How long a ping may wait for its pong before the connection is closed as dead. Default 5 s.
     public var heartbeatTimeout: Duration
-    /// How long TCP connect plus the opening handshake may take. Default 10 s.
+    /// How long TCP connect plus the opening handshake may take. Default 10 s. The session machine owns this
+    /// deadline (a close with reason `connect_timeout`); the transport gets a later backstop only (see
+    /// `TransportRequest.connectTimeout`).
     public var connectTimeout: Duration
     /// Deadline of the liveness probe sent after a path change or on returning to the foreground. Default 2 s.
     public var probeTimeout: Duration
@@ -87,6 +89,19 @@ public struct WebSocketConfiguration: Sendable {
     /// real-time tests do that.
     public var eventLoop: EventLoop = .shared
     #endif
+    /// When the session stops retrying and fails visibly (`.failed` with the last failure, a `gave_up` record):
+    /// after `maximumAttempts` consecutive failed attempts or `maximumElapsed` milliseconds of failing, or when
+    /// its `decide` hook says `.stop`; the hook may also choose each delay. Default: retry forever.
+    public var retryPolicy = RetryPolicy()
+    /// The messages to send first on every successful open — authentication, subscriptions —, in order, before any
+    /// queued message and before the session is reported open (so a consumer never sends into an unauthenticated
+    /// connection). Called once per open, on the client's executor; it may await (to fetch a fresh token, say).
+    /// The connect deadline (`connectTimeout`) covers it: a greeting that cannot be written in time closes the
+    /// attempt as `connect_timeout`. Nil (the default): no greeting, open at once.
+    public var greeting: (@Sendable () async -> [WebSocketMessage])?
+    /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
+    /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
+    public var outboxLimits = Outbox<WebSocketMessage>.Limits()
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -166,6 +181,19 @@ public struct WebSocketConfiguration: Sendable {
                 property: property, requirement: "1 <= high and 0 <= low <= high",
                 value: "high \(watermarks.high), low \(watermarks.low)")
         }
+        if let maximum = self.retryPolicy.maximumAttempts, maximum < 1 {
+            throw WebSocketConfigurationError(
+                property: "retryPolicy.maximumAttempts", requirement: "at least 1", value: "\(maximum)")
+        }
+        if let maximum = self.retryPolicy.maximumElapsed, maximum < 0 {
+            throw WebSocketConfigurationError(
+                property: "retryPolicy.maximumElapsed", requirement: "at least 0", value: "\(maximum)")
+        }
+        if self.outboxLimits.count < 0 || self.outboxLimits.bytes < 0 {
+            throw WebSocketConfigurationError(
+                property: "outboxLimits", requirement: "count and bytes at least 0",
+                value: "count \(self.outboxLimits.count), bytes \(self.outboxLimits.bytes)")
+        }
         if let field = self.backoff.fieldOutOfRange {
             throw WebSocketConfigurationError(
                 property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
@@ -201,7 +229,7 @@ public struct WebSocketConfiguration: Sendable {
 
     /// The pure machine's view of this configuration, in integer milliseconds.
     var session: SessionConfiguration {
-        SessionConfiguration(
+        var session = SessionConfiguration(
             heartbeatInterval: self.heartbeatInterval.milliseconds,
             heartbeatTimeout: self.heartbeatTimeout.milliseconds,
             connectTimeout: self.connectTimeout.milliseconds,
@@ -213,6 +241,16 @@ public struct WebSocketConfiguration: Sendable {
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )
+        session.greets = self.greeting != nil
+        session.retryPolicy = self.retryPolicy
+        return session
+    }
+
+    /// The transport's own connect bound under a client: far beyond the machine's deadline (twice it plus 1 s,
+    /// saturating), so that the machine's timer decides; see `TransportRequest.connectTimeout`.
+    static func transportBackstop(connectTimeout: Int) -> Int {
+        let (doubled, overflow) = connectTimeout.multipliedReportingOverflow(by: 2)
+        return overflow ? Int.max : doubled.addingReportingOverflow(1_000).overflow ? Int.max : doubled + 1_000
     }
 
     /// What the transport needs for each connection.
@@ -222,7 +260,7 @@ public struct WebSocketConfiguration: Sendable {
             headers: self.headers,
             subprotocols: self.subprotocols,
             maximumMessageSize: self.maximumMessageSize,
-            connectTimeout: self.connectTimeout.milliseconds,
+            connectTimeout: Self.transportBackstop(connectTimeout: self.connectTimeout.milliseconds),
             closeTimeout: self.closeTimeout.milliseconds,
             outboundWatermarks: self.outboundWatermarks,
             tls: self.tls,

@@ -59,6 +59,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var readingHeldWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
+    /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
+    private var outbox: Outbox<WebSocketMessage>
+    /// Whether a task is writing the outbox to the open connection.
+    private var flushing = false
+    /// Callers of `waitUntilOutboxEmpty()`.
+    private var outboxEmptyWaiters: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a client driven by `clock` (tests pass a manual clock).
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
@@ -77,6 +83,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        self.outbox = Outbox(limits: configuration.outboxLimits)
         self.published = Self.snapshot(of: self.machine)
     }
 
@@ -108,11 +115,24 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.handle(self.machine.start(now: self.now()))
     }
 
+    /// Makes a connection attempt at once — the user's "retry" — from `.waiting` (skipping the rest of the backoff),
+    /// `.offline` or `.failed`, whatever the network path says: the path hint informs `state`, it never blocks a
+    /// user's request (a monitor can be wrong). An attempt made while the path is unavailable that fails is not
+    /// counted as a backoff attempt. Does nothing while connecting or open, when stopped (use `start()`), or in
+    /// the background.
+    public func reconnectNow() {
+        self.handle(self.machine.reconnectRequested(now: self.now()))
+    }
+
     /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
     /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
     public func stop() async {
         self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))
+        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+            self.dropped(entry.element, .stopped)
+        }
+        self.outboxMayBeEmpty()
         let readers = Array(self.readers.values)
         for reader in readers {
             await reader.value
@@ -149,18 +169,107 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         }
     }
 
-    /// Sends a message on the open connection.
-    /// - Throws: `WebSocketSendError.notOpen` when no connection is open (nothing is queued or dropped
-    ///   silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke during the write.
+    /// Sends a message, now or through the outbox.
     ///
-    /// Sending does not enter the actor: it writes to the connection that was current and open when the client
-    /// last handled an event, so a send is never queued behind the handling of received messages. Messages sent
-    /// from one task keep their order.
-    public nonisolated func send(_ message: WebSocketMessage) async throws {
-        guard let connection = self.sendTarget.withLock({ $0 }) else {
-            throw WebSocketSendError.notOpen
+    /// `.now` (the default): on the open connection. Throws `WebSocketSendError.notOpen` when no connection is open
+    /// (nothing is queued or dropped silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke
+    /// during the write. It does not enter the actor: it writes to the connection that was current and open when
+    /// the client last handled an event, so a send is never queued behind the handling of received messages.
+    /// Messages sent from one task keep their order.
+    ///
+    /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
+    /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
+    /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
+    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` (when the
+    /// client next writes or adds to the outbox) and never sent, and `stop()` reports those still waiting as
+    /// `.stopped`. The guarantee is at most once: a message whose write was interrupted by a failing connection
+    /// may or may not have reached the peer, is reported as `.writeInterrupted` and not sent again; one whose
+    /// write never started stays first in the outbox. A message handed to the kernel can still be lost with its
+    /// connection: confirm at the application level what must arrive.
+    public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
+        switch policy {
+        case .now:
+            guard let connection = self.sendTarget.withLock({ $0 }) else {
+                throw WebSocketSendError.notOpen
+            }
+            try await connection.send(message)
+        case .queued(let expiresAfter):
+            try await self.enqueue(message, expiresAfter: expiresAfter)
         }
-        try await connection.send(message)
+    }
+
+    private func enqueue(_ message: WebSocketMessage, expiresAfter: Duration?) throws(WebSocketSendError) {
+        let size = message.byteCount
+        guard size <= self.configuration.maximumMessageSize else {
+            throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
+        }
+        let now = self.now()
+        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
+        let expiresAt = expiresAfter.map { now.addingReportingOverflow(max(0, $0.milliseconds)) }
+            .map { $0.overflow ? Int.max : $0.partialValue }
+        guard self.outbox.append(message, bytes: size, expiresAt: expiresAt) else { throw .outboxFull }
+        self.flushOutbox()
+    }
+
+    /// Writes the outbox, first message first, to the connection `send` writes to (open and greeted), if there is
+    /// one and no other task is at it.
+    private func flushOutbox() {
+        guard !self.flushing, !self.outbox.isEmpty, let connection = self.sendTarget.withLock({ $0 }) else { return }
+        self.flushing = true
+        Task { await self.writeOutbox(to: connection) }
+    }
+
+    private func writeOutbox(to connection: any TransportConnection) async {
+        defer {
+            self.flushing = false
+            self.outboxMayBeEmpty()
+        }
+        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+            do {
+                try await connection.send(entry.element)
+            } catch WebSocketSendError.notOpen {
+                self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
+                return
+            } catch {
+                self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
+                return
+            }
+            // The connection may have ended while this write waited: the rest waits for the next one.
+            guard self.sendTarget.withLock({ $0 }) === connection else { return }
+        }
+    }
+
+    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
+    /// For tools (`tether connect --queue` at the end of its input) and tests.
+    package func waitUntilOutboxEmpty() async {
+        guard !self.outbox.isEmpty else { return }
+        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
+    }
+
+    private func outboxMayBeEmpty() {
+        guard self.outbox.isEmpty, !self.outboxEmptyWaiters.isEmpty else { return }
+        let waiters = self.outboxEmptyWaiters
+        self.outboxEmptyWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {
+        self.publish(.outboxDropped(message, reason: reason))
+    }
+
+    /// Sends the greeting on `connection`, then tells the machine, which reports the session open.
+    private func greet(
+        _ connection: any TransportConnection, generation: Int,
+        greeting: @Sendable () async -> [WebSocketMessage]
+    ) async {
+        for message in await greeting() {
+            do {
+                try await connection.send(message)
+            } catch {
+                return  // the connection is failing (its end settles it) or the deadline will close it
+            }
+        }
+        self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
     }
 
     /// Sends a text message. See `send(_:)`.
@@ -311,11 +420,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         case .opened:
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):
-            // Only the current, open connection delivers; a retired connection's leftovers are stale.
-            guard self.connections[generation] != nil, generation == self.machine.generation,
-                  self.machine.phase == .open else { return }
-            self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now)
-            self.publish(.message(message))
+            // The machine decides: everything the latest connection reads before its end is delivered, in any
+            // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
+            switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
+            case .deliver: self.publish(.message(message))
+            case .discard: break  // stale: counted and recorded by the machine
+            }
             self.afterEvent()
         case .pong(let id):
             self.handle(self.machine.pongReceived(generation: generation, ping: id, now: now))
@@ -426,6 +536,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
+        case .sendGreeting(let generation):
+            guard generation == self.machine.generation, let connection = self.connections[generation],
+                  let greeting = self.configuration.greeting else { return }
+            Task { await self.greet(connection, generation: generation, greeting: greeting) }
         case .closeTransport(let generation, let reason, let code):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
@@ -511,6 +625,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard identity != self.publishedSendTarget else { return }
         self.publishedSendTarget = identity
         self.sendTarget.withLock { $0 = target }
+        self.flushOutbox()  // a new open (and greeted) connection: the outbox goes first
     }
 
     private func rescheduleTimer() {
@@ -559,7 +674,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             retryAt: machine.phase == .waiting ? machine.retryAt : nil,
             failure: machine.phase == .failed ? machine.failure : nil,
             lastRTT: machine.lastRTT,
-            path: machine.hint.state
+            path: machine.hint.state,
+            connectivity: machine.connectivity
         )
     }
 }

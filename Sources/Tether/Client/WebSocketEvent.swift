@@ -17,11 +17,16 @@ public struct ConnectionState: Equatable, Sendable {
     public var lastRTT: Int?
     /// The network-path hint. Informs the UI; it never blocks a connection attempt.
     public var path: PathState
+    /// What a banner shows, from the path and the session's request outcomes kept apart: `.online`, `.offline`
+    /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
+    /// with how), or `.unknown` before anything is known. See `SessionMachine.connectivity`.
+    public var connectivity: ConnectivityStatus
 
     public init(
         phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
-        failure: CloseReason?, lastRTT: Int?, path: PathState
+        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown
     ) {
+        self.connectivity = connectivity
         self.phase = phase
         self.generation = generation
         self.attempts = attempts
@@ -41,6 +46,9 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     case message(WebSocketMessage)
     /// A heartbeat round trip, in milliseconds.
     case roundTrip(milliseconds: Int)
+    /// A queued message (`SendPolicy.queued`) left the outbox without being written in full; `reason` says why and
+    /// whether the peer may have it.
+    case outboxDropped(WebSocketMessage, reason: OutboxDropReason)
     /// A log record from the session machine: generation, event kind, monotonic time, phases, reason.
     /// Records never hold payloads, header values or URL queries.
     case record(LogRecord)
@@ -57,6 +65,8 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
             return "message binary \(data.count) bytes"
         case .roundTrip(let milliseconds):
             return "rtt \(milliseconds) ms"
+        case .outboxDropped(let message, let reason):
+            return "outbox dropped \(message.byteCount) bytes (\(reason))"
         case .record(let record):
             return record.logLine
         }
@@ -74,6 +84,7 @@ extension LogRecord {
         if let delay = self.delay { line += " delay_ms=\(delay)" }
         if let bytes = self.bytes { line += " bytes=\(bytes)" }
         if let path = self.path { line += " path=\(path)" }
+        if let ignored = self.ignored { line += " ignored=\(ignored.rawValue)" }
         return line
     }
 }

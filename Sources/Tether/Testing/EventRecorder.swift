@@ -36,7 +36,7 @@ public final class EventRecorder: Sendable {
             switch event {
             case .record(let record): self.records.append(record)
             case .message(let message): self.messages.append(message)
-            case .stateChanged, .roundTrip: break
+            case .stateChanged, .roundTrip, .outboxDropped: break
             }
         }
     }

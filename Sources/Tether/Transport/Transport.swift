@@ -18,7 +18,11 @@ public struct TransportRequest: Sendable {
     public var subprotocols: [String]
     /// Largest message accepted from the peer, in bytes.
     public var maximumMessageSize: Int
-    /// How long TCP connect plus the opening handshake may take, in milliseconds.
+    /// The transport's own bound on TCP connect plus the opening handshake, in milliseconds, for a transport used
+    /// on its own. Under a `WebSocketClient` the session machine owns the connect deadline
+    /// (`WebSocketConfiguration.connectTimeout`) and closes the attempt itself; the client sets this to twice that
+    /// deadline plus one second, a backstop that only a stalled process could reach. Should it fire anyway, its
+    /// `.connectFailed(.timedOut)` is recorded with the machine's reason, `connect_timeout`.
     public var connectTimeout: Int
     /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
     public var closeTimeout: Int
@@ -78,6 +82,29 @@ public enum WebSocketSendError: Error, Equatable, Sendable {
     case messageTooLarge(size: Int, limit: Int)
     /// The connection failed while the message was being written; it may be lost.
     case connectionFailed
+    /// `.queued` only: the outbox is at its limit (`WebSocketConfiguration.outboxLimits`); nothing was queued.
+    case outboxFull
+}
+
+/// How `WebSocketClient.send(_:policy:)` treats a message when no connection is open.
+public enum SendPolicy: Equatable, Hashable, Sendable {
+    /// Send on the open connection or throw `WebSocketSendError.notOpen`. The default.
+    case now
+    /// Queue it in the client's outbox, in order, to be written on the current connection once it is open and
+    /// greeted, or on the next one; it waits at most `expiresAfter` (nil: until the client is stopped) and is
+    /// then reported as `.outboxDropped(_, reason: .expired)` without being sent.
+    case queued(expiresAfter: Duration?)
+}
+
+/// Why a queued message left the outbox without being written in full (`WebSocketEvent.outboxDropped`).
+public enum OutboxDropReason: Equatable, Hashable, Sendable {
+    /// It waited longer than its `expiresAfter`; it was never written.
+    case expired
+    /// The connection failed while it was being written: it may or may not have reached the peer, and it is not
+    /// sent again (at most once).
+    case writeInterrupted
+    /// `stop()` was called while it waited; it was never written.
+    case stopped
 }
 
 /// One connection made by a transport. All methods may be called from any context.

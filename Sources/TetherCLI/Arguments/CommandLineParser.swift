@@ -115,6 +115,11 @@ public enum CommandLineParser {
             case .flag("--insecure"):
                 try cursor.noValue(for: "--insecure")
                 scratch.insecure = true
+            case .flag("--queue"):
+                try cursor.noValue(for: "--queue")
+                scratch.queue = true
+            case .flag("--greeting-file"):
+                scratch.greetingFile = try cursor.value(for: "--greeting-file")
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):

@@ -64,6 +64,11 @@ public struct ConnectOptions: Equatable, Sendable {
     public var pins: [String] = []
     /// No certificate verification (`--insecure`): local testing only.
     public var insecure = false
+    /// `--queue`: stdin lines go through the client's outbox (`SendPolicy.queued`), kept in order across reconnects
+    /// and sent after the greeting, instead of waiting for an open connection line by line.
+    public var queue = false
+    /// `--greeting-file PATH`: each line of the file is a text message sent first on every open.
+    public var greetingFile: String?
 
     public init(url: URL) {
         self.url = url

@@ -41,6 +41,9 @@ enum Usage {
           --ca-file F           for wss://, also trust the CA certificates in PEM file F (repeatable)
           --pin sha256/BASE64   for wss://, require this SPKI SHA-256 pin in the chain (repeatable)
           --insecure            for wss://, skip certificate verification (local testing only)
+          --queue               queue stdin lines in the client's outbox (kept across reconnects, sent in
+                                order after the greeting); a line that finds the outbox full is reported
+          --greeting-file PATH  send each line of PATH as a text message first on every open
 
         stdin lines are sent as text messages, each once the previous one is sent (a line typed while
         the connection is not open waits for it); at EOF the command exits once the connection attempt

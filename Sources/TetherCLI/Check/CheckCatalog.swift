@@ -24,6 +24,10 @@ public enum CheckCatalog {
         Entry(name: "path-loss", title: "Path loss and recovery: offline uses no attempts, reconnect at once"),
         Entry(name: "tls", title: "wss:// with a private CA: verified, heartbeat and messages over TLS"),
         Entry(name: "tls-bad-certificate", title: "wss:// certificate for another host: tls_failed, no retry"),
+        Entry(name: "background-keep", title: "Background with keepAndProbe: every message delivered"),
+        Entry(name: "reconnect-offline", title: "reconnectNow while the path says unavailable: an attempt goes out"),
+        Entry(name: "outbox-restart", title: "Queued sends cross a server restart in order after the greeting"),
+        Entry(name: "retry-give-up", title: "A bounded retry gives up visibly after N attempts"),
         Entry(name: "slow-consumer", title: "Slow consumer: a 64 MiB flood held at the inbound watermark, in order"),
         Entry(name: "ping-flood", title: "Ping flood from a peer that never reads: pongs bounded"),
     ]

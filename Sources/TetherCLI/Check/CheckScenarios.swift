@@ -32,6 +32,10 @@ enum CheckScenarios {
         case "ping-flood": self.pingFlood
         case "tls": self.tls
         case "tls-bad-certificate": self.tlsBadCertificate
+        case "background-keep": self.backgroundKeep
+        case "reconnect-offline": self.reconnectOffline
+        case "outbox-restart": self.outboxRestart
+        case "retry-give-up": self.retryGiveUp
         default: nil
         }
     }
@@ -343,14 +347,19 @@ enum CheckScenarios {
         let newRecords = Array(after.records.dropFirst(seen))
         run.expect(state.phase == .open && state.generation == before.generation && state.generation == 2,
                    "state and generation unchanged", "\(state.phase.name), gen \(state.generation)")
-        run.expect(newRecords.allSatisfy { $0.generation == 2 && $0.kind != .closed },
-                   "no record for generation 1, no close of generation 2",
+        let staleRecords = newRecords.filter { $0.kind == .stale }
+        run.expect(newRecords.allSatisfy { ($0.generation == 2 || $0.kind == .stale) && $0.kind != .closed },
+                   "no record for generation 1 but its stale records, no close of generation 2",
                    newRecords.map { "\($0.kind.rawValue)@\($0.generation)" }.joined(separator: " "))
         run.expect(after.messages.count == messagesBefore, "the late message was not delivered",
                    "\(after.messages.count) messages")
-        // The message is dropped before the machine sees it; the other three reach it and are counted.
-        run.expect(ignored >= 3, "the late opened, pong and end reached the client and were ignored as stale",
-                   "\(ignored) stale events")
+        // All four reach the machine: the message is discarded by its decision, the others ignored; each is
+        // counted and leaves a stale record naming what was ignored.
+        let ignoredKinds = staleRecords.compactMap { $0.ignored?.rawValue }
+        run.expect(ignored == 4 && ignoredKinds == ["opened", "pong", "message", "ended"]
+                       && staleRecords.allSatisfy { $0.generation == 1 },
+                   "the four late callbacks were ignored as stale, each counted and recorded",
+                   "\(ignored) stale events, records: \(ignoredKinds.joined(separator: ","))")
         let secondClose = server.connection(2)?.closeReceived
         run.expect(secondClose == nil, "the server saw no close on connection 2",
                    secondClose.map { "\($0.code ?? 0)" } ?? "none")
@@ -549,6 +558,132 @@ enum CheckScenarios {
         run.note("reason", close?.reason?.name ?? "none")
         run.note("detail", close?.reason?.detail ?? "none")
         run.note("phase", state.phase.name)
+    }
+
+    // MARK: Session semantics (issue 16)
+
+    static func backgroundKeep(_ run: ScenarioRun) async throws(CheckFailure) {
+        let count = 20
+        let server = try run.server(.send(count: count, size: 8, everyMilliseconds: 30))
+        let (client, recorder) = try run.client(url: server.url(path: "/keep"), heartbeatTimeout: 2_000) {
+            $0.lifecycle = .keepAndProbe
+        }
+        await client.start()
+        try await run.wait(recorder, "the first message") { !$0.messages.isEmpty }
+        run.mark("enterBackground()")
+        await client.enterBackground()
+        let done = try await run.wait(recorder, "\(count) messages") { $0.messages.count >= count }
+        let inOrder = self.leadingRunInOrder(done.messages)
+        let background = done.events.firstIndex {
+            if case .record(let record) = $0 { return record.kind == .background }
+            return false
+        } ?? done.events.endIndex
+        let inBackground = done.events[background...].count {
+            if case .message = $0 { return true }
+            return false
+        }
+        let state = await client.state
+        let stale = await client.staleEvents
+        run.expect(inOrder == count, "every message delivered, in order", "\(inOrder)/\(count)")
+        run.expect(inBackground >= 1, "messages delivered while suspended", "\(inBackground)")
+        run.expect(state.phase == .suspended, "still suspended, the connection kept", state.phase.name)
+        run.expect(stale == 0, "nothing discarded as stale", "\(stale)")
+        run.note("messages", "\(inOrder)/\(count)")
+        run.note("in_background", String(inBackground))
+    }
+
+    static func reconnectOffline(_ run: ScenarioRun) async throws(CheckFailure) {
+        let monitor = ScriptedPathMonitor(current: PathSnapshot(status: .unsatisfied))
+        let server = try run.server(describedAs: "connection 1 closes with 1011 after 50 ms; then normal") {
+            $0.index == 1 ? .close(afterMilliseconds: 50, code: 1011) : .normal
+        }
+        let (client, recorder) = try run.client(url: server.url(path: "/retry"), pathMonitoring: .custom { monitor })
+        await client.start()
+        try await run.wait(recorder, "offline") { snapshot in
+            snapshot.events.contains {
+                if case .stateChanged(let state, _) = $0 { state.phase == .offline } else { false }
+            }
+        }
+        let offline = await client.state
+        run.expect(offline.connectivity == .offline, "shown as no network", offline.connectivity.name)
+        run.mark("reconnectNow()")
+        await client.reconnectNow()
+        let records = try await run.wait(recorder, "the user's attempt to open") {
+            $0.records.first(.opened, generation: 2) != nil
+        }.records
+        let state = await client.state
+        run.expect(records.first(.reconnectRequested)?.from == .offline, "the attempt went out from offline",
+                   records.first(.reconnectRequested)?.from.name ?? "none")
+        run.expect(server.connections.count == 2, "it reached the server", "\(server.connections.count) connections")
+        run.expect(state.path == .unavailable && state.connectivity == .online,
+                   "the path still says unavailable, connectivity says online",
+                   "path \(state.path.name), \(state.connectivity.name)")
+        run.expect(state.attempts == offline.attempts, "the user's attempt counted nothing",
+                   "\(offline.attempts) -> \(state.attempts)")
+        run.note("path", state.path.name)
+        run.note("connectivity", state.connectivity.name)
+    }
+
+    static func outboxRestart(_ run: ScenarioRun) async throws(CheckFailure) {
+        let scenario = Scenario.normal.recordingPayloads()
+        let first = try run.server(scenario)
+        let port = first.port
+        let (client, recorder) = try run.client(url: first.url(path: "/chat")) {
+            $0.greeting = { [.text("auth"), .text("subscribe")] }
+        }
+        await client.start()
+        try await run.wait(recorder, "the open") { $0.records.first(.opened) != nil }
+        try await run.wait(first, "the greeting") { ($0.first?.messageCount ?? 0) >= 2 }
+        run.mark("server stopped")
+        await first.stop()
+        try await run.wait(recorder, "the close") { $0.records.first(.closed) != nil }
+        var queuedError: String?
+        for index in 0..<5 {
+            do {
+                try await client.send(.text("q\(index)"), policy: .queued(expiresAfter: nil))
+            } catch {
+                queuedError = "\(error)"
+            }
+        }
+        run.expect(queuedError == nil, "five messages queued while disconnected", queuedError ?? "queued")
+        run.mark("server restarted")
+        let second: TestServer
+        do {
+            second = try TestServer(port: port, scenario: { _ in scenario })
+        } catch {
+            throw .setup("restarted test server: \(error)")
+        }
+        run.onCleanup { await second.stop() }
+        try await run.wait(second, "the greeting and the queue on the new server") {
+            ($0.first?.messageCount ?? 0) >= 7
+        }
+        let payloads = (second.connection(1)?.messages.elements ?? []).map {
+            String(decoding: $0.payload ?? [], as: UTF8.self)
+        }
+        let expected = ["auth", "subscribe", "q0", "q1", "q2", "q3", "q4"]
+        run.expect(payloads == expected, "greeting first, then the queue in order",
+                   payloads.joined(separator: ","))
+        run.note("received", payloads.joined(separator: ","))
+    }
+
+    static func retryGiveUp(_ run: ScenarioRun) async throws(CheckFailure) {
+        let server = try run.server(.reject(status: 500))
+        let (client, recorder) = try run.client(url: server.url(path: "/bounded")) {
+            $0.retryPolicy = RetryPolicy(maximumAttempts: 3)
+        }
+        await client.start()
+        let records = try await run.wait(recorder, "the give-up") { $0.records.first(.gaveUp) != nil }.records
+        let state = await client.state
+        let gaveUp = records.first(.gaveUp)
+        run.expect(state.phase == .failed && state.failure == .handshakeRejected(status: 500),
+                   "failed visibly with the last failure", "\(state.phase.name) \(state.failure?.name ?? "none")")
+        run.expect(gaveUp?.attempt == 3, "after 3 attempts", "\(gaveUp?.attempt ?? -1)")
+        run.expect(server.connections.count == 3, "three attempts reached the server",
+                   "\(server.connections.count)")
+        run.expect(records.of(.retryScheduled).count == 2, "two retries before giving up",
+                   "\(records.of(.retryScheduled).count)")
+        run.note("attempts", String(gaveUp?.attempt ?? -1))
+        run.note("connectivity", state.connectivity.name)
     }
 }
 #endif

@@ -111,11 +111,13 @@ final class ScenarioRun {
         transport: (any WebSocketTransport)? = nil,
         pathMonitoring: PathMonitoring = .none,
         heartbeatTimeout: Int? = nil,
-        tls: TLSOptions = TLSOptions()
+        tls: TLSOptions = TLSOptions(),
+        configure: (inout WebSocketClient<ContinuousClock>.Configuration) -> Void = { _ in }
     ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
         let client = try self.makeClient(url: url, transport: transport, pathMonitoring: pathMonitoring) {
             if let heartbeatTimeout { $0.heartbeatTimeout = .milliseconds(heartbeatTimeout) }
             $0.tls = tls
+            configure(&$0)
         }
         return (client, self.record(client.events))
     }

@@ -33,6 +33,17 @@ public enum ConnectCommand {
         configuration.tls = TLSOptions(
             additionalTrustRoots: options.caFiles.map { .pemFile($0) }, pins: options.pins,
             insecureSkipVerification: options.insecure)
+        if let path = options.greetingFile {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                io.writeError("tether connect: cannot read the greeting file \(path)\n")
+                return 2
+            }
+            let greeting = text.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { WebSocketMessage.text(String($0.hasSuffix("\r") ? $0.dropLast() : $0)) }
+                .dropLast(text.hasSuffix("\n") ? 1 : 0)
+            let messages = Array(greeting)
+            configuration.greeting = { messages }
+        }
         let client: WebSocketClient<ContinuousClock>
         do {
             client = try WebSocketClient(configuration: configuration)
@@ -51,7 +62,12 @@ public enum ConnectCommand {
         }
         let input = Task {
             guard options.readsStdin else { return }
-            await Self.send(io.inputLines(), client: client, status: status, session: session)
+            if options.queue {
+                await Self.queue(io.inputLines(), client: client, status: status)
+                await client.waitUntilOutboxEmpty()  // written (or reported) before the end of input ends it
+            } else {
+                await Self.send(io.inputLines(), client: client, status: status, session: session)
+            }
             // Every line was sent. End once the connection attempt in progress, if any, has an outcome, so that
             // `< /dev/null` still reports a rejection (exit 3) instead of cutting the handshake short.
             if await session.waitUntilSettled() { outcome.yield(.inputEnded) }
@@ -139,6 +155,8 @@ public enum ConnectCommand {
                 if state.phase == .failed { outcome.yield(.failed) }
             case .roundTrip(let milliseconds):
                 await status.update(rtt: milliseconds)
+            case .outboxDropped(let message, let reason):
+                await status.error("queued message dropped (\(reason)): \(message.byteCount) bytes\n")
             }
         }
     }
@@ -165,6 +183,20 @@ public enum ConnectCommand {
                     await status.error("not sent (\(Self.describe(error))): \(line.utf8.count) bytes\n")
                     break
                 }
+            }
+        }
+    }
+
+    /// `--queue`: each line goes to the client's outbox at once, whatever the connection; the outbox keeps their
+    /// order across reconnects and writes them after the greeting. A line refused (outbox full) is reported.
+    private static func queue(
+        _ lines: AsyncStream<String>, client: WebSocketClient<ContinuousClock>, status: StatusLine
+    ) async {
+        for await line in lines {
+            do {
+                try await client.send(.text(line), policy: .queued(expiresAfter: nil))
+            } catch {
+                await status.error("not queued (\(Self.describe(error))): \(line.utf8.count) bytes\n")
             }
         }
     }
@@ -207,6 +239,7 @@ public enum ConnectCommand {
         case .notOpen?: "not open"
         case .messageTooLarge(let size, let limit)?: "\(size) bytes > limit \(limit)"
         case .connectionFailed?: "connection failed"
+        case .outboxFull?: "outbox full"
         case nil: "\(error)"
         }
     }

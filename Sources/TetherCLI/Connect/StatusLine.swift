@@ -53,6 +53,7 @@ final class StatusLine: Sendable {
         line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
         line += " attempt=\(connection.attempts)"
         line += " path=\(connection.path.name)"
+        line += " net=\(connection.connectivity.name)"
         return line
     }
 

@@ -4,8 +4,9 @@ import TetherCore
 extension LogRecord {
     /// The record as one JSON object with the keys of `tether connect --events jsonl`, in this order:
     /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `detail`, `code`, `rtt_ms`, `attempt`,
-    /// `delay_ms`, `bytes`, `path`. A record has no field that could hold a payload, header value or URL query
-    /// (`detail`, of a `handshake_invalid` close, is one of the handshake parser's fixed texts).
+    /// `delay_ms`, `bytes`, `path`, `ignored` (what a `stale` record ignored). A record has no field that could hold
+    /// a payload, header value or URL query (`detail`, of a `handshake_invalid` close, is one of the handshake
+    /// parser's fixed texts).
     public var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("t", .int(self.time)),
@@ -22,6 +23,7 @@ extension LogRecord {
         if let delay = self.delay { members.append(("delay_ms", .int(delay))) }
         if let bytes = self.bytes { members.append(("bytes", .int(bytes))) }
         if let path = self.path { members.append(("path", .string(path.name))) }
+        if let ignored = self.ignored { members.append(("ignored", .string(ignored.rawValue))) }
         return .object(members)
     }
 
@@ -40,6 +42,19 @@ extension SessionPhase {
         case .offline: "offline"
         case .suspended: "suspended"
         case .failed: "failed"
+        }
+    }
+}
+
+extension ConnectivityStatus {
+    /// The status's stable name: `online`, `offline` (no network), `unknown`, or `server_unreachable:` and the
+    /// outcome's name (for example `server_unreachable:timeout`).
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .online: "online"
+        case .offline: "offline"
+        case .serverUnreachable(let outcome): "server_unreachable:\(outcome.name)"
         }
     }
 }

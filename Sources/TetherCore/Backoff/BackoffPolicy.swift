@@ -1,14 +1,22 @@
 /// How long to wait before the next connection attempt: exponential growth, additive jitter, a cap.
 ///
-/// The delay for the `n`-th consecutive failure (n >= 1) is `base * factor^(n-1)` plus a uniformly random jitter
+/// The delay for the `n`-th consecutive failure (n >= 1) is `base * (factorPercent / 100)^(n-1)` (each step rounded
+/// down to a whole millisecond) plus a uniformly random jitter
 /// of 0...`jitterPercent` % of that value, and then the cap: `min(cap, exponential + jitter)`. Applying the cap
 /// after the jitter means no delay ever exceeds `cap`. All times are integer milliseconds, so a seeded generator
 /// gives an exact, reproducible sequence.
 public struct BackoffPolicy: Equatable, Hashable, Sendable {
     /// The delay before jitter after the first failure. Default 1000 ms.
     public var base: Int
-    /// The growth factor per further failure. Default 2 (an integer keeps the sequence exact).
-    public var factor: Int
+    /// The growth per further failure in percent: 200 doubles, 150 is the common ×1.5. Default 200. Integer
+    /// percent keeps the sequence exact.
+    public var factorPercent: Int
+    /// The growth factor per further failure, in whole numbers (`factorPercent / 100`); setting it sets
+    /// `factorPercent` to a multiple of 100.
+    public var factor: Int {
+        get { self.factorPercent / 100 }
+        set { self.factorPercent = newValue.multipliedReportingOverflow(by: 100).overflow ? .max : newValue * 100 }
+    }
     /// No delay exceeds this, jitter included. Default 60000 ms.
     public var cap: Int
     /// The jitter adds 0...`jitterPercent` % of the exponential value. Default 50 (spreads a thundering herd).
@@ -24,16 +32,28 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
     /// `WebSocketClient` reports an invalid one as a typed configuration error.
     public init(base: Int = 1_000, factor: Int = 2, cap: Int = 60_000, jitterPercent: Int = 50) {
         self.base = base
+        self.factorPercent = 0
+        self.cap = cap
+        self.jitterPercent = jitterPercent
         self.factor = factor
+    }
+
+    /// A policy with a fractional growth: `factorPercent: 150` multiplies by 1.5 per failure.
+    public init(base: Int = 1_000, factorPercent: Int, cap: Int = 60_000, jitterPercent: Int = 50) {
+        self.base = base
+        self.factorPercent = factorPercent
         self.cap = cap
         self.jitterPercent = jitterPercent
     }
 
     /// The first field out of range, its value and the least value it may take; nil when every field is in
-    /// range: `base`, `cap` and `jitterPercent` at least 0, `factor` at least 1.
+    /// range: `base`, `cap` and `jitterPercent` at least 0, the growth at least ×1 (`factor` 1, `factorPercent` 100;
+    /// named `factor` when set as a whole number).
     public var fieldOutOfRange: (name: String, value: Int, minimum: Int)? {
+        let growth = self.factorPercent % 100 == 0
+            ? ("factor", self.factor, 1) : ("factorPercent", self.factorPercent, 100)
         let fields = [
-            ("base", self.base, 0), ("factor", self.factor, 1), ("cap", self.cap, 0),
+            ("base", self.base, 0), growth, ("cap", self.cap, 0),
             ("jitterPercent", self.jitterPercent, 0),
         ]
         return fields.first { $0.1 < $0.2 }.map { (name: $0.0, value: $0.1, minimum: $0.2) }
@@ -47,8 +67,8 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
         var delay = self.base
         var step = 1
         while step < attempt && delay < self.cap {
-            let (product, overflow) = delay.multipliedReportingOverflow(by: self.factor)
-            delay = overflow ? self.cap : product
+            let (product, overflow) = delay.multipliedReportingOverflow(by: self.factorPercent)
+            delay = overflow ? self.cap : product / 100
             step += 1
         }
         return min(delay, self.cap)

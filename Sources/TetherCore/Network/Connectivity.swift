@@ -77,6 +77,12 @@ public struct Connectivity: Equatable, Sendable {
         return outcome == .success ? .completed : .failed(outcome)
     }
 
+    /// A request that is no user operation (a session's connection attempt or heartbeat) finished: only
+    /// `lastOutcome` changes, nothing becomes pending.
+    public mutating func recordOutcome(_ outcome: RequestOutcome) {
+        self.lastOutcome = outcome
+    }
+
     /// The user gave up on a pending operation. Returns false when it was not pending.
     public mutating func cancel(_ id: UInt64) -> Bool {
         guard let index = self.pending.firstIndex(of: id) else { return false }

@@ -8,6 +8,71 @@ public enum RequestOutcome: Equatable, Hashable, Sendable {
     case authFailure
     /// The server failed (for example HTTP 5xx), with its status.
     case serverError(status: Int)
+    /// The server answered with another status than the one asked for (for example HTTP 404 or 429 to a
+    /// WebSocket upgrade).
+    case rejected(status: Int)
+    /// Nothing answered: refused, no route, the name did not resolve, or another connect error.
+    case unreachable
+    /// An established connection broke without a close (reset, end of stream, a failed write).
+    case connectionLost
+    /// The server closed the connection, with its close code when it sent one.
+    case closedByServer(code: UInt16?)
+    /// The server's answer broke the protocol (an invalid handshake response or frame).
+    case invalidResponse
+    /// The TLS handshake failed (a certificate that does not verify, a pin mismatch, a handshake error).
+    case tlsFailure
+}
+
+extension RequestOutcome {
+    /// How a session's connection attempt or connection ended, as a request outcome.
+    public init(_ end: TransportEnd) {
+        switch end {
+        case .peerClosed(let code): self = .closedByServer(code: code)
+        case .connectFailed(.timedOut): self = .timeout
+        case .connectFailed: self = .unreachable
+        case .handshakeRejected(let status, _):
+            switch status {
+            case 401, 403: self = .authFailure
+            case 500..<600: self = .serverError(status: status)
+            default: self = .rejected(status: status)
+            }
+        case .handshakeInvalid, .protocolViolation: self = .invalidResponse
+        case .receiveFailed, .closedLocally: self = .connectionLost
+        case .tlsFailed: self = .tlsFailure
+        case .proxyRejected(let status, _): self = .rejected(status: status)
+        case .proxyUnreachable: self = .unreachable
+        }
+    }
+
+    /// A stable snake_case name for logs and status lines (`"timeout"`, `"server_error"`, ...).
+    public var name: String {
+        switch self {
+        case .success: "success"
+        case .timeout: "timeout"
+        case .authFailure: "auth_failure"
+        case .serverError: "server_error"
+        case .rejected: "rejected"
+        case .unreachable: "unreachable"
+        case .connectionLost: "connection_lost"
+        case .closedByServer: "closed_by_server"
+        case .invalidResponse: "invalid_response"
+        case .tlsFailure: "tls_failure"
+        }
+    }
+}
+
+/// What a UI shows about a session's connectivity (`SessionMachine.connectivity`): "no network" and "server
+/// unreachable" apart, as the network-hint source document asks.
+public enum ConnectivityStatus: Equatable, Hashable, Sendable {
+    /// Nothing known yet: no attempt has finished and the path is not known to be unavailable. Never "offline".
+    case unknown
+    /// The latest request (an opening handshake, a pong) succeeded.
+    case online
+    /// No network: the path is unavailable and no open connection proves otherwise.
+    case offline
+    /// The network path looks usable (or is unknown) but the server did not answer as hoped; `outcome` says how
+    /// (unreachable, timeout, rejected, closed, lost, ...).
+    case serverUnreachable(RequestOutcome)
 }
 
 /// What a UI shows about connectivity.

@@ -6,7 +6,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case pingFailed
     /// No pong before the deadline of a liveness probe (after a path change or on foreground).
     case probeTimeout
-    /// TCP, TLS and the opening handshake did not finish within `SessionConfiguration.connectTimeout`.
+    /// TCP, TLS and the opening handshake did not finish within `SessionConfiguration.connectTimeout`. The machine
+    /// owns that deadline; a transport's own timer reporting `.connectFailed(.timedOut)` gets the same reason, so
+    /// the reason never depends on which fired first.
     case connectTimeout
     /// The connection broke without a close frame.
     case receiveFailed
@@ -66,10 +68,12 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     }
 
     /// The reason for a transport's terminal event. A local close the machine did not order (`closedLocally` on a
-    /// live generation) is treated as a broken connection, `.receiveFailed`.
+    /// live generation) is treated as a broken connection, `.receiveFailed`; a transport's own connect timeout is
+    /// `.connectTimeout`, the reason of the machine's deadline.
     public init(_ end: TransportEnd) {
         switch end {
         case .peerClosed(let code): self = .peerClosed(code: code)
+        case .connectFailed(.timedOut): self = .connectTimeout
         case .connectFailed(let failure): self = .connectFailed(failure)
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
         case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)

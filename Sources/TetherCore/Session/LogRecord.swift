@@ -7,10 +7,27 @@ public struct LogRecord: Equatable, Sendable {
         case connecting, opened, ping, pong, message, closed
         case retryScheduled = "retry_scheduled"
         case path, background, foreground, stopped
+        /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
+        case reconnectRequested = "reconnect_requested"
+        /// The retry policy stopped retrying (`attempt`: the failures counted); the session is `.failed`.
+        case gaveUp = "gave_up"
+        /// The transport opened; the greeting goes out before the session is reported open (`.opened` follows).
+        case greeting
         /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.
         case readingHeld = "reading_held"
         /// The consumer caught up (the low watermark): the client reads again.
         case readingResumed = "reading_resumed"
+        /// An event ignored because its generation was not current (`ignored` says which kind). Its `generation` is
+        /// the event's own: a transport generation, or for a path update the monitor's. One per `staleEvents`.
+        case stale
+    }
+
+    /// What a `.stale` record ignored.
+    public enum Ignored: String, Equatable, Sendable {
+        case opened, message, pong
+        case pingFailed = "ping_failed"
+        case ended, path
+        case greetingSent = "greeting_sent"
     }
 
     /// The transport generation the record is about (the latest one handed out for session-wide records).
@@ -34,11 +51,13 @@ public struct LogRecord: Equatable, Sendable {
     public var bytes: Int?
     /// For `.path`: the new path state.
     public var path: PathState?
+    /// For `.stale`: the kind of event that was ignored.
+    public var ignored: Ignored?
 
     public init(
         generation: Int, kind: Kind, time: Int, from: SessionPhase, to: SessionPhase,
         reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil,
-        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil
+        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil, ignored: Ignored? = nil
     ) {
         self.generation = generation
         self.kind = kind
@@ -52,5 +71,6 @@ public struct LogRecord: Equatable, Sendable {
         self.delay = delay
         self.bytes = bytes
         self.path = path
+        self.ignored = ignored
     }
 }

@@ -9,4 +9,17 @@ public enum SessionAction: Equatable, Sendable {
     case sendPing(generation: Int, ping: UInt64)
     /// Close the transport of `generation` with close `code`. Its later events are stale.
     case closeTransport(generation: Int, reason: CloseReason, code: UInt16)
+    /// The transport of `generation` opened: send the greeting on it, every message in order, before anything else;
+    /// then report `greetingSent`. Only with `SessionConfiguration.greets`.
+    case sendGreeting(generation: Int)
+}
+
+/// What the driver does with a received message: the machine's decision (`SessionMachine.messageReceived`).
+public enum MessageDelivery: Equatable, Sendable {
+    /// Hand it to the consumer: it was read from the latest generation's transport, which has not ended yet
+    /// (whatever the phase: connecting, open, suspended in the background, or in its closing handshake).
+    case deliver
+    /// Drop it: a leftover of a generation that is no longer current or has ended (counted in `staleEvents` and
+    /// recorded as a `.stale` record).
+    case discard
 }

@@ -25,6 +25,11 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Whether `messageReceived` leaves a `.message` log record (its size, never its payload). Default false: a
     /// driver reports the message itself, and a busy feed would otherwise produce a record per message.
     public var recordsMessages: Bool
+    /// Whether every open first sends a greeting (`.sendGreeting`, then `greetingSent`) before the session is open.
+    /// Default false.
+    public var greets: Bool = false
+    /// When to stop retrying and how long to wait, beyond the backoff. Default `RetryPolicy()`: retry forever.
+    public var retryPolicy = RetryPolicy()
 
     public init(
         heartbeatInterval: Int = 15_000,

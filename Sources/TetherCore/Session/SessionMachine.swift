@@ -5,8 +5,15 @@
 ///
 /// Generations. Only `.openTransport` hands out a generation (strictly increasing). The latest generation is *live*
 /// while its transport exists; once the machine orders its close or the transport reports its end, it is dead.
-/// An event naming a dead or older generation changes nothing but `staleEvents`. Each generation gets at most one
-/// `.closeTransport`, and no action names a generation other than the latest.
+/// An event naming a dead or older generation changes nothing but `staleEvents` (and leaves a `.stale` record
+/// naming what was ignored). Two exceptions for the latest generation after the machine ordered its close: its
+/// end is expected (not stale), and its messages are still delivered until that end. Each generation gets at
+/// most one `.closeTransport`, and no action names a generation other than the latest.
+///
+/// Delivery. `messageReceived` decides: every message read from the latest generation's transport before its end
+/// is delivered, whatever the phase (connecting, open, suspended with the transport kept in the background, or
+/// during the closing handshake after a stop or a timeout); a message from an older generation, or after the
+/// end, is discarded, counted and recorded.
 ///
 /// Decisions taken where DESIGN.md is silent:
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
@@ -22,9 +29,10 @@
 ///   broken connections, invalid handshakes, protocol violations) retries with backoff.
 /// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an
 ///   attempt: the network changed or the app slept, the server did nothing wrong.
-/// - While the path is `unavailable` no attempt is started and none is counted: a connection that ends goes to
-///   `.offline`. An open or connecting transport is not closed for it (the hint never blocks). When the path
-///   leaves `unavailable` (or interfaces change) while offline or waiting, `.openTransport` goes out at once.
+/// - While the path is `unavailable` no automatic attempt is started and none is counted: a connection that ends
+///   goes to `.offline`. The user's own attempts (`start`, `reconnectRequested`) always go out. An open or
+///   connecting transport is not closed for it (the hint never blocks). When the path leaves `unavailable` (or
+///   interfaces change) while offline or waiting, `.openTransport` goes out at once.
 /// - Close codes the machine sends: 1000 for `stop`; 1001 (going away) for background, pong/probe/connect timeouts
 ///   and ping failures (the endpoint is leaving this connection, not reporting a protocol error).
 /// - While the transport stays open in the background (`.keepAndProbe`) the phase is `.suspended`, the heartbeat is
@@ -40,24 +48,63 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case immediately
     }
 
-    /// The live transport, if any, of `heartbeat.generation`.
+    /// The transport, if any, of `heartbeat.generation`.
     enum Link: Equatable, Sendable {
+        /// None was made yet, or it reported its end.
         case none
+        /// Live: opening, within the machine's connect deadline.
         case connecting(deadline: Int)
+        /// Live: open, sending the greeting (`.sendGreeting`), still within the connect deadline; the session is
+        /// reported open only once the greeting is out (`greetingSent`).
+        case greeting(deadline: Int)
+        /// Live: open; healthy once it answered a pong or stayed open for `stablePeriod`.
         case open(since: Int, healthy: Bool)
+        /// The machine ordered its close and it has not reported its end yet: no longer live (its opens, pongs and
+        /// ping failures are stale), but what it still reads is delivered, and its end is expected, not stale.
+        case closing
+    }
+
+    /// The phase with the data only it has: the retry time only while waiting, the failure only when failed.
+    enum Stage: Equatable, Sendable {
+        case stopped, connecting, open, offline, suspended
+        case waiting(retryAt: Int)
+        case failed(CloseReason)
+
+        var phase: SessionPhase {
+            switch self {
+            case .stopped: .stopped
+            case .connecting: .connecting
+            case .open: .open
+            case .offline: .offline
+            case .suspended: .suspended
+            case .waiting: .waiting
+            case .failed: .failed
+            }
+        }
     }
 
     /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
     /// check that a stale event changed nothing.
     struct State: Equatable, Sendable {
-        var phase = SessionPhase.stopped
+        var stage = Stage.stopped
         var heartbeat: Heartbeat
         var link = Link.none
         var backoff: Backoff
-        var retryAt: Int?
-        var failure: CloseReason?
-        var hint = NetworkHint()
+        var phase: SessionPhase { self.stage.phase }
+        var retryAt: Int? {
+            guard case .waiting(let retryAt) = self.stage else { return nil }
+            return retryAt
+        }
+        var failure: CloseReason? {
+            guard case .failed(let reason) = self.stage else { return nil }
+            return reason
+        }
+        /// The path hint and the latest request outcome (opens and pongs succeed; ends and timeouts fail), apart.
+        var connectivity = Connectivity()
+        var hint: NetworkHint { self.connectivity.hint }
         var lastRTT: Int?
+        /// When the current run of counted failures began (nil while none has failed since the last reset).
+        var failingSince: Int?
         var staleEvents = 0
         var background = false
     }
@@ -96,8 +143,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var nextWake: Int? {
         switch self.state.phase {
         case .connecting:
-            guard case .connecting(let deadline) = self.state.link else { return nil }
-            return deadline
+            return self.connectDeadline
         case .open:
             return self.state.heartbeat.nextWake
         case .waiting:
@@ -112,6 +158,21 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var failure: CloseReason? { self.state.failure }
     /// The latest path hint.
     public var hint: NetworkHint { self.state.hint }
+    /// What a banner shows: online while the latest request (open, pong) succeeded — also when the path monitor
+    /// says unavailable, since a real request proved it wrong —, otherwise offline while the path is unavailable,
+    /// otherwise the latest failure as `serverUnreachable(outcome)`, or unknown before any outcome.
+    public var connectivity: ConnectivityStatus {
+        let outcome = self.state.connectivity.lastOutcome
+        if case .open = self.state.link, outcome == .success { return .online }
+        if self.state.hint.state == .unavailable { return .offline }
+        switch outcome {
+        case nil: return .unknown
+        case .success?: return .online
+        case let failure?: return .serverUnreachable(failure)
+        }
+    }
+    /// The latest request outcome of the session (its opens, pongs, failed attempts and broken connections).
+    public var lastOutcome: RequestOutcome? { self.state.connectivity.lastOutcome }
     /// The round-trip time of the latest accepted pong, in ms.
     public var lastRTT: Int? { self.state.lastRTT }
     /// Events ignored because their generation (transport or path monitor) was not current.
@@ -125,27 +186,47 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     // MARK: - User intent
 
-    /// The user wants a connection. From `.stopped` or `.failed`: attempts reset, then `.openTransport` (or
-    /// `.offline` when the path is unavailable, `.suspended` in the background). Otherwise already started: `.none`.
+    /// The user wants a connection. From `.stopped` or `.failed`: attempts reset, then `.openTransport` whatever the
+    /// path says (the hint never blocks a user's request; if the attempt fails while the path is unavailable, the
+    /// session goes `.offline` without counting it), or `.suspended` in the background. Otherwise already
+    /// started: `.none`.
     public mutating func start(now: Int) -> SessionAction {
         let from = self.state.phase
         switch from {
         case .stopped, .failed:
-            self.state.backoff.reset()
-            self.state.failure = nil
+            self.resetAttempts()
             if self.state.background {
-                self.state.phase = .suspended
+                self.state.stage = .suspended
                 self.record(.background, now: now, from: from)
-                return .none
-            }
-            if self.state.hint.state == .unavailable {
-                self.state.phase = .offline
-                self.record(.path, now: now, from: from, path: .unavailable)
                 return .none
             }
             return self.openTransport(now: now, from: from)
         case .connecting, .open, .waiting, .offline, .suspended:
             return .none  // already started
+        }
+    }
+
+    /// The user asked for an attempt now (a "retry" button): from `.waiting`, `.offline` or `.failed`,
+    /// `.openTransport` at once, whatever the path says — the hint informs, it never blocks a user's request. It
+    /// counts no attempt of its own: from `.waiting` the failure that led there is already counted; from
+    /// `.offline`, an attempt that fails while the path is still unavailable goes back `.offline` uncounted; a
+    /// failed session starts over (attempts reset, as `start`). Elsewhere `.none`: already connecting or open,
+    /// stopped (`start` is the way back), or suspended in the background (the foreground decides).
+    public mutating func reconnectRequested(now: Int) -> SessionAction {
+        let from = self.state.phase
+        guard !self.state.background else {
+            return .none  // in the background (suspended, or failed there): the foreground decides
+        }
+        switch from {
+        case .waiting, .offline:
+            self.record(.reconnectRequested, now: now, from: from)
+            return self.openTransport(now: now, from: from)
+        case .failed:
+            self.resetAttempts()
+            self.record(.reconnectRequested, now: now, from: from)
+            return self.openTransport(now: now, from: from)
+        case .stopped, .connecting, .open, .suspended:
+            return .none  // nothing to retry: stopped, already trying, open, or in the background
         }
     }
 
@@ -157,16 +238,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .connecting, .open, .waiting, .offline, .suspended, .failed:
             var action = SessionAction.none
-            if self.state.link != .none {
+            if self.isLive(self.state.heartbeat.generation) {
                 let generation = self.state.heartbeat.generation
-                self.endLink()
+                self.endLink(closing: true)
                 action = .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
                 self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
                             code: Int(Self.normalClosure))
             }
-            self.state.phase = .stopped
-            self.state.retryAt = nil
-            self.state.failure = nil
+            self.state.stage = .stopped
             self.record(.stopped, now: now, from: from)
             return action
         }
@@ -174,26 +253,54 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     // MARK: - Transport events
 
-    /// The transport of `generation` finished its opening handshake. A second report is ignored.
+    /// The transport of `generation` finished its opening handshake. A second report is ignored. With a greeting
+    /// (`SessionConfiguration.greets`): `.sendGreeting`, and the session stays `.connecting` (within the connect
+    /// deadline) until `greetingSent`; without one it is open at once.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
-        guard case .connecting = self.state.link else {
+        guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
+        guard case .connecting(let deadline) = self.state.link else {
             return .none  // race: a duplicate "opened" for a transport already open
         }
+        guard !self.configuration.greets else {
+            self.state.link = .greeting(deadline: deadline)
+            self.record(.greeting, now: now, from: self.state.phase)
+            return .sendGreeting(generation: generation)
+        }
+        return self.opened(now: now)
+    }
+
+    /// The greeting of `generation` was handed to its transport, every message of it: the session is open (the
+    /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
+    public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
+        guard case .greeting = self.state.link else {
+            return .none  // race: a duplicate report
+        }
+        return self.opened(now: now)
+    }
+
+    private mutating func opened(now: Int) -> SessionAction {
+        let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.state.link = .open(since: now, healthy: false)
+        self.state.connectivity.recordOutcome(.success)
         self.state.heartbeat.opened(generation, now: now)
-        self.state.phase = .open
+        self.state.stage = .open
         self.record(.opened, now: now, from: from)
         return .none
     }
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        if generation == self.state.heartbeat.generation, self.state.link == .closing {
+            self.state.link = .none  // the end of the close the machine ordered: from now on nothing is delivered
+            return .none
+        }
+        guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink()
+        self.endLink(closing: false)
+        self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
             switch end {
             case .peerClosed(let code): code.map { Int($0) }
@@ -208,15 +315,16 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The pong for ping `ping` of `generation`. Counts only for the outstanding ping before its deadline; the
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
         guard case .open(let since, let healthy) = self.state.link,
               let rtt = self.state.heartbeat.pong(generation, ping: ping, now: now) else {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
         }
         self.state.lastRTT = rtt
+        self.state.connectivity.recordOutcome(.success)
         if !healthy {
             self.state.link = .open(since: since, healthy: true)
-            self.state.backoff.reset()
+            self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
         return .none
@@ -225,7 +333,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.isLive(generation) else { return self.stale() }
+        guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
         guard case .open = self.state.link, ping == self.state.heartbeat.lastPingID,
               self.state.heartbeat.pongDeadline != nil else {
             return .none  // race: the ping was already answered, timed out or abandoned
@@ -247,15 +355,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.record(held ? .readingHeld : .readingResumed, now: now, from: self.phase)
     }
 
-    /// A message of `bytes` bytes arrived on `generation`. Only logged: a message is not a pong and extends nothing.
-    public mutating func messageReceived(generation: Int, bytes: Int, now: Int) {
-        guard self.isLive(generation) else {
-            _ = self.stale()
-            return
+    /// A message of `bytes` bytes was read on `generation`: `.deliver` while that is the latest generation and its
+    /// transport has not reported its end, in any phase (see "Delivery" above); `.discard` otherwise (stale: counted
+    /// and recorded). A message is not a pong and extends nothing.
+    public mutating func messageReceived(generation: Int, bytes: Int, now: Int) -> MessageDelivery {
+        // Live or closing: the latest transport has not reported its end.
+        guard generation == self.state.heartbeat.generation, self.state.link != .none else {
+            _ = self.stale(.message, generation: generation, now: now)
+            return .discard
         }
-        // Not open yet: the data raced ahead of the transport's "opened".
-        guard case .open = self.state.link, self.configuration.recordsMessages else { return }
-        self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+        if self.configuration.recordsMessages {
+            self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+        }
+        return .deliver
     }
 
     /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
@@ -265,7 +377,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .stopped, .offline, .suspended, .failed:
             return .none
         case .connecting:
-            guard case .connecting(let deadline) = self.state.link, now >= deadline else { return .none }
+            guard let deadline = self.connectDeadline, now >= deadline else { return .none }
             return self.close(reason: .connectTimeout, retry: .backoff, now: now)
         case .open:
             let probing = self.state.heartbeat.probing
@@ -293,7 +405,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// the new monitor's first update (an `.offline` session connects as soon as it reports anything but
     /// `unavailable`).
     public mutating func restartPathMonitor() -> Int {
-        self.state.hint.restart()
+        self.state.connectivity.restartMonitor()
     }
 
     /// A path update from the monitor of generation `monitor`. A repeated identical update does nothing.
@@ -304,9 +416,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func pathChanged(
         monitor: Int, state: PathState, expensive: Bool, constrained: Bool, interfacesChanged: Bool, now: Int
     ) -> SessionAction {
-        guard monitor == self.state.hint.generation else { return self.stale() }
+        guard monitor == self.state.hint.generation else { return self.stale(.path, generation: monitor, now: now) }
         let previous = self.state.hint
-        self.state.hint.accept(generation: monitor, state: state, expensive: expensive, constrained: constrained)
+        _ = self.state.connectivity.pathUpdated(
+            generation: monitor, state: state, expensive: expensive, constrained: constrained)
         guard previous != self.state.hint || interfacesChanged else { return .none }
         let returned = state != .unavailable && (previous.state == .unavailable || interfacesChanged)
         let from = self.state.phase
@@ -320,14 +433,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
         case .waiting, .offline:
             if state == .unavailable {
-                self.state.phase = .offline
-                self.state.retryAt = nil
+                self.state.stage = .offline
                 self.record(.path, now: now, from: from, path: state)
                 return .none
             }
             self.record(.path, now: now, from: from, path: state)
             guard returned || from == .offline else { return .none }
-            self.state.backoff.reset()
+            self.resetAttempts()
             return self.openTransport(now: now, from: from)
         }
     }
@@ -346,19 +458,18 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended:
             preconditionFailure("suspended only while in the background")
         case .waiting, .offline:
-            self.state.phase = .suspended
-            self.state.retryAt = nil
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             return .none
         case .open where self.configuration.lifecycle == .keepAndProbe:
             self.state.heartbeat.pause()
-            self.state.phase = .suspended
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
-            self.endLink()
-            self.state.phase = .suspended
+            self.endLink(closing: true)
+            self.state.stage = .suspended
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
@@ -380,16 +491,16 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended:
             switch self.state.link {
             case .open:
-                self.state.phase = .open
+                self.state.stage = .open
                 self.record(.foreground, now: now, from: from)
                 guard case .ping(let generation) = self.probe(now: now) else { return .none }
                 return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-            case .connecting:
+            case .connecting, .greeting:
                 preconditionFailure("a connection attempt is closed on entering the background")
-            case .none:
-                self.state.backoff.reset()
+            case .none, .closing:
+                self.resetAttempts()
                 if self.state.hint.state == .unavailable {
-                    self.state.phase = .offline
+                    self.state.stage = .offline
                     self.record(.foreground, now: now, from: from)
                     return .none
                 }
@@ -410,16 +521,42 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     // MARK: - Internals
 
     private func isLive(_ generation: Int) -> Bool {
-        generation == self.state.heartbeat.generation && self.state.link != .none
+        guard generation == self.state.heartbeat.generation else { return false }
+        switch self.state.link {
+        case .connecting, .greeting, .open: return true
+        case .none, .closing: return false
+        }
     }
 
-    private mutating func stale() -> SessionAction {
+    /// An event of a generation (transport or path monitor) that is not current: counted and recorded, no effect.
+    private mutating func stale(_ ignored: LogRecord.Ignored, generation: Int, now: Int) -> SessionAction {
         self.state.staleEvents += 1
+        self.records.append(
+            LogRecord(
+                generation: generation, kind: .stale, time: now, from: self.state.phase, to: self.state.phase,
+                ignored: ignored
+            )
+        )
         return .none
     }
 
-    private mutating func endLink() {
-        self.state.link = .none
+    /// The live transport is gone (`closing: false`, it reported its end) or being closed by the machine.
+    /// The connect deadline of the attempt in progress (also while its greeting is sent).
+    private var connectDeadline: Int? {
+        switch self.state.link {
+        case .connecting(let deadline), .greeting(let deadline): deadline
+        case .none, .open, .closing: nil
+        }
+    }
+
+    /// Attempts start over: a connection proved healthy, the user started again, the path or the app came back.
+    private mutating func resetAttempts() {
+        self.state.backoff.reset()
+        self.state.failingSince = nil
+    }
+
+    private mutating func endLink(closing: Bool) {
+        self.state.link = closing ? .closing : .none
         self.state.heartbeat.ended()
     }
 
@@ -429,7 +566,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return
         }
         self.state.link = .open(since: since, healthy: true)
-        self.state.backoff.reset()
+        self.resetAttempts()
     }
 
     private mutating func probe(now: Int) -> Heartbeat.Action? {
@@ -443,9 +580,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
         let generation = self.state.heartbeat.connect()
         self.state.link = .connecting(deadline: now + self.configuration.connectTimeout)
-        self.state.phase = .connecting
-        self.state.retryAt = nil
-        self.state.failure = nil
+        self.state.stage = .connecting
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
@@ -455,43 +590,73 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink()
+        self.endLink(closing: true)
+        self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
     }
 
     /// After the live transport ended: fail, suspend, go offline, or wait (with or without backoff).
     private mutating func settle(reason: CloseReason, code: Int?, retry: Retry, now: Int, from: SessionPhase) {
-        let next: SessionPhase =
+        var next: SessionPhase =
             if retry == .never { .failed }
             else if self.state.background { .suspended }  // reconnect on foreground, not before
             else if self.state.hint.state == .unavailable { .offline }  // no attempt, none counted
             else { .waiting }
-        self.state.phase = next
-        self.state.failure = next == .failed ? reason : nil
-        self.state.retryAt = nil
+        var delay = 0
+        var gaveUp = false
+        if next == .waiting {
+            switch retry {
+            case .never:
+                preconditionFailure("a permanent failure never waits")
+            case .immediately:
+                delay = 0
+            case .backoff:
+                delay = self.state.backoff.nextDelay(using: &self.random)
+            case .throttled(let retryAfter):
+                let backoff = self.state.backoff.nextDelay(using: &self.random)
+                let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
+                delay = max(backoff, requested ?? self.configuration.throttleDelay)
+            }
+            if retry != .immediately {
+                switch self.retryDecision(reason: reason, proposedDelay: delay, now: now) {
+                case .retry(let chosen): delay = max(0, chosen)
+                case .stop: gaveUp = true
+                }
+            }
+            if gaveUp { next = .failed }
+        }
+        switch next {
+        case .failed: self.state.stage = .failed(reason)
+        case .suspended: self.state.stage = .suspended
+        case .offline: self.state.stage = .offline
+        case .waiting: break  // with its retry time, below
+        case .stopped, .connecting, .open: preconditionFailure("a settled session waits, fails, suspends or is offline")
+        }
         guard next == .waiting else {
             self.record(.closed, now: now, from: from, reason: reason, code: code)
+            if gaveUp {
+                self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
+            }
             return
-        }
-        let delay: Int
-        switch retry {
-        case .never:
-            preconditionFailure("a permanent failure never waits")
-        case .immediately:
-            delay = 0
-        case .backoff:
-            delay = self.state.backoff.nextDelay(using: &self.random)
-        case .throttled(let retryAfter):
-            let backoff = self.state.backoff.nextDelay(using: &self.random)
-            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
-            delay = max(backoff, requested ?? self.configuration.throttleDelay)
         }
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
-        self.state.retryAt = overflow ? Int.max : retryAt
+        self.state.stage = .waiting(retryAt: overflow ? Int.max : retryAt)
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
+    }
+
+    /// The retry policy's limits, then its hook, on a counted failure whose attempt was just counted.
+    private mutating func retryDecision(reason: CloseReason, proposedDelay: Int, now: Int) -> RetryDecision {
+        let policy = self.configuration.retryPolicy
+        let since = self.state.failingSince ?? now
+        self.state.failingSince = since
+        let context = RetryContext(
+            attempt: self.state.backoff.attempts, elapsed: now - since, failure: reason, proposedDelay: proposedDelay)
+        if let maximum = policy.maximumAttempts, context.attempt >= maximum { return .stop }
+        if let maximum = policy.maximumElapsed, context.elapsed >= maximum { return .stop }
+        return policy.decide?(context) ?? .retry(after: proposedDelay)
     }
 
     /// Whether and how to retry after a transport's terminal event (see the type's documentation).

@@ -68,6 +68,37 @@ import Glibc
         #expect(received == ["hello", "world"])
     }
 
+    @Test func queuedLinesFollowTheGreetingFileAndAreAllWrittenBeforeTheEnd() async throws {
+        let server = try TestServer(scenario: Scenario.normal.recordingPayloads())
+        let greeting = FileManager.default.temporaryDirectory.appendingPathComponent("greeting-\(UUID()).txt")
+        try "auth token\nsubscribe news\n".write(to: greeting, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: greeting) }
+        let captured = CapturedIO()
+        captured.type("one")  // queued before any connection exists
+        captured.type("two")
+        captured.endInput()
+        let status = await TetherCommand.run(
+            ["connect", server.url(), "--queue", "--greeting-file", greeting.path, "--no-path-monitor"],
+            io: captured.io)
+        #expect(status == 0, "\(captured.error)")
+        try await server.waitForConnection(1) { $0.messageCount >= 4 }
+        await server.stop()
+        let received = server.connection(1)?.messages.compactMap { message in
+            message.payload.map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(received == ["auth token", "subscribe news", "one", "two"])
+        #expect(captured.error.contains("net=online"))
+    }
+
+    @Test func aMissingGreetingFileIsABadArgument() async {
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(
+            ["connect", "ws://127.0.0.1:1/", "--greeting-file", "/nonexistent/greeting", "--no-path-monitor"],
+            io: captured.io)
+        #expect(status == 2)
+        #expect(captured.error.contains("cannot read the greeting file"))
+    }
+
     @Test func endOfInputIsACleanExit() async throws {
         let server = try TestServer(scenario: .normal)
         let captured = CapturedIO()

@@ -6,6 +6,7 @@ extension SessionMachineTests {
     enum Event {
         case start, stop, opened(Int), ended(Int, TransportEnd), pong(Int, UInt64), pingFailed(Int, UInt64)
         case message(Int), timer, restartMonitor, path(Int, PathState, Bool, Bool, Bool), background, foreground
+        case reconnect, greeted(Int), enqueue
     }
 
     struct Fuzzer {
@@ -58,8 +59,11 @@ extension SessionMachineTests {
                 let states: [PathState] = [.unknown, .available, .needsConnection, .unavailable]
                 let monitor = self.chance(85) ? m.hint.generation : m.hint.generation - 1
                 return .path(monitor, states[self.below(4)], self.chance(30), self.chance(20), self.chance(20))
-            case 92..<96: return .background
-            default: return .foreground
+            case 92..<95: return .background
+            case 95..<97: return .foreground
+            case 97: return .reconnect
+            case 98: return .enqueue
+            default: return .greeted(generation)
             }
         }
     }
@@ -73,7 +77,21 @@ extension SessionMachineTests {
 
     /// Async and yielding between sequences: the loop is seconds of CPU in a debug build, and two of them
     /// holding both threads of the cooperative pool would starve every real-time test running beside them.
-    @Test(arguments: [SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe)])
+    static var greeting: SessionConfiguration {
+        var configuration = SessionConfiguration()
+        configuration.greets = true
+        return configuration
+    }
+
+    static var limited: SessionConfiguration {
+        var configuration = SessionConfiguration(backoff: BackoffPolicy(factorPercent: 150))
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 4, maximumElapsed: 60_000)
+        return configuration
+    }
+
+    @Test(arguments: [
+        SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe), Self.greeting, Self.limited,
+    ])
     func randomSequencesKeepEveryInvariant(configuration: SessionConfiguration) async {
         var fuzzer = Fuzzer(random: SplitMix64(seed: 0x7E7E))
         var records: [LogRecord] = []
@@ -83,7 +101,14 @@ extension SessionMachineTests {
             var m = SessionMachine(configuration: configuration, random: SplitMix64(seed: UInt64(sequence)))
             var now = 0
             var closed = Set<Int>()
+            // Generations whose transport reported its end: nothing of theirs is delivered afterwards.
+            var ended = Set<Int>()
             var outstandingPing: UInt64?
+            // A model of the client's outbox around the machine: queued ids, and what each generation wrote.
+            var outbox = Outbox<Int>(limits: .init(count: 8, bytes: 80))
+            var queued = 0
+            var wire: [Int: [Int]] = [:]  // -1 is the greeting
+            var greeted = Set<Int>()
             for _ in 0..<200 {
                 if let wake = m.nextWake, fuzzer.chance(50) {
                     now = max(now, wake)
@@ -92,12 +117,13 @@ extension SessionMachineTests {
                 }
                 let event = fuzzer.event(for: m)
                 let before = m.state
-                let liveBefore = before.link != .none
+                let liveBefore = before.link != .none && before.link != .closing
                 let action: SessionAction
                 var staleTransportEvent = false
                 func isStale(_ generation: Int) -> Bool {
                     !liveBefore || generation != before.heartbeat.generation
                 }
+                let closingBefore = before.link == .closing
                 switch event {
                 case .start: action = m.start(now: now)
                 case .stop: action = m.stop(now: now)
@@ -105,8 +131,10 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.transportOpened(generation: g, now: now)
                 case .ended(let g, let end):
-                    staleTransportEvent = isStale(g)
+                    // The end of the close the machine ordered is expected, not stale.
+                    staleTransportEvent = isStale(g) && !(closingBefore && g == before.heartbeat.generation)
                     action = m.transportEnded(generation: g, end: end, now: now)
+                    if g <= before.heartbeat.generation { ended.insert(g) }  // a future one is not its end
                 case .pong(let g, let ping):
                     staleTransportEvent = isStale(g)
                     action = m.pongReceived(generation: g, ping: ping, now: now)
@@ -114,8 +142,14 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.pingFailed(generation: g, ping: ping, now: now)
                 case .message(let g):
-                    staleTransportEvent = isStale(g)
-                    m.messageReceived(generation: g, bytes: 10, now: now)
+                    let current = g == before.heartbeat.generation && before.link != .none
+                    staleTransportEvent = !current
+                    let delivery = m.messageReceived(generation: g, bytes: 10, now: now)
+                    // No delivered message from a stale generation or after its transport's end; every message
+                    // of the latest generation before its end is delivered (once: one decision per message).
+                    let readable = g == before.heartbeat.generation && g >= 1 && !ended.contains(g)
+                    self.check((delivery == .deliver) == readable, "message of \(g) (ended \(ended)): \(delivery)")
+                    self.check((delivery == .deliver) == current, "delivery disagrees with the link")
                     action = .none
                 case .timer: action = m.timerFired(now: now)
                 case .restartMonitor:
@@ -127,15 +161,34 @@ extension SessionMachineTests {
                                            constrained: constrained, interfacesChanged: changed, now: now)
                 case .background: action = m.enteredBackground(now: now)
                 case .foreground: action = m.enteredForeground(now: now)
+                case .greeted(let g):
+                    staleTransportEvent = isStale(g)
+                    action = m.greetingSent(generation: g, now: now)
+                case .enqueue:
+                    if outbox.append(queued, bytes: 10, expiresAt: fuzzer.chance(20) ? now + 1_000 : nil) {
+                        queued += 1
+                    }
+                    action = .none
+                case .reconnect:
+                    action = m.reconnectRequested(now: now)
+                    // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
+                    let retryable = [SessionPhase.waiting, .offline, .failed].contains(before.phase)
+                        && !before.background
+                    self.check(retryable == (action == .openTransport(generation: before.heartbeat.generation + 1)),
+                               "reconnect from \(before.phase): \(action)")
+                    self.check(m.attempts <= before.backoff.attempts, "a user's attempt counted")
                 }
                 records.removeAll(keepingCapacity: true)
                 m.drainRecords { records.append($0) }
 
-                // An event from a non-current generation changes nothing but the stale counter.
+                // An event from a non-current generation changes nothing but the stale counter, and leaves one
+                // record saying what was ignored.
+                self.check(m.staleEvents - before.staleEvents == records.count(where: { $0.kind == .stale }),
+                           "stale count and stale records disagree")
                 if staleTransportEvent {
                     var after = m.state
                     after.staleEvents -= 1
-                    guard action == .none, after == before, records.isEmpty else {
+                    guard action == .none, after == before, records.count == 1, records[0].kind == .stale else {
                         Issue.record("stale \(event) changed the machine: \(action), \(before) -> \(m.state)")
                         return
                     }
@@ -152,6 +205,10 @@ extension SessionMachineTests {
                     self.check(g == m.generation, "action names an old generation")
                     self.check(outstandingPing == nil, "a second ping while one is outstanding")
                     outstandingPing = ping
+                case .sendGreeting(let g):
+                    self.check(configuration.greets && g == m.generation, "greeting for another generation")
+                    wire[g, default: []].append(-1)
+                    greeted.insert(g)
                 case .closeTransport(let g, let reason, let code):
                     self.check(g == m.generation, "action names an old generation")
                     self.check(!closed.contains(g), "generation \(g) closed twice")
@@ -173,7 +230,7 @@ extension SessionMachineTests {
                         configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)
                     self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
                 }
-                if records.contains(where: { $0.kind == .pong }) || m.state.link == .none
+                if records.contains(where: { $0.kind == .pong }) || m.state.link == .none || m.state.link == .closing
                     || m.phase == .suspended {
                     outstandingPing = nil
                 }
@@ -192,10 +249,36 @@ extension SessionMachineTests {
                     let late = probe.timerFired(now: now + 10_000_000)
                     self.check(late == .none && probe.state == m.state, "timer acted although nextWake is nil")
                 }
+                // The outbox is written only on an open session, after its greeting; a write that did not happen puts
+                // the message back first.
+                if m.phase == .open {
+                    self.check(!configuration.greets || greeted.contains(m.generation), "open without a greeting")
+                    while let entry = outbox.popFirst(now: now, expired: { _ in }) {
+                        if fuzzer.chance(10) {
+                            outbox.pushFront(entry)
+                            break
+                        }
+                        wire[m.generation, default: []].append(entry.element)
+                    }
+                }
+                if let maximum = configuration.retryPolicy.maximumAttempts {
+                    self.check(m.attempts <= maximum, "more failed attempts than the retry policy allows")
+                    self.check(m.phase != .waiting || m.attempts < maximum || m.retryAt == now,
+                               "waiting past the retry policy's limit")
+                }
                 self.check(m.droppedRecords == 0, "records dropped")
                 self.check((m.phase == .failed) == (m.failure != nil), "failure set outside .failed")
                 self.check((m.phase == .waiting) == (m.retryAt != nil), "retryAt set outside .waiting")
                 self.check(m.phase != .open || m.state.heartbeat.phase == .open, "open without a heartbeat")
+            }
+            // Across every reconnect: queued messages written in the order queued, none twice, and on every
+            // generation the greeting before any of them.
+            let written = wire.keys.sorted().flatMap { wire[$0]!.filter { $0 >= 0 } }
+            self.check(zip(written, written.dropFirst()).allSatisfy { $0 < $1 }, "outbox order broken: \(written)")
+            if configuration.greets {
+                for (g, log) in wire where log.contains(where: { $0 >= 0 }) {
+                    self.check(log.first == -1, "generation \(g) wrote a queued message before its greeting")
+                }
             }
         }
     }

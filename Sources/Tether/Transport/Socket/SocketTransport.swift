@@ -10,7 +10,8 @@ import TetherWire
 ///   resolver's own threads, never on the caller's executor or the cooperative pool.
 /// - Sockets are non-blocking with `TCP_NODELAY` and driven by one shared epoll event loop: no thread per
 ///   connection, no polling. Framing, masking, UTF-8 validation and the handshake come from TetherWire.
-/// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake.
+/// - One deadline (`TransportRequest.connectTimeout`) covers resolution, TCP connect and the opening handshake; under
+///   a `WebSocketClient` it is only a backstop behind the session's own deadline.
 /// - TLS: 1.2 or later, verified against the system trust store and the URL's host (`TransportRequest.tls` adds
 ///   roots and pins, or turns verification off for local tests); SNI for host names. A TLS failure before the
 ///   open ends with `.tlsFailed` (`permanent` for a certificate that does not verify); after the open, like any

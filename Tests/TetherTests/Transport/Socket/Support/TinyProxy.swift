@@ -24,14 +24,28 @@ final class TinyProxy: @unchecked Sendable {
     ///   - allow: the client address allowed (others get 403).
     init(basicAuth: (user: String, password: String)? = nil, allow: String = "127.0.0.1") async throws {
         guard let executable = Self.executable else { throw TinyProxyError.missing }
+        // The port is found free, then released for the proxy: a test running beside this one may take it first, and
+        // then the proxy cannot listen and exits. A few tries, each with a new port.
+        for _ in 0..<5 {
+            if let started = try await Self.start(executable, basicAuth: basicAuth, allow: allow) {
+                (self.port, self.directory, self.process) = started
+                return
+            }
+        }
+        throw TinyProxyError.didNotStart
+    }
+
+    private static func start(
+        _ executable: String, basicAuth: (user: String, password: String)?, allow: String
+    ) async throws -> (port: Int, directory: String, process: Process)? {
         // A free port: bound by a listener, then released for the proxy.
         let probe = try TCPListener.bind(host: "127.0.0.1")
-        self.port = probe.port
+        let port = probe.port
         await probe.close()
-        self.directory = NSTemporaryDirectory() + "tether-tinyproxy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
+        let directory = NSTemporaryDirectory() + "tether-tinyproxy-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var configuration = """
-            Port \(self.port)
+            Port \(port)
             Listen 127.0.0.1
             Timeout 30
             MaxClients 64
@@ -41,7 +55,7 @@ final class TinyProxy: @unchecked Sendable {
 
             """
         if let basicAuth { configuration += "BasicAuth \(basicAuth.user) \(basicAuth.password)\n" }
-        let file = self.directory + "/tinyproxy.conf"
+        let file = directory + "/tinyproxy.conf"
         try configuration.write(toFile: file, atomically: true, encoding: .utf8)
 
         let process = Process()
@@ -51,7 +65,6 @@ final class TinyProxy: @unchecked Sendable {
         process.standardOutput = log
         process.standardError = log
         try process.run()
-        self.process = process
         // Ready when it says so; an exit before that is a failure. Its log is read by a thread of its own (a
         // blocking read must not hold one of the cooperative pool's few threads) until it exits.
         let ready = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
@@ -73,8 +86,10 @@ final class TinyProxy: @unchecked Sendable {
         }
         guard ready else {
             process.waitUntilExit()
-            throw TinyProxyError.didNotStart
+            try? FileManager.default.removeItem(atPath: directory)
+            return nil
         }
+        return (port, directory, process)
     }
 
     /// `http://127.0.0.1:PORT`, with user info when given.

@@ -1,0 +1,61 @@
+/// When a session stops retrying, and how long it waits: limits and an optional hook, as a value.
+///
+/// The limits and the hook apply to counted failures only (those that back off, including a server's "come back
+/// later"); a failed liveness probe reconnects at once and an outage of the path counts nothing, as before.
+public struct RetryPolicy: Sendable {
+    /// After this many consecutive failed attempts the session fails visibly (`.failed`, with the last failure,
+    /// and a `.gaveUp` record) instead of waiting again. Nil (the default): no limit.
+    public var maximumAttempts: Int?
+    /// Once this many milliseconds have passed since the first failure of the current run of failures, the next
+    /// failure fails the session instead of waiting. Nil (the default): no limit.
+    public var maximumElapsed: Int?
+    /// Sees every counted failure after the limits passed it, with the delay the machine chose, and returns
+    /// `.retry(after:)` with its own delay (in ms, at least 0), `.stop` to fail the session, or nil to keep the
+    /// machine's choice — so a team can add its own close-code policy without touching the machine. Called
+    /// synchronously inside the machine: keep it quick and pure.
+    public var decide: (@Sendable (RetryContext) -> RetryDecision?)?
+
+    public init(
+        maximumAttempts: Int? = nil, maximumElapsed: Int? = nil,
+        decide: (@Sendable (RetryContext) -> RetryDecision?)? = nil
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.maximumElapsed = maximumElapsed
+        self.decide = decide
+    }
+}
+
+/// What the retry hook sees about a failure.
+public struct RetryContext: Equatable, Sendable {
+    /// The consecutive failure this is (1 for the first since the connection last proved healthy).
+    public var attempt: Int
+    /// Milliseconds since the first failure of this run of failures (0 for the first).
+    public var elapsed: Int
+    /// Why the latest connection or attempt ended.
+    public var failure: CloseReason
+    /// The wait the machine chose (backoff, or a server's Retry-After within its bounds), in ms.
+    public var proposedDelay: Int
+
+    public init(attempt: Int, elapsed: Int, failure: CloseReason, proposedDelay: Int) {
+        self.attempt = attempt
+        self.elapsed = elapsed
+        self.failure = failure
+        self.proposedDelay = proposedDelay
+    }
+}
+
+/// The retry hook's answer.
+public enum RetryDecision: Equatable, Sendable {
+    /// Wait this many milliseconds (negative counts as 0), then try again.
+    case retry(after: Int)
+    /// Stop: the session fails visibly with the failure that led here.
+    case stop
+}
+
+extension RetryPolicy: Equatable {
+    /// Compares the limits and whether a hook is set (two closures cannot be compared).
+    public static func == (lhs: RetryPolicy, rhs: RetryPolicy) -> Bool {
+        lhs.maximumAttempts == rhs.maximumAttempts && lhs.maximumElapsed == rhs.maximumElapsed
+            && (lhs.decide == nil) == (rhs.decide == nil)
+    }
+}
