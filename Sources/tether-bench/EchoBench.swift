@@ -19,6 +19,8 @@
 // With --tls, the same run adds (embedded server only), each next to its plain counterpart:
 //   echo.tls_rtt_64b_per_s        echo.rtt_64b_per_s over wss:// (the embedded server with a certificate from a
 //   echo.tls_mbps_1m              throw-away CA the client trusts), and echo.mbps_1m likewise
+//   echo.tls_memory_mbps_1m       its same-run reference: the 1 MiB echo's four TLS passes (encrypt and decrypt each
+//                                 way) through two TLSSessions in memory on one thread (TLSMemoryReference.swift)
 //   echo.connects_per_s           sequential connections (TCP connect and upgrade, then close) per second on a bare
 //   echo.tls_connects_per_s       `SocketTransport`, plain and with a full TLS handshake each (no session resumption)
 //
@@ -238,6 +240,10 @@ enum EchoBench {
             if options.wants("tls_mbps_1m") {
                 let mbps = try await self.throughput(&client, large, seconds: options.seconds)
                 print("echo.tls_mbps_1m \(WireBench.format(mbps))")
+                let reference = try TLSMemoryReference.measure(
+                    seconds: options.seconds, server: certificate.serverOptions,
+                    client: TLSClientOptions(insecureSkipVerification: true))
+                print("echo.tls_memory_mbps_1m \(WireBench.format(reference))")
             }
             await client.close()
         }
