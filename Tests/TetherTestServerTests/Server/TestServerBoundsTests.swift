@@ -108,13 +108,16 @@ struct TestServerBoundsTests {
         let (end, bytes) = await silent.end()
         let elapsed = milliseconds(since: start)
         #expect(end == .endOfStream && bytes == 0)  // closed, nothing answered
-        #expect(elapsed >= 200 && elapsed < 200 + 2_000)
+        #expect(elapsed >= 200)  // never early, as the client sees it
         #expect(await partial.end() == (.endOfStream, 0))
 
         let records = try await server.waitUntil { $0.count == 2 && $0.allSatisfy(\.hasEnded) }
         for record in records {
             #expect(record.end?.reason == .handshakeTimedOut)
-            #expect(record.end!.at - record.acceptedAt >= 199)
+            // Timed by the server's own clock from the accept: at the timeout, not much later (what the test's own
+            // scheduling adds on a loaded machine is not the server's doing).
+            let held = record.end!.at - record.acceptedAt
+            #expect(held >= 199 && held < 200 + 2_000, "\(held) ms")
             #expect(record.request == nil && record.handshake == nil)
         }
         await server.stop()
