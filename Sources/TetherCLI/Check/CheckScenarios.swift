@@ -4,6 +4,7 @@ import Tether
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
+import TetherTesting
 
 /// The bodies of the acceptance scenarios. Each one drives a real client against the embedded server over
 /// loopback, waits on recorded events (never on sleeps), and states its expectations from the client's event
