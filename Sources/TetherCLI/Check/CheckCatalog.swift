@@ -1,12 +1,12 @@
 /// The scenarios of `tether check`, in the order they run.
-public enum CheckCatalog {
+package enum CheckCatalog {
     /// A scenario's name (for `--only`) and what it proves.
-    public struct Entry: Equatable, Sendable {
-        public var name: String
-        public var title: String
+    package struct Entry: Equatable, Sendable {
+        package var name: String
+        package var title: String
     }
 
-    public static let entries: [Entry] = [
+    package static let entries: [Entry] = [
         Entry(name: "normal-pong", title: "Normal pong: stays open, RTT recorded"),
         Entry(name: "pong-delay-inside", title: "Pong delayed inside the timeout: stays open"),
         Entry(name: "pong-delay-past", title: "Pong delayed past the timeout: one pong_timeout close, reconnect"),
@@ -33,5 +33,5 @@ public enum CheckCatalog {
     ]
 
     /// Every scenario name, in order.
-    public static var names: [String] { self.entries.map(\.name) }
+    package static var names: [String] { self.entries.map(\.name) }
 }

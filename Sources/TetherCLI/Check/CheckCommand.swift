@@ -3,11 +3,11 @@ import TetherCore
 
 /// `tether check`: runs the acceptance matrix against the embedded test server, prints progress and a table
 /// (or a JSON summary), writes `tether-report.json` and `tether-report.html`, and exits 1 if a scenario failed.
-public enum CheckCommand {
+package enum CheckCommand {
     /// - Parameters:
     ///   - timing: the heartbeat, backoff and tolerance values the scenarios use (default: tens of ms).
     /// - Returns: the exit status: 0 all passed, 1 a scenario failed or the report could not be written.
-    public static func run(
+    package static func run(
         _ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()
     ) async -> Int32 {
         #if os(Linux)
