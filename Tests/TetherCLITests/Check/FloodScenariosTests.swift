@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Testing
 import Tether
@@ -87,3 +88,4 @@ import Glibc
         #expect(tally == FloodReader.Tally(messages: 4, bytes: 11, first: 0, last: 3, inOrder: 2))
     }
 }
+#endif
