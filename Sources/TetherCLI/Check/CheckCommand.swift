@@ -56,14 +56,10 @@ package enum CheckCommand {
         let start = clock.now
         let run = ScenarioRun(timing: timing)
         var failure: String?
-        if let body = CheckScenarios.body(named: entry.name) {
-            do {
-                try await body(run)
-            } catch {
-                failure = error.description
-            }
-        } else {
-            failure = "no such scenario"
+        do {
+            try await entry.body(run)
+        } catch {
+            failure = error.description
         }
         await run.cleanUp()
         return ScenarioResult(
