@@ -8,6 +8,7 @@ import PackageDescription
 //   TetherWire        RFC 6455 sans-I/O codec (standard library only)
 //   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)
 //   Tether            the public client actor, transports, path monitors, lifecycle
+//   TetherTesting     what users' test targets import: manual clock, scripted transport and path monitor, recorder
 //   TetherTestServer  a controllable WebSocket server for tests
 //   TetherCLI         the `tether` command's logic (check, connect, serve), tested in-process
 //   tether            the command-line entry point
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "TetherCore", targets: ["TetherCore"]),
         .library(name: "TetherWire", targets: ["TetherWire"]),
         .library(name: "Tether", targets: ["Tether"]),
+        .library(name: "TetherTesting", targets: ["TetherTesting"]),
         .library(name: "TetherTestServer", targets: ["TetherTestServer"]),
         .executable(name: "tether", targets: ["tether"]),
         .executable(name: "tether-bench", targets: ["tether-bench"]),
@@ -51,9 +53,11 @@ let package = Package(
                 .target(name: "CTetherLinux", condition: .when(platforms: [.linux])),
             ]
         ),
+        .target(name: "TetherTesting", dependencies: ["Tether", "TetherCore"]),
         .target(name: "TetherTestServer", dependencies: ["TetherWire", "TetherPOSIX"]),
         .target(
-            name: "TetherCLI", dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+            name: "TetherCLI",
+            dependencies: ["Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
         ),
         .executableTarget(name: "tether", dependencies: ["TetherCLI"]),
         .executableTarget(
@@ -66,12 +70,17 @@ let package = Package(
         .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
         .testTarget(
             name: "TetherTests",
-            dependencies: ["Tether", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+            dependencies: ["Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+        ),
+        .testTarget(
+            name: "TetherTestingTests", dependencies: ["TetherTesting", "Tether", "TetherCore", "TetherTestServer"]
         ),
         .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
         .testTarget(
             name: "TetherCLITests",
-            dependencies: ["TetherCLI", "Tether", "TetherCore", "TetherTestServer", "TetherWire", "TetherPOSIX"]
+            dependencies: [
+                "TetherCLI", "Tether", "TetherTesting", "TetherCore", "TetherTestServer", "TetherWire", "TetherPOSIX",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

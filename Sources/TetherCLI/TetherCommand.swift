@@ -1,14 +1,14 @@
 /// The `tether` command: `check`, `connect` and `serve`.
-public enum TetherCommand {
+package enum TetherCommand {
     /// Runs the command line on the process's standard streams.
     /// - Parameter arguments: the arguments after the program name.
     /// - Returns: the exit status (0 success, 1 a check failed, 2 bad arguments, 3 a non-retryable stop).
-    public static func main(_ arguments: [String]) async -> Int32 {
+    package static func main(_ arguments: [String]) async -> Int32 {
         await self.run(arguments, io: .standard)
     }
 
     /// Runs the command line with injected streams (tests run whole commands in-process this way).
-    public static func run(_ arguments: [String], io: CommandIO) async -> Int32 {
+    package static func run(_ arguments: [String], io: CommandIO) async -> Int32 {
         let command: Command
         do {
             command = try CommandLineParser.parse(arguments)

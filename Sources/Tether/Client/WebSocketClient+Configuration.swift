@@ -87,7 +87,7 @@ public struct WebSocketConfiguration: Sendable {
     /// process-wide shared loop. A private loop (which must outlive the client) keeps a group of clients off
     /// a busy shared loop; pair it with `SocketTransport(loop:)` for their sockets. `tether check` and the
     /// real-time tests do that.
-    public var eventLoop: EventLoop = .shared
+    package var eventLoop: EventLoop = .shared
     #endif
     /// When the session stops retrying and fails visibly (`.failed` with the last failure, a `gave_up` record):
     /// after `maximumAttempts` consecutive failed attempts or `maximumElapsed` milliseconds of failing, or when

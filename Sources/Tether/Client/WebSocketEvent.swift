@@ -91,7 +91,7 @@ extension LogRecord {
 
 extension URL {
     /// The URL without user info, query or fragment: the only form Tether ever shows.
-    public var redactedForLogs: String {
+    package var redactedForLogs: String {
         guard var components = URLComponents(url: self, resolvingAgainstBaseURL: false) else {
             return "<invalid URL>"
         }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// The delivery rules every monitor shares: the current snapshot on start, then only changes, nothing after
 /// cancel, one handler call at a time and in order.
-final class PathSnapshotDelivery: Sendable {
+package final class PathSnapshotDelivery: Sendable {
     private enum Phase {
         case idle
         case running(@Sendable (PathSnapshot) -> Void)
@@ -22,11 +22,11 @@ final class PathSnapshotDelivery: Sendable {
     private let state = Mutex(State())
     private let filtersRepeats: Bool
 
-    init(filtersRepeats: Bool = true) {
+    package init(filtersRepeats: Bool = true) {
         self.filtersRepeats = filtersRepeats
     }
 
-    var isStarted: Bool {
+    package var isStarted: Bool {
         self.state.withLock { state in
             switch state.phase {
             case .idle: false
@@ -35,7 +35,7 @@ final class PathSnapshotDelivery: Sendable {
         }
     }
 
-    var isCancelled: Bool {
+    package var isCancelled: Bool {
         self.state.withLock { state in
             switch state.phase {
             case .idle, .running: false
@@ -47,7 +47,7 @@ final class PathSnapshotDelivery: Sendable {
     /// Installs the handler and delivers the current snapshot, if one is known yet.
     /// Returns `false` (and installs nothing) when started before or cancelled.
     @discardableResult
-    func start(_ handler: @escaping @Sendable (PathSnapshot) -> Void) -> Bool {
+    package func start(_ handler: @escaping @Sendable (PathSnapshot) -> Void) -> Bool {
         self.order.lock()
         defer { self.order.unlock() }
         let accepted = self.state.withLock { state in
@@ -66,14 +66,14 @@ final class PathSnapshotDelivery: Sendable {
     }
 
     /// Records the monitor's latest view of the path and delivers it when it is a change.
-    func update(_ snapshot: PathSnapshot) {
+    package func update(_ snapshot: PathSnapshot) {
         self.order.lock()
         defer { self.order.unlock() }
         self.state.withLock { $0.current = snapshot }
         self.deliverCurrent()
     }
 
-    func cancel() {
+    package func cancel() {
         self.order.lock()
         defer { self.order.unlock() }
         self.state.withLock { $0.phase = .cancelled }

@@ -1,5 +1,5 @@
 /// Why a command line was refused. Every case has a message for stderr; the command then exits with 2.
-public enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No command was given.
     case missingCommand
     /// The first argument is not `check`, `connect` or `serve`.
@@ -29,7 +29,7 @@ public enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `--only` names no scenario of `tether check`.
     case unknownScenario(String, known: [String])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missingCommand:
             "missing command: expected check, connect or serve"

@@ -4,9 +4,9 @@ import TetherWire
 import TetherTestServer
 
 /// Turns `tether`'s arguments into a `Command`, or a typed `ArgumentError` (never a crash).
-public enum CommandLineParser {
+package enum CommandLineParser {
     /// - Parameter arguments: the arguments after the program name.
-    public static func parse(_ arguments: [String]) throws(ArgumentError) -> Command {
+    package static func parse(_ arguments: [String]) throws(ArgumentError) -> Command {
         guard let command = arguments.first else { throw .missingCommand }
         let rest = Array(arguments.dropFirst())
         switch command {

@@ -3,11 +3,11 @@ import TetherCore
 
 /// `tether check`: runs the acceptance matrix against the embedded test server, prints progress and a table
 /// (or a JSON summary), writes `tether-report.json` and `tether-report.html`, and exits 1 if a scenario failed.
-public enum CheckCommand {
+package enum CheckCommand {
     /// - Parameters:
     ///   - timing: the heartbeat, backoff and tolerance values the scenarios use (default: tens of ms).
     /// - Returns: the exit status: 0 all passed, 1 a scenario failed or the report could not be written.
-    public static func run(
+    package static func run(
         _ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()
     ) async -> Int32 {
         #if os(Linux)
@@ -56,14 +56,10 @@ public enum CheckCommand {
         let start = clock.now
         let run = ScenarioRun(timing: timing)
         var failure: String?
-        if let body = CheckScenarios.body(named: entry.name) {
-            do {
-                try await body(run)
-            } catch {
-                failure = error.description
-            }
-        } else {
-            failure = "no such scenario"
+        do {
+            try await entry.body(run)
+        } catch {
+            failure = error.description
         }
         await run.cleanUp()
         return ScenarioResult(

@@ -4,41 +4,14 @@ import Tether
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
+import TetherTesting
 
 /// The bodies of the acceptance scenarios. Each one drives a real client against the embedded server over
 /// loopback, waits on recorded events (never on sleeps), and states its expectations from the client's event
 /// records and the server's recording.
 enum CheckScenarios {
-    typealias Body = (ScenarioRun) async throws(CheckFailure) -> Void
-
-    static func body(named name: String) -> Body? {
-        switch name {
-        case "normal-pong": self.normalPong
-        case "pong-delay-inside": self.pongDelayInside
-        case "pong-delay-past": self.pongDelayPast
-        case "server-close-1000": { run throws(CheckFailure) in try await self.serverClose(run, code: 1000) }
-        case "server-close-1008": { run throws(CheckFailure) in try await self.serverClose(run, code: 1008) }
-        case "server-close-1013": { run throws(CheckFailure) in try await self.serverClose(run, code: 1013) }
-        case "connection-refused": self.connectionRefused
-        case "handshake-503": self.handshake503
-        case "handshake-401": self.handshake401
-        case "receive-loop": self.receiveLoop
-        case "stale-callbacks": self.staleCallbacks
-        case "stop-connecting": self.stopConnecting
-        case "stop-waiting": self.stopWaiting
-        case "stop-open": self.stopOpen
-        case "path-loss": self.pathLoss
-        case "slow-consumer": self.slowConsumer
-        case "ping-flood": self.pingFlood
-        case "tls": self.tls
-        case "tls-bad-certificate": self.tlsBadCertificate
-        case "background-keep": self.backgroundKeep
-        case "reconnect-offline": self.reconnectOffline
-        case "outbox-restart": self.outboxRestart
-        case "retry-give-up": self.retryGiveUp
-        default: nil
-        }
-    }
+    /// A scenario: it runs against `run`'s server and client, and throws when it cannot go on.
+    typealias Body = @Sendable (ScenarioRun) async throws(CheckFailure) -> Void
 
     // MARK: Heartbeat
 

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Tether
 import TetherCore
+import TetherTesting
 
 /// The consumer of a flood: it counts the messages and checks their order as it reads them, keeping none of them (so
 /// that the check's own memory does not grow with the flood it measures), and passes every other event on to

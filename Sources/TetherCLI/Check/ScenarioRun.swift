@@ -4,6 +4,7 @@ import Tether
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
+import TetherTesting
 
 /// The context of one running scenario: makes its server and client, collects checks and evidence, and
 /// cleans up everything it made, whatever happened.

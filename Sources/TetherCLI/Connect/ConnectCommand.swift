@@ -4,7 +4,7 @@ import TetherCore
 
 /// `tether connect URL`: an interactive client. Lines on stdin are sent as text messages, received messages are
 /// printed, and a status line (stderr) shows state, generation, last RTT, attempt and next retry.
-public enum ConnectCommand {
+package enum ConnectCommand {
     /// What ends the command. The exit status does not depend on which came first: it is 3 when the session had
     /// failed by then, 0 otherwise.
     enum Outcome: Sendable, Equatable {
@@ -18,7 +18,7 @@ public enum ConnectCommand {
 
     /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
     ///   closed with 1000 first), 3 when the connection stopped for a non-retryable reason (state `.failed`).
-    public static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
+    package static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
         var configuration = WebSocketClient<ContinuousClock>.Configuration(
             url: options.url,
             headers: options.headers.map { (name: $0.name, value: $0.value) },

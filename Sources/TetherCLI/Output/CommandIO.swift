@@ -6,26 +6,26 @@ import Darwin
 #endif
 
 /// Where a command writes and reads. `standard` is the process's stdio; tests inject their own sinks.
-public struct CommandIO: Sendable {
+package struct CommandIO: Sendable {
     /// Writes text (with its own newlines) to standard output. It may block for as long as the reader of standard
     /// output does not read: `connect` and `serve` call it from an output thread of their own (`OutputQueue`),
     /// never from a task that a signal has to get through.
-    public var write: @Sendable (String) -> Void
+    package var write: @Sendable (String) -> Void
     /// Writes text to standard error. It may block like `write`.
-    public var writeError: @Sendable (String) -> Void
+    package var writeError: @Sendable (String) -> Void
     /// Standard output is a terminal: progress is redrawn in place (a spinner) instead of printed as lines.
-    public var outputIsTerminal: Bool
+    package var outputIsTerminal: Bool
     /// Standard error is a terminal: `connect` redraws its status line in place.
-    public var errorIsTerminal: Bool
+    package var errorIsTerminal: Bool
     /// Lines typed on standard input (without their newline); finishes at end of input. Called once. A command
     /// takes the next line only when it can use it, so a stream that produces lines on demand (like `standard`'s,
     /// `AsyncStream(unfolding:)`) reads no further ahead than its consumer.
-    public var inputLines: @Sendable () -> AsyncStream<String>
+    package var inputLines: @Sendable () -> AsyncStream<String>
     /// Returns the number of the interrupting signal (SIGINT or SIGTERM) once the user asks the command to stop,
     /// or 0 when the waiting task is cancelled. Nil: nothing interrupts (tests stop commands their own way).
-    public var waitForInterrupt: (@Sendable () async -> Int32)?
+    package var waitForInterrupt: (@Sendable () async -> Int32)?
 
-    public init(
+    package init(
         write: @escaping @Sendable (String) -> Void,
         writeError: @escaping @Sendable (String) -> Void,
         outputIsTerminal: Bool = false,
@@ -44,7 +44,7 @@ public struct CommandIO: Sendable {
     /// The process's standard streams. Standard input is read by a dedicated thread, so that a blocking
     /// `read` never holds up the client, one line per request (`LineReader`): input that comes faster than it is
     /// sent waits in the pipe, not in memory.
-    public static var standard: CommandIO {
+    package static var standard: CommandIO {
         CommandIO(
             write: { writeAll(1, $0) },
             writeError: { writeAll(2, $0) },

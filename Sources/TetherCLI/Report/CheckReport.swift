@@ -2,21 +2,21 @@ import TetherCore
 
 /// The acceptance record of one `tether check` run: every scenario with its checks, evidence and full
 /// event-record timeline.
-public struct CheckReport: Sendable {
-    public var results: [ScenarioResult]
-    public var timing: CheckTiming
+package struct CheckReport: Sendable {
+    package var results: [ScenarioResult]
+    package var timing: CheckTiming
 
-    public init(results: [ScenarioResult], timing: CheckTiming) {
+    package init(results: [ScenarioResult], timing: CheckTiming) {
         self.results = results
         self.timing = timing
     }
 
     /// Every scenario passed (and there was at least one).
-    public var passed: Bool { !self.results.isEmpty && self.results.allSatisfy(\.passed) }
+    package var passed: Bool { !self.results.isEmpty && self.results.allSatisfy(\.passed) }
 
     /// `tether-report.json`: timings, then each scenario with `timeline`, an array of event records with the
     /// keys of `tether connect --events jsonl`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("tool", .string("tether check")),
             ("passed", .bool(self.passed)),
@@ -41,7 +41,7 @@ public struct CheckReport: Sendable {
     }
 
     /// `tether check --json`: pass/fail, evidence and failed checks per scenario, and where the report is.
-    public func summary(jsonPath: String, htmlPath: String) -> JSONValue {
+    package func summary(jsonPath: String, htmlPath: String) -> JSONValue {
         .object([
             ("passed", .bool(self.passed)),
             ("total", .int(self.results.count)),

@@ -2,8 +2,8 @@ import TetherCore
 
 /// `tether-report.html`: a self-contained page (inline CSS and SVG, no scripts, no network fetches) with the
 /// legend, then per scenario its result, checks, evidence and an SVG timeline of its event records.
-public enum HTMLReport {
-    public static func render(_ report: CheckReport) -> String {
+package enum HTMLReport {
+    package static func render(_ report: CheckReport) -> String {
         let passed = report.results.filter(\.passed).count
         var html = """
             <!DOCTYPE html>

@@ -1,6 +1,6 @@
 /// A JSON value whose objects keep their keys in the order they were built, so that every line and report
 /// Tether writes has a stable, documented key order (`t`, `gen`, `event`, ...).
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -8,7 +8,7 @@ public enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -22,7 +22,7 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     /// Compact JSON on one line (JSON Lines), or indented with two spaces when `pretty`.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var output = ""
         self.write(into: &output, pretty: pretty, indent: 0)
         return output

@@ -7,7 +7,7 @@ extension LogRecord {
     /// `delay_ms`, `bytes`, `path`, `ignored` (what a `stale` record ignored). A record has no field that could hold
     /// a payload, header value or URL query (`detail`, of a `handshake_invalid` close, is one of the handshake
     /// parser's fixed texts).
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("t", .int(self.time)),
             ("gen", .int(self.generation)),
@@ -28,12 +28,12 @@ extension LogRecord {
     }
 
     /// One line of `--events jsonl`.
-    public var jsonLine: String { self.json.serialized() }
+    package var jsonLine: String { self.json.serialized() }
 }
 
 extension SessionPhase {
     /// The phase's stable name in events and reports.
-    public var name: String {
+    package var name: String {
         switch self {
         case .stopped: "stopped"
         case .connecting: "connecting"
@@ -49,7 +49,7 @@ extension SessionPhase {
 extension ConnectivityStatus {
     /// The status's stable name: `online`, `offline` (no network), `unknown`, or `server_unreachable:` and the
     /// outcome's name (for example `server_unreachable:timeout`).
-    public var name: String {
+    package var name: String {
         switch self {
         case .unknown: "unknown"
         case .online: "online"
@@ -61,7 +61,7 @@ extension ConnectivityStatus {
 
 extension PathState {
     /// The path state's stable name in events and reports.
-    public var name: String {
+    package var name: String {
         switch self {
         case .unknown: "unknown"
         case .available: "available"

@@ -6,13 +6,13 @@ import TetherTestServer
 
 /// `tether serve`: the controllable test server in the foreground. Prints its URL, then one line per
 /// connection event, until SIGINT or SIGTERM, which end it within a second even when nobody reads its output.
-public enum ServeCommand {
+package enum ServeCommand {
     /// - Parameters:
     ///   - until: returns when the server should stop; nil (default) waits for `io.waitForInterrupt`
     ///     (SIGINT or SIGTERM on the standard streams).
     ///   - started: called with the server's URL once it listens (tests use it to connect).
     /// - Returns: 0 after a clean stop, 1 when the server cannot listen.
-    public static func run(
+    package static func run(
         _ options: ServeOptions,
         io: CommandIO,
         started: @escaping @Sendable (String) -> Void = { _ in },

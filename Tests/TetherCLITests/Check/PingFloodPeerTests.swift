@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 import TetherWire
 @testable import TetherCLI
@@ -78,3 +79,4 @@ import Glibc
         return socket
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import TetherCLI
 #if canImport(Glibc)
@@ -29,3 +30,4 @@ import Glibc
         #expect(TCPCounters.of(-1) == nil)
     }
 }
+#endif

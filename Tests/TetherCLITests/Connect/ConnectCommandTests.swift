@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Synchronization
 import Testing
@@ -340,3 +341,4 @@ private final class BadAcceptServer: TCPConnectionHandler {
 
     func ended(_ end: TCPConnection.End, on connection: TCPConnection) {}
 }
+#endif

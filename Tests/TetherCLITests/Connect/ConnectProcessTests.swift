@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Synchronization
 import Testing
@@ -96,3 +97,4 @@ final class ExitWatch: Sendable {
         }
     }
 }
+#endif

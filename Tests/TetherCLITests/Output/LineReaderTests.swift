@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import TetherCLI
 #if canImport(Glibc)
@@ -36,3 +37,4 @@ import Glibc
         #expect(lines == ["one", "", "two"])
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Synchronization
 import Testing
@@ -113,3 +114,4 @@ import TetherTestServer
         #expect(sink.written == "conn 1 connected\n(4 events not shown)\n")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Glibc
 import Testing
@@ -203,3 +204,4 @@ private struct UpgradeClient {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Testing
 import TetherPOSIX
@@ -106,3 +107,4 @@ struct ServeTLSTests {
         #expect(served.error.contains("tls"))
     }
 }
+#endif

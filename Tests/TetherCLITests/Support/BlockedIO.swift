@@ -1,3 +1,4 @@
+#if os(Linux)
 import Dispatch
 import Synchronization
 import TetherCLI
@@ -77,3 +78,4 @@ final class BlockedIO: Sendable {
         }
     }
 }
+#endif

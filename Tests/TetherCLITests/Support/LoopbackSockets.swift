@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -56,3 +57,4 @@ enum LoopbackSockets {
         }
     }
 }
+#endif

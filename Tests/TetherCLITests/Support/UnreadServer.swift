@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import TetherWire
 #if canImport(Glibc)
@@ -102,3 +103,4 @@ final class UnreadServer: Sendable {
         _ = poll(&stop, 1, resetAfterMilliseconds)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Testing
 @testable import TetherPOSIX
@@ -35,3 +36,4 @@ struct ResolverTests {
         #expect(description.count > "name resolution failed: ".count)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Synchronization
 import Testing
@@ -246,3 +247,4 @@ extension EventLoopTests {
         #expect(await actor.calls.sorted() == Array(1..<13))
     }
 }
+#endif

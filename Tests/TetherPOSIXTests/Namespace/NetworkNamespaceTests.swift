@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Testing
 @testable import TetherPOSIX
@@ -117,3 +118,4 @@ struct NetworkNamespaceTests {
         }
     }
 }
+#endif

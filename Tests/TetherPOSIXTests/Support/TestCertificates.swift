@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 
 /// A throw-away CA and server certificates made with the `openssl` command in a temporary directory, once per test
@@ -108,3 +109,4 @@ enum CertificateGenerationError: Error, CustomStringConvertible {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Testing
 @testable import TetherPOSIX
@@ -241,3 +242,4 @@ func socketInode(of descriptor: Int32) -> String? {
     guard fstat(descriptor, &status) == 0 else { return nil }
     return "socket:[\(status.st_ino)]"
 }
+#endif

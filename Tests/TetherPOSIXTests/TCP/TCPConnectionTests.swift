@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Testing
 @testable import TetherPOSIX
@@ -392,3 +393,4 @@ extension TCPConnectionTests {
         }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Dispatch
 import Glibc
 import Synchronization
@@ -169,3 +170,4 @@ struct TCPConnectionWriteSideTests {
         await accepted.listener.close()
     }
 }
+#endif

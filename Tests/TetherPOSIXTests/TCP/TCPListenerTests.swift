@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Synchronization
 import Testing
@@ -185,3 +186,4 @@ private final class AcceptLog: Sendable {
         self.state.withLock { ($0.refusals, $0.exhaustedCalls, $0.acceptedAt) }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Testing
 @testable import TetherPOSIX
@@ -246,3 +247,4 @@ private final class Pair {
         #expect(try TestCertificates.pin(ofCertificate: file) == certificate.pin)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
@@ -224,3 +225,4 @@ struct TestServerBoundsTests {
         await server.stop()
     }
 }
+#endif

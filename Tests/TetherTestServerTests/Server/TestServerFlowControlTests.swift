@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Testing
 import TetherPOSIX
@@ -57,3 +58,4 @@ struct TestServerFlowControlTests {
         await server.stop()
     }
 }
+#endif

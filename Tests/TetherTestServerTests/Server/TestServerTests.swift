@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
@@ -494,3 +495,4 @@ struct TestServerTests {
         #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import Synchronization
 
@@ -46,3 +47,4 @@ final class DescriptorExhaustion: Sendable {
         return EMFILE
     }
 }
+#endif

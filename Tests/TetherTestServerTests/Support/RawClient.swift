@@ -1,3 +1,4 @@
+#if os(Linux)
 import Glibc
 import TetherPOSIX
 import TetherTestServer
@@ -239,3 +240,4 @@ private func readTextFile(_ path: String) -> String? {
     }
     return String(decoding: bytes, as: UTF8.self)
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import TetherPOSIX
 import TetherTestServer
 
@@ -49,3 +50,4 @@ struct SilentSocket {
         return (nil, bytes)
     }
 }
+#endif

@@ -4,6 +4,7 @@ import TetherCore
 import TetherPOSIX
 import TetherTestServer
 @testable import Tether
+import TetherTesting
 
 /// The real client (socket transport, continuous clock) against the real test server on loopback.
 /// `withHarness` always stops both, even when the body throws.

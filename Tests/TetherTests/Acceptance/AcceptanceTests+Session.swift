@@ -4,6 +4,7 @@ import Testing
 import TetherCore
 import TetherTestServer
 @testable import Tether
+import TetherTesting
 
 /// Issue 16's session promises over real sockets: nothing received is dropped, the hint never blocks a user's
 /// attempt, queued sends survive reconnects after the greeting, and a bounded retry ends visibly.

@@ -4,6 +4,7 @@ import Testing
 import TetherCore
 import TetherTestServer
 @testable import Tether
+import TetherTesting
 
 /// The seed's four outcomes and more, each over real loopback sockets: the real client and transport against
 /// the controllable test server, asserted on the client's event records and the server's recording.

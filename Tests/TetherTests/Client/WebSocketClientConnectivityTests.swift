@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The client publishes connectivity in its state: "no network" and "server unreachable" apart.
 @Suite struct WebSocketClientConnectivityTests {

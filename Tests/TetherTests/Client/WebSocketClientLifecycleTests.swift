@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The client in the background and back, under both lifecycle policies, on a manual clock.
 @Suite struct WebSocketClientLifecycleTests {

@@ -5,6 +5,7 @@ import TetherCore
 import TetherPOSIX
 import TetherTestServer
 @testable import Tether
+import TetherTesting
 
 /// The client on `ContinuousClock`, whose wake-ups come from the shared event loop's timers, against the real
 /// test server: pings go out after the interval, pongs keep it open, a missing pong closes at the deadline,

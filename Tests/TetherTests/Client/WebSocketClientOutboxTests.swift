@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The outbox and the open greeting, against the in-memory transport and a manual clock.
 @Suite struct WebSocketClientOutboxTests {

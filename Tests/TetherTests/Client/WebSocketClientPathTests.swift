@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The client fed by a scripted path monitor: offline periods, recovery, liveness probes and monitor restarts.
 @Suite struct WebSocketClientPathTests {

@@ -5,6 +5,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
+import TetherTesting
 
 /// The client over `wss://`: the heartbeat runs as over plain TCP, and a certificate that does not verify stops the
 /// session visibly instead of retrying.

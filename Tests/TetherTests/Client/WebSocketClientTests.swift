@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The client actor driven by an in-memory transport and a manual clock: every step is explicit.
 @Suite struct WebSocketClientTests {

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 /// The platform-free part of the UIKit lifecycle observer: ordering and the background task's span.
 @MainActor

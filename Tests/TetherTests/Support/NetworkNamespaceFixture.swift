@@ -1,3 +1,4 @@
+#if os(Linux)
 import Foundation
 import Synchronization
 import Testing
@@ -198,3 +199,4 @@ final class SnapshotRecorder: Sendable {
         }
     }
 }
+#endif

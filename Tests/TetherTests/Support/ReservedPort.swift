@@ -1,4 +1,4 @@
-#if canImport(Glibc)
+#if os(Linux)
 import Glibc
 
 /// A loopback port that is bound but never listens, held for the owner's lifetime: connecting to it is

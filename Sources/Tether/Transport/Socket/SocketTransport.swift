@@ -52,7 +52,7 @@ public struct SocketTransport: WebSocketTransport {
     /// A transport whose connections run on `loop`: a private loop keeps a group of connections (a test, a
     /// benchmark, `tether check`) off the shared loop's thread. The loop must outlive the connections.
     /// - Parameter namespace: as in `init(namespace:)`; nil (the default) for the process's own namespace.
-    public init(loop: EventLoop, namespace: String? = nil) {
+    package init(loop: EventLoop, namespace: String? = nil) {
         self.loop = loop
         self.namespace = namespace.map(NetworkNamespace.init(path:))
     }
@@ -74,7 +74,7 @@ public struct SocketTransport: WebSocketTransport {
 
     /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.
     /// A request it cannot serve ends with `.connectFailed(.unsupported)` without touching the network.
-    public static func unsupportedReason(for request: TransportRequest) -> String? {
+    package static func unsupportedReason(for request: TransportRequest) -> String? {
         switch SocketEndpoint.make(for: request) {
         case .success: nil
         case .failure(let reason): reason.description

@@ -5,6 +5,7 @@ import TetherCore
 import TetherPOSIX
 import TetherTestServer
 @testable import Tether
+import TetherTesting
 
 /// The client over real links: the client, its `SocketTransport` and its `NetlinkPathMonitor` in one namespace,
 /// the test server in another, a veth pair between them (`NetworkNamespaceFixture`), and `ip`/`tc` to break

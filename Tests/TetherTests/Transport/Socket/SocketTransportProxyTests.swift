@@ -6,6 +6,7 @@ import TetherPOSIX
 import TetherTestServer
 import TetherWire
 @testable import Tether
+import TetherTesting
 
 /// `SocketTransport` through HTTP CONNECT proxies: a scripted proxy for every answer a proxy can give, and a real
 /// `tinyproxy` (skipped with a message when it is not installed) for tunnels to the test server, Basic

@@ -5,6 +5,7 @@ import TetherCore
 import TetherPOSIX
 import TetherWire
 @testable import Tether
+import TetherTesting
 
 /// How connections end: closing handshakes, failures to connect, rejected and invalid handshakes, protocol
 /// violations, and the descriptors left behind (none).

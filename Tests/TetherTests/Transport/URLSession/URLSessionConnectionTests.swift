@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

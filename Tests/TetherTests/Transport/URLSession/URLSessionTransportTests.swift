@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TetherCore
 @testable import Tether
+import TetherTesting
 
 @Suite struct URLSessionTransportTests {
     #if os(Linux)

@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Tether
+import Tether
+import TetherTesting
 
 /// Collects deliveries in order, for monitors that deliver on the caller's thread.
 final class DeliveryLog: Sendable {

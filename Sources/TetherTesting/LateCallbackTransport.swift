@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Tether
 import TetherCore
 
 /// A transport wrapper that can replay "late callbacks" into connections the client already left behind.

@@ -1,4 +1,5 @@
 import Synchronization
+import Tether
 import TetherCore
 
 /// Keeps everything a client reports and lets a test wait for what it expects, without sleeping or polling.

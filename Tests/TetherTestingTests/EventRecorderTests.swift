@@ -1,7 +1,8 @@
 import Foundation
 import Testing
+import Tether
 import TetherCore
-@testable import Tether
+@testable import TetherTesting
 #if os(Linux)
 import TetherTestServer
 #endif

@@ -1,3 +1,5 @@
+import Tether
+
 /// A monitor that delivers the snapshots it is told to, for tests and for `tether check`.
 ///
 /// It follows the `PathMonitor` rules: the current snapshot on start, repeats filtered (unless
