@@ -28,6 +28,10 @@ static inline long tether_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int versio
     return SSL_CTX_set_min_proto_version(ctx, version);
 }
 
+static inline long tether_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return SSL_CTX_set_max_proto_version(ctx, version);
+}
+
 static inline long tether_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }

@@ -76,6 +76,13 @@ public final class TLSContext: @unchecked Sendable {
     public static func server(_ options: TLSServerOptions) throws(TLSConfigurationError) -> TLSContext {
         let context = try Self.makeContext(method: TLS_server_method())
         let result = TLSContext(pointer: context, pins: [], verifies: false, isServer: true)
+        if options.legacyVersionsOnlyForTesting {
+            // OpenSSL 3 allows TLS 1.0 and 1.1 only at security level 0; without it the server has no version.
+            SSL_CTX_set_security_level(context, 0)
+            guard tether_SSL_CTX_set_min_proto_version(context, TLS1_VERSION) == 1,
+                tether_SSL_CTX_set_max_proto_version(context, TLS1_1_VERSION) == 1
+            else { throw .contextUnavailable }
+        }
         var certificates = try PEM.certificates(options.certificateChain, failure: .invalidCertificate)
         let leaf = certificates.removeFirst()
         defer { X509_free(leaf) }

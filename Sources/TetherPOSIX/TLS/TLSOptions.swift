@@ -31,6 +31,10 @@ public struct TLSClientOptions: Sendable, Hashable {
 public struct TLSServerOptions: Sendable, Hashable {
     public var certificateChain: PEMSource
     public var privateKey: PEMSource
+    /// For tests only: a server that speaks nothing newer than TLS 1.1 (and, to be able to, accepts TLS 1.0 and
+    /// OpenSSL's security level 0), the outdated server a client must refuse as `TLSFailure.protocolVersion`.
+    /// False (default): TLS 1.2 or later, like every Tether context.
+    package var legacyVersionsOnlyForTesting = false
 
     public init(certificateChain: PEMSource, privateKey: PEMSource) {
         self.certificateChain = certificateChain

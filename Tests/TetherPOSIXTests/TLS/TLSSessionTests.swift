@@ -30,6 +30,10 @@ private final class Pair {
             self.client.takeCiphertext { self.server.receive($0) }
             do { serverDone = try self.server.handshake() } catch { self.serverFailure = error }
             self.server.takeCiphertext { self.client.receive($0) }
+            if self.serverFailure != nil, self.clientFailure == nil {
+                // The client reads the server's alert, as it would from the socket.
+                do { _ = try self.client.handshake() } catch { self.clientFailure = error }
+            }
             if self.clientFailure != nil || self.serverFailure != nil { return false }
             if clientDone, serverDone { return true }
         }
@@ -161,6 +165,21 @@ private final class Pair {
             certificate: certificates.selfSignedFile)
         #expect(!pinned.handshake())
         #expect(pinned.clientFailure == .pinMismatch)
+    }
+
+    @Test func aServerOfferingNothingNewerThanTLS11FailsAsProtocolVersionWhichIsNotACertificateFailure() throws {
+        let authority = TestCertificateAuthority()
+        var server = authority.issue().serverOptions
+        server.legacyVersionsOnlyForTesting = true
+        let pair = try Pair(
+            client: TLSClientOptions(additionalTrustRoots: [.bytes(authority.certificate.certificatePEM)]),
+            server: server)
+        #expect(!pair.handshake())
+        #expect(pair.clientFailure == .protocolVersion)
+        #expect(pair.clientFailure?.description == "protocol version")
+        #expect(pair.clientFailure?.isCertificateFailure == false)
+        #expect(pair.serverFailure == .protocolVersion)  // it found no version in the client's offer
+        #expect(!pair.client.isHandshakeComplete && !pair.server.isHandshakeComplete)
     }
 
     @Test func closeNotifyEndsThePeersPlaintext() throws {

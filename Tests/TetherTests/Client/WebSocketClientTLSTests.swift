@@ -59,6 +59,38 @@ struct WebSocketClientTLSTests {
         await server.stop()
     }
 
+    @Test func aServerOfferingNothingNewerThanTLS11FailsWithProtocolVersionAndIsRetriedWithBackoff() async throws {
+        var legacy = Self.authority.issue().serverOptions
+        legacy.legacyVersionsOnlyForTesting = true
+        let server = try TestServer(tls: legacy)
+        var configuration = self.configuration(server)
+        configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        // Not a certificate failure: the attempt fails visibly, and the session backs off and tries again.
+        let first = await recorder.record(.closed)
+        #expect(first?.reason == .tlsFailed(detail: "protocol version") && first?.generation == 1)
+        let retry = await recorder.record(.retryScheduled)
+        #expect(retry?.attempt == 1 && retry?.delay == 50)
+        let second = await recorder.record(.closed)
+        #expect(second?.reason == .tlsFailed(detail: "protocol version") && second?.generation == 2)
+        let failure = await client.state.failure
+        await client.stop()
+        #expect(failure == nil)
+        let records = recorder.records
+        #expect(!records.contains { $0.kind == .opened })
+        #expect(!recorder.events.contains { event in
+            if case .stateChanged(let state, _) = event { return state.phase == .failed }
+            return false
+        })
+        // The server found no version it shares with the client: no upgrade request was ever read.
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.end?.reason == .tlsFailed("protocol version"))
+        #expect(record.request == nil)
+        await server.stop()
+    }
+
     @Test func aMalformedPinIsAConfigurationError() {
         var configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/")!)
         configuration.tls.pins = ["sha256/not-a-digest"]
