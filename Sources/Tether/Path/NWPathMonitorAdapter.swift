@@ -1,7 +1,6 @@
 #if canImport(Network)
 import Dispatch
 import Network
-import Synchronization
 
 // Only names Network's cases; the mapping to a snapshot is `PathSnapshot(describing:)`, tested on Linux.
 extension NWPath: PathDescribing {
@@ -35,14 +34,8 @@ extension NWPath: PathDescribing {
 /// A `PathMonitor` backed by `NWPathMonitor`. One-shot like `NWPathMonitor`: each adapter creates its own
 /// `NWPathMonitor` when started, and a cancelled adapter cannot restart — create a new adapter.
 public final class NWPathMonitorAdapter: PathMonitor {
-    private enum Phase {
-        case idle
-        case running(NWPathMonitor)
-        case cancelled
-    }
-
     private let delivery = PathSnapshotDelivery()
-    private let phase = Mutex(Phase.idle)
+    private let lifecycle = OneShotLifecycle<NWPathMonitor>()
     private let queue: DispatchQueue
 
     /// - Parameter queue: where `NWPathMonitor` runs its handler; defaults to a private serial queue.
@@ -51,13 +44,7 @@ public final class NWPathMonitorAdapter: PathMonitor {
     }
 
     public func start(_ handler: @escaping @Sendable (PathSnapshot) -> Void) {
-        let monitor = NWPathMonitor()
-        let accepted = self.phase.withLock { phase in
-            guard case .idle = phase else { return false }
-            phase = .running(monitor)
-            return true
-        }
-        guard accepted else { return }
+        guard let monitor = self.lifecycle.start(making: { NWPathMonitor() }) else { return }
         self.delivery.start(handler)
         // The update handler is set before `start(queue:)`, so the first path is not missed.
         monitor.pathUpdateHandler = { [delivery] path in
@@ -67,11 +54,7 @@ public final class NWPathMonitorAdapter: PathMonitor {
     }
 
     public func cancel() {
-        let monitor: NWPathMonitor? = self.phase.withLock { phase in
-            defer { phase = .cancelled }
-            guard case .running(let monitor) = phase else { return nil }
-            return monitor
-        }
+        let monitor = self.lifecycle.cancel()
         self.delivery.cancel()
         monitor?.cancel()
     }
