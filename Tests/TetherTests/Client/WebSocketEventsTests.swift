@@ -1,4 +1,5 @@
 import Testing
+import TetherTesting
 import Foundation
 import Synchronization
 @testable import Tether

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import Testing
+import TetherTesting
 
 /// `scripts/interop/peer.py`, Python's `websockets` as a third-party peer, run as a child process.
 ///
