@@ -9,48 +9,13 @@ import TetherTestServer
 import TetherWire
 
 /// The client's bounds hold over TLS too (DESIGN.md §10): TLS buffers nothing beside the watermarks — records wait
-/// in the TCP write queue the outbound watermarks measure, and a held reader stops decrypting and reading the socket.
+/// in the TCP write queue the outbound watermarks measure. (The held reader over TLS is the `tls: true` case of
+/// `ClientFlowControlTests`.)
 @Suite(.timeLimit(.minutes(1)))
 struct ClientFlowControlTLSTests {
     static let authority = TestCertificateAuthority()
     static let certificate = Self.authority.issue()
     static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
-
-    @Test func aConsumerThatFallsBehindStallsTheServersTLSStreamThenEverythingArrivesInOrder() async throws {
-        let count = 4_096
-        let size = 16 << 10
-        let server = try TestServer(tls: Self.certificate.serverOptions, scenario: .send(count: count, size: size))
-        let inbound = Watermarks(high: 256 << 10, low: 64 << 10)
-        var configuration = WebSocketConfiguration(
-            url: URL(string: server.url())!, heartbeatInterval: .seconds(60), pathMonitoring: .none)
-        configuration.inboundWatermarks = inbound
-        configuration.tls = Self.trusting
-        let client = try WebSocketClient(configuration: configuration)
-        let events = client.events
-        await client.start()
-
-        await client.waitUntilReadingHeld()
-        let sentWhenHeld = try #require(server.connection(1)).sentMessageCount
-        #expect(sentWhenHeld < count, "the server handed everything to TCP: nothing pushed it back")
-
-        var received = 0
-        reading: for await event in events {
-            guard case .message(.text(let text)) = event else { continue }
-            guard text.prefix(while: \.isNumber) == String(received) else {
-                Issue.record("message \(received) arrived as \(text.prefix(12))…")
-                break reading
-            }
-            received += 1
-            if received == count { break reading }
-        }
-        #expect(received == count)
-        // The same bound as over plain TCP: what one loop turn had read (4 × 64 KiB of records, all decrypted in
-        // that turn) beyond `high`, plus one message.
-        let slack = 4 * (64 << 10) + size + 64
-        #expect(client.eventBufferPeakWeight <= inbound.high + slack, "peak \(client.eventBufferPeakWeight)")
-        await client.stop()
-        await server.stop()
-    }
 
     @Test func sendsAboveTheOutboundWatermarkWaitForTheTLSRecordsToDrainThenAllArrive() async throws {
         var peer = try ScriptedPeer(tls: Self.certificate.serverOptions)
