@@ -48,27 +48,38 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case immediately
     }
 
-    /// The transport, if any, of `heartbeat.generation`.
-    enum Link: Equatable, Sendable {
-        /// None was made yet, or it reported its end.
-        case none
-        /// Live: opening, within the machine's connect deadline.
-        case connecting(deadline: Int)
-        /// Live: open, sending the greeting (`.sendGreeting`), still within the connect deadline; the session is
-        /// reported open only once the greeting is out (`greetingSent`).
-        case greeting(deadline: Int)
-        /// Live: open; healthy once it answered a pong or stayed open for `stablePeriod`.
-        case open(since: Int, healthy: Bool)
-        /// The machine ordered its close and it has not reported its end yet: no longer live (its opens, pongs and
-        /// ping failures are stale), but what it still reads is delivered, and its end is expected, not stale.
-        case closing
+    /// An open transport: since when, and whether it proved healthy (a pong answered, or `stablePeriod` open).
+    struct Connection: Equatable, Sendable {
+        var since: Int
+        var healthy: Bool
     }
 
-    /// The phase with the data only it has: the retry time only while waiting, the failure only when failed.
+    /// What a suspended session (always in the background) has of its transport.
+    enum Suspension: Equatable, Sendable {
+        /// The open transport stays (`.keepAndProbe`), heartbeat paused; a probe decides on foreground.
+        case kept(Connection)
+        /// None is live: it was closed on entering the background, or ended before or since; the session
+        /// reconnects on foreground. `closing`: see `Stage`.
+        case dropped(closing: Bool)
+    }
+
+    /// The phase with the data only it has. Whether the app is in the background is part of it: a started session
+    /// in the background is always `.suspended`, and `.connecting`, `.open`, `.waiting` and `.offline` exist only
+    /// in the foreground. The transport of `heartbeat.generation` is in it too: live (opening, greeting or open)
+    /// only in `.connecting`, `.open` and `.suspended(.kept)`; every other stage has none live, and says with
+    /// `closing` whether the machine ordered its close and it has not reported its end yet (no longer live: its
+    /// opens, pongs and ping failures are stale, but what it still reads is delivered, and its end is expected).
     enum Stage: Equatable, Sendable {
-        case stopped, connecting, open, offline, suspended
-        case waiting(retryAt: Int)
-        case failed(CloseReason)
+        /// Not started, or stopped by the user.
+        case stopped(inBackground: Bool, closing: Bool)
+        /// A transport is opening (`greeting: false`), or open and sending the greeting (`.sendGreeting`; the
+        /// session is reported open only once it is out, `greetingSent`), within the connect deadline.
+        case connecting(deadline: Int, greeting: Bool)
+        case open(Connection)
+        case waiting(retryAt: Int, closing: Bool)
+        case offline(closing: Bool)
+        case suspended(Suspension)
+        case failed(CloseReason, inBackground: Bool, closing: Bool)
 
         var phase: SessionPhase {
             switch self {
@@ -81,22 +92,96 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .failed: .failed
             }
         }
+
+        var inBackground: Bool {
+            switch self {
+            case .stopped(let inBackground, _), .failed(_, let inBackground, _): inBackground
+            case .connecting, .open, .waiting, .offline: false
+            case .suspended: true
+            }
+        }
+
+        /// The open transport, in `.open` or kept in `.suspended`.
+        var connection: Connection? {
+            switch self {
+            case .open(let connection), .suspended(.kept(let connection)): connection
+            case .stopped, .connecting, .waiting, .offline, .suspended(.dropped), .failed: nil
+            }
+        }
+
+        /// Marks the open transport (in `.open`, or kept in `.suspended`) healthy; true if it was not yet. Without
+        /// an open transport there is nothing to prove: unchanged, false.
+        mutating func proveHealthy() -> Bool {
+            switch self {
+            case .open(let connection) where !connection.healthy:
+                self = .open(Connection(since: connection.since, healthy: true))
+                return true
+            case .suspended(.kept(let connection)) where !connection.healthy:
+                self = .suspended(.kept(Connection(since: connection.since, healthy: true)))
+                return true
+            case .open, .suspended, .stopped, .connecting, .waiting, .offline, .failed:
+                return false
+            }
+        }
+
+        /// The transport of `heartbeat.generation` as the stage holds it.
+        var link: Link {
+            switch self {
+            case .connecting(let deadline, greeting: false): .connecting(deadline: deadline)
+            case .connecting(let deadline, greeting: true): .greeting(deadline: deadline)
+            case .open(let connection), .suspended(.kept(let connection)):
+                .open(since: connection.since, healthy: connection.healthy)
+            case .stopped(_, let closing), .waiting(_, let closing), .offline(let closing),
+                 .suspended(.dropped(let closing)), .failed(_, _, let closing):
+                closing ? .closing : .none
+            }
+        }
+
+        /// The same stage once the transport the machine closed reported its end; nil when none is being closed.
+        var closeEnded: Stage? {
+            switch self {
+            case .stopped(let inBackground, true): .stopped(inBackground: inBackground, closing: false)
+            case .waiting(let retryAt, true): .waiting(retryAt: retryAt, closing: false)
+            case .offline(true): .offline(closing: false)
+            case .suspended(.dropped(true)): .suspended(.dropped(closing: false))
+            case .failed(let reason, let inBackground, true):
+                .failed(reason, inBackground: inBackground, closing: false)
+            case .stopped(_, false), .waiting(_, false), .offline(false), .suspended(.dropped(false)),
+                 .failed(_, _, false), .connecting, .open, .suspended(.kept):
+                nil
+            }
+        }
+    }
+
+    /// The transport, if any, of `heartbeat.generation`, read from the stage (`Stage.link`).
+    enum Link: Equatable, Sendable {
+        /// None was made yet, or it reported its end.
+        case none
+        /// Live: opening, within the machine's connect deadline.
+        case connecting(deadline: Int)
+        /// Live: open, sending the greeting, still within the connect deadline.
+        case greeting(deadline: Int)
+        /// Live: open; healthy once it answered a pong or stayed open for `stablePeriod`.
+        case open(since: Int, healthy: Bool)
+        /// The machine ordered its close and it has not reported its end yet.
+        case closing
     }
 
     /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
     /// check that a stale event changed nothing.
     struct State: Equatable, Sendable {
-        var stage = Stage.stopped
+        var stage = Stage.stopped(inBackground: false, closing: false)
         var heartbeat: Heartbeat
-        var link = Link.none
         var backoff: Backoff
         var phase: SessionPhase { self.stage.phase }
+        var link: Link { self.stage.link }
+        var background: Bool { self.stage.inBackground }
         var retryAt: Int? {
-            guard case .waiting(let retryAt) = self.stage else { return nil }
+            guard case .waiting(let retryAt, _) = self.stage else { return nil }
             return retryAt
         }
         var failure: CloseReason? {
-            guard case .failed(let reason) = self.stage else { return nil }
+            guard case .failed(let reason, _, _) = self.stage else { return nil }
             return reason
         }
         /// The path hint and the latest request outcome (opens and pongs succeed; ends and timeouts fail), apart.
@@ -106,7 +191,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         /// When the current run of counted failures began (nil while none has failed since the last reset).
         var failingSince: Int?
         var staleEvents = 0
-        var background = false
     }
 
     static var normalClosure: UInt16 { 1000 }
@@ -141,13 +225,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
-        switch self.state.phase {
-        case .connecting:
-            return self.connectDeadline
+        switch self.state.stage {
+        case .connecting(let deadline, _):
+            return deadline
         case .open:
             return self.state.heartbeat.nextWake
-        case .waiting:
-            return self.state.retryAt
+        case .waiting(let retryAt, _):
+            return retryAt
         case .stopped, .offline, .suspended, .failed:
             return nil
         }
@@ -163,7 +247,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// otherwise the latest failure as `serverUnreachable(outcome)`, or unknown before any outcome.
     public var connectivity: ConnectivityStatus {
         let outcome = self.state.connectivity.lastOutcome
-        if case .open = self.state.link, outcome == .success { return .online }
+        if self.state.stage.connection != nil, outcome == .success { return .online }
         if self.state.hint.state == .unavailable { return .offline }
         switch outcome {
         case nil: return .unknown
@@ -182,7 +266,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The request id of the latest ping sent.
     public var lastPingID: UInt64 { self.state.heartbeat.lastPingID }
     /// True while the app is in the background.
-    public var inBackground: Bool { self.state.background }
+    public var inBackground: Bool { self.state.stage.inBackground }
 
     // MARK: - User intent
 
@@ -192,11 +276,11 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// started: `.none`.
     public mutating func start(now: Int) -> SessionAction {
         let from = self.state.phase
-        switch from {
-        case .stopped, .failed:
+        switch self.state.stage {
+        case .stopped(let inBackground, let closing), .failed(_, let inBackground, let closing):
             self.resetAttempts()
-            if self.state.background {
-                self.state.stage = .suspended
+            if inBackground {
+                self.state.stage = .suspended(.dropped(closing: closing))
                 self.record(.background, now: now, from: from)
                 return .none
             }
@@ -214,40 +298,41 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// stopped (`start` is the way back), or suspended in the background (the foreground decides).
     public mutating func reconnectRequested(now: Int) -> SessionAction {
         let from = self.state.phase
-        guard !self.state.background else {
-            return .none  // in the background (suspended, or failed there): the foreground decides
-        }
-        switch from {
+        switch self.state.stage {
         case .waiting, .offline:
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
-        case .failed:
+        case .failed(_, inBackground: false, _):
             self.resetAttempts()
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
-        case .stopped, .connecting, .open, .suspended:
-            return .none  // nothing to retry: stopped, already trying, open, or in the background
+        case .suspended, .failed(_, inBackground: true, _):
+            return .none  // in the background: the foreground decides
+        case .stopped, .connecting, .open:
+            return .none  // nothing to retry: stopped, already trying, or open
         }
     }
 
     /// The user wants no connection: closes the transport (1000, `.userStopped`) if one exists; phase `.stopped`.
     public mutating func stop(now: Int) -> SessionAction {
         let from = self.state.phase
-        switch from {
+        let inBackground = self.state.stage.inBackground
+        switch self.state.stage {
         case .stopped:
             return .none
-        case .connecting, .open, .waiting, .offline, .suspended, .failed:
-            var action = SessionAction.none
-            if self.isLive(self.state.heartbeat.generation) {
-                let generation = self.state.heartbeat.generation
-                self.endLink(closing: true)
-                action = .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
-                self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
-                            code: Int(Self.normalClosure))
-            }
-            self.state.stage = .stopped
+        case .waiting(_, let closing), .offline(let closing), .suspended(.dropped(let closing)),
+             .failed(_, _, let closing):
+            self.state.stage = .stopped(inBackground: inBackground, closing: closing)
             self.record(.stopped, now: now, from: from)
-            return action
+            return .none
+        case .connecting, .open, .suspended(.kept):
+            let generation = self.state.heartbeat.generation
+            self.state.heartbeat.ended()
+            self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
+                        code: Int(Self.normalClosure))
+            self.state.stage = .stopped(inBackground: inBackground, closing: true)
+            self.record(.stopped, now: now, from: from)
+            return .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
         }
     }
 
@@ -258,11 +343,11 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// deadline) until `greetingSent`; without one it is open at once.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
-        guard case .connecting(let deadline) = self.state.link else {
+        guard case .connecting(let deadline, greeting: false) = self.state.stage else {
             return .none  // race: a duplicate "opened" for a transport already open
         }
         guard !self.configuration.greets else {
-            self.state.link = .greeting(deadline: deadline)
+            self.state.stage = .connecting(deadline: deadline, greeting: true)
             self.record(.greeting, now: now, from: self.state.phase)
             return .sendGreeting(generation: generation)
         }
@@ -273,7 +358,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
     public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
-        guard case .greeting = self.state.link else {
+        guard case .connecting(_, greeting: true) = self.state.stage else {
             return .none  // race: a duplicate report
         }
         return self.opened(now: now)
@@ -282,24 +367,23 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     private mutating func opened(now: Int) -> SessionAction {
         let generation = self.state.heartbeat.generation
         let from = self.state.phase
-        self.state.link = .open(since: now, healthy: false)
         self.state.connectivity.recordOutcome(.success)
         self.state.heartbeat.opened(generation, now: now)
-        self.state.stage = .open
+        self.state.stage = .open(Connection(since: now, healthy: false))
         self.record(.opened, now: now, from: from)
         return .none
     }
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
-        if generation == self.state.heartbeat.generation, self.state.link == .closing {
-            self.state.link = .none  // the end of the close the machine ordered: from now on nothing is delivered
+        if generation == self.state.heartbeat.generation, let ended = self.state.stage.closeEnded {
+            self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
             return .none
         }
         guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink(closing: false)
+        self.state.heartbeat.ended()
         self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
             switch end {
@@ -308,7 +392,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .protocolViolation(let code): Int(code)
             case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable: nil
             }
-        self.settle(reason: CloseReason(end), code: code, retry: Self.retry(after: end), now: now, from: from)
+        self.settle(
+            reason: CloseReason(end), code: code, retry: Self.retry(after: end), closing: false, now: now, from: from)
         return .none
     }
 
@@ -316,14 +401,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
-        guard case .open(let since, let healthy) = self.state.link,
+        guard self.state.stage.connection != nil,
               let rtt = self.state.heartbeat.pong(generation, ping: ping, now: now) else {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
         }
         self.state.lastRTT = rtt
         self.state.connectivity.recordOutcome(.success)
-        if !healthy {
-            self.state.link = .open(since: since, healthy: true)
+        if self.state.stage.proveHealthy() {
             self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
@@ -334,7 +418,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
-        guard case .open = self.state.link, ping == self.state.heartbeat.lastPingID,
+        guard self.state.stage.connection != nil, ping == self.state.heartbeat.lastPingID,
               self.state.heartbeat.pongDeadline != nil else {
             return .none  // race: the ping was already answered, timed out or abandoned
         }
@@ -360,7 +444,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// and recorded). A message is not a pong and extends nothing.
     public mutating func messageReceived(generation: Int, bytes: Int, now: Int) -> MessageDelivery {
         // Live or closing: the latest transport has not reported its end.
-        guard generation == self.state.heartbeat.generation, self.state.link != .none else {
+        guard generation == self.state.heartbeat.generation, self.state.stage.link != .none else {
             _ = self.stale(.message, generation: generation, now: now)
             return .discard
         }
@@ -373,11 +457,11 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
     /// Early or repeated calls return `.none`.
     public mutating func timerFired(now: Int) -> SessionAction {
-        switch self.state.phase {
+        switch self.state.stage {
         case .stopped, .offline, .suspended, .failed:
             return .none
-        case .connecting:
-            guard let deadline = self.connectDeadline, now >= deadline else { return .none }
+        case .connecting(let deadline, _):
+            guard now >= deadline else { return .none }
             return self.close(reason: .connectTimeout, retry: .backoff, now: now)
         case .open:
             let probing = self.state.heartbeat.probing
@@ -392,8 +476,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                     ? self.close(reason: .probeTimeout, retry: .immediately, now: now)
                     : self.close(reason: .pongTimeout, retry: .backoff, now: now)
             }
-        case .waiting:
-            guard let retryAt = self.state.retryAt, now >= retryAt else { return .none }
+        case .waiting(let retryAt, _):
+            guard now >= retryAt else { return .none }
             return self.openTransport(now: now, from: .waiting)
         }
     }
@@ -423,7 +507,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         guard previous != self.state.hint || interfacesChanged else { return .none }
         let returned = state != .unavailable && (previous.state == .unavailable || interfacesChanged)
         let from = self.state.phase
-        switch from {
+        switch self.state.stage {
         case .stopped, .failed, .suspended, .connecting:
             self.record(.path, now: now, from: from, path: state)
             return .none
@@ -431,9 +515,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.path, now: now, from: from, path: state)
             guard returned, case .ping(let generation) = self.probe(now: now) else { return .none }
             return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-        case .waiting, .offline:
+        case .waiting(_, let closing), .offline(let closing):
             if state == .unavailable {
-                self.state.stage = .offline
+                self.state.stage = .offline(closing: closing)
                 self.record(.path, now: now, from: from, path: state)
                 return .none
             }
@@ -448,28 +532,31 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The app went to the background. See `LifecyclePolicy`. A repeated report does nothing.
     public mutating func enteredBackground(now: Int) -> SessionAction {
-        guard !self.state.background else { return .none }
-        self.state.background = true
         let from = self.state.phase
-        switch from {
-        case .stopped, .failed:
+        switch self.state.stage {
+        case .stopped(inBackground: true, _), .failed(_, inBackground: true, _), .suspended:
+            return .none  // a repeated report
+        case .stopped(inBackground: false, let closing):
+            self.state.stage = .stopped(inBackground: true, closing: closing)
             self.record(.background, now: now, from: from)
             return .none
-        case .suspended:
-            preconditionFailure("suspended only while in the background")
-        case .waiting, .offline:
-            self.state.stage = .suspended
+        case .failed(let reason, inBackground: false, let closing):
+            self.state.stage = .failed(reason, inBackground: true, closing: closing)
             self.record(.background, now: now, from: from)
             return .none
-        case .open where self.configuration.lifecycle == .keepAndProbe:
+        case .waiting(_, let closing), .offline(let closing):
+            self.state.stage = .suspended(.dropped(closing: closing))
+            self.record(.background, now: now, from: from)
+            return .none
+        case .open(let connection) where self.configuration.lifecycle == .keepAndProbe:
             self.state.heartbeat.pause()
-            self.state.stage = .suspended
+            self.state.stage = .suspended(.kept(connection))
             self.record(.background, now: now, from: from)
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
-            self.endLink(closing: true)
-            self.state.stage = .suspended
+            self.state.heartbeat.ended()
+            self.state.stage = .suspended(.dropped(closing: true))
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
@@ -479,34 +566,33 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The app came back. Kept transport: probe it. Otherwise re-evaluate: `.offline` if the path is unavailable,
     /// else `.openTransport` at once (attempts reset). A repeated report does nothing.
     public mutating func enteredForeground(now: Int) -> SessionAction {
-        guard self.state.background else { return .none }
-        self.state.background = false
         let from = self.state.phase
-        switch from {
-        case .stopped, .failed:
+        switch self.state.stage {
+        case .stopped(inBackground: false, _), .failed(_, inBackground: false, _), .connecting, .open, .waiting,
+             .offline:
+            return .none  // a repeated report
+        case .stopped(inBackground: true, let closing):
+            self.state.stage = .stopped(inBackground: false, closing: closing)
             self.record(.foreground, now: now, from: from)
             return .none
-        case .connecting, .open, .waiting, .offline:
-            preconditionFailure("in the background a started session is always suspended")
-        case .suspended:
-            switch self.state.link {
-            case .open:
-                self.state.stage = .open
+        case .failed(let reason, inBackground: true, let closing):
+            self.state.stage = .failed(reason, inBackground: false, closing: closing)
+            self.record(.foreground, now: now, from: from)
+            return .none
+        case .suspended(.kept(let connection)):
+            self.state.stage = .open(connection)
+            self.record(.foreground, now: now, from: from)
+            guard case .ping(let generation) = self.probe(now: now) else { return .none }
+            return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
+        case .suspended(.dropped(let closing)):
+            self.resetAttempts()
+            if self.state.hint.state == .unavailable {
+                self.state.stage = .offline(closing: closing)
                 self.record(.foreground, now: now, from: from)
-                guard case .ping(let generation) = self.probe(now: now) else { return .none }
-                return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-            case .connecting, .greeting:
-                preconditionFailure("a connection attempt is closed on entering the background")
-            case .none, .closing:
-                self.resetAttempts()
-                if self.state.hint.state == .unavailable {
-                    self.state.stage = .offline
-                    self.record(.foreground, now: now, from: from)
-                    return .none
-                }
-                self.record(.foreground, now: now, from: from)
-                return self.openTransport(now: now, from: from)
+                return .none
             }
+            self.record(.foreground, now: now, from: from)
+            return self.openTransport(now: now, from: from)
         }
     }
 
@@ -540,32 +626,18 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return .none
     }
 
-    /// The live transport is gone (`closing: false`, it reported its end) or being closed by the machine.
-    /// The connect deadline of the attempt in progress (also while its greeting is sent).
-    private var connectDeadline: Int? {
-        switch self.state.link {
-        case .connecting(let deadline), .greeting(let deadline): deadline
-        case .none, .open, .closing: nil
-        }
-    }
-
     /// Attempts start over: a connection proved healthy, the user started again, the path or the app came back.
     private mutating func resetAttempts() {
         self.state.backoff.reset()
         self.state.failingSince = nil
     }
 
-    private mutating func endLink(closing: Bool) {
-        self.state.link = closing ? .closing : .none
-        self.state.heartbeat.ended()
-    }
-
-    /// An open connection that lasted `stablePeriod` proved healthy.
+    /// The open connection, about to end, lasted `stablePeriod`: it proved healthy (attempts reset).
     private mutating func noteStability(now: Int) {
-        guard case .open(let since, false) = self.state.link, now - since >= self.configuration.stablePeriod else {
+        guard let connection = self.state.stage.connection, !connection.healthy,
+              now - connection.since >= self.configuration.stablePeriod else {
             return
         }
-        self.state.link = .open(since: since, healthy: true)
         self.resetAttempts()
     }
 
@@ -579,8 +651,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
         let generation = self.state.heartbeat.connect()
-        self.state.link = .connecting(deadline: now + self.configuration.connectTimeout)
-        self.state.stage = .connecting
+        self.state.stage = .connecting(deadline: now + self.configuration.connectTimeout, greeting: false)
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
@@ -590,59 +661,58 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.noteStability(now: now)
-        self.endLink(closing: true)
+        self.state.heartbeat.ended()
         self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
-        self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, now: now, from: from)
+        self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
     }
 
-    /// After the live transport ended: fail, suspend, go offline, or wait (with or without backoff).
-    private mutating func settle(reason: CloseReason, code: Int?, retry: Retry, now: Int, from: SessionPhase) {
-        var next: SessionPhase =
-            if retry == .never { .failed }
-            else if self.state.background { .suspended }  // reconnect on foreground, not before
-            else if self.state.hint.state == .unavailable { .offline }  // no attempt, none counted
-            else { .waiting }
-        var delay = 0
-        var gaveUp = false
-        if next == .waiting {
-            switch retry {
-            case .never:
-                preconditionFailure("a permanent failure never waits")
-            case .immediately:
-                delay = 0
-            case .backoff:
-                delay = self.state.backoff.nextDelay(using: &self.random)
-            case .throttled(let retryAfter):
-                let backoff = self.state.backoff.nextDelay(using: &self.random)
-                let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
-                delay = max(backoff, requested ?? self.configuration.throttleDelay)
-            }
-            if retry != .immediately {
-                switch self.retryDecision(reason: reason, proposedDelay: delay, now: now) {
-                case .retry(let chosen): delay = max(0, chosen)
-                case .stop: gaveUp = true
-                }
-            }
-            if gaveUp { next = .failed }
-        }
-        switch next {
-        case .failed: self.state.stage = .failed(reason)
-        case .suspended: self.state.stage = .suspended
-        case .offline: self.state.stage = .offline
-        case .waiting: break  // with its retry time, below
-        case .stopped, .connecting, .open: preconditionFailure("a settled session waits, fails, suspends or is offline")
-        }
-        guard next == .waiting else {
+    /// After the live transport ended (`closing`: the machine ordered its close) — the stage still the one it
+    /// ended in: fail, suspend, go offline, or wait (with or without backoff).
+    private mutating func settle(
+        reason: CloseReason, code: Int?, retry: Retry, closing: Bool, now: Int, from: SessionPhase
+    ) {
+        let inBackground = self.state.stage.inBackground
+        let proposed: Int
+        switch retry {
+        case .never:
+            self.state.stage = .failed(reason, inBackground: inBackground, closing: closing)
             self.record(.closed, now: now, from: from, reason: reason, code: code)
-            if gaveUp {
-                self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
-            }
             return
+        case _ where inBackground:
+            self.state.stage = .suspended(.dropped(closing: closing))  // reconnect on foreground, not before
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        case _ where self.state.hint.state == .unavailable:
+            self.state.stage = .offline(closing: closing)  // no attempt, none counted
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            return
+        case .immediately:
+            self.wait(0, closing: closing, reason: reason, code: code, now: now, from: from)
+            return
+        case .backoff:
+            proposed = self.state.backoff.nextDelay(using: &self.random)
+        case .throttled(let retryAfter):
+            let backoff = self.state.backoff.nextDelay(using: &self.random)
+            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
+            proposed = max(backoff, requested ?? self.configuration.throttleDelay)
         }
+        switch self.retryDecision(reason: reason, proposedDelay: proposed, now: now) {
+        case .retry(let chosen):
+            self.wait(max(0, chosen), closing: closing, reason: reason, code: code, now: now, from: from)
+        case .stop:
+            self.state.stage = .failed(reason, inBackground: false, closing: closing)
+            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
+        }
+    }
+
+    /// Settles into `.waiting` for `delay` ms.
+    private mutating func wait(_ delay: Int, closing: Bool, reason: CloseReason, code: Int?, now: Int,
+                               from: SessionPhase) {
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
-        self.state.stage = .waiting(retryAt: overflow ? Int.max : retryAt)
+        self.state.stage = .waiting(retryAt: overflow ? Int.max : retryAt, closing: closing)
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
     }
