@@ -1,9 +1,6 @@
 import Foundation
 import Synchronization
 import TetherCore
-#if os(Linux)
-import TetherPOSIX
-#endif
 
 /// A WebSocket client that keeps one logical session alive over many connections.
 ///
@@ -34,12 +31,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// Live connections by generation. An entry is removed when its close action runs or it ended.
     private var connections: [Int: any TransportConnection] = [:]
-    /// Tasks reading each connection's events; each ends when its connection's event stream finishes.
-    private var readers: [Int: Task<Void, Never>] = [:]
-    /// Connections that hand their events straight to this actor (the socket transport on the client's own event
-    /// loop), until their `.ended`, with the callers of `stop()` waiting for it.
-    private var directReaders: [Int: [CheckedContinuation<Void, Never>]] = [:]
-    private var timer: WakeTimer?
+    /// Connections whose events are still being read, by generation, with the callers of `stop()` waiting for the
+    /// reading to finish: at the connection's `.ended` when it delivers directly, when its `events` finish otherwise.
+    private var readers: [Int: [CheckedContinuation<Void, Never>]] = [:]
+    /// The one timer, made on first use: the clock's own timer on this actor's executor when it offers one (the
+    /// continuous clock on Linux), else a task sleeping on the clock.
+    private var timer: WakeTimer<ClockType, WebSocketClient>?
+    /// The machine's wake time the timer is armed for; nil when it is not armed.
     private var timerWake: Int?
     private var published: ConnectionState
     /// The running path monitor, if any.
@@ -133,14 +131,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             self.dropped(entry.element, .stopped)
         }
         self.outboxMayBeEmpty()
-        let readers = Array(self.readers.values)
-        for reader in readers {
-            await reader.value
-        }
-        for generation in Array(self.directReaders.keys) {
+        for generation in Array(self.readers.keys) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                if self.directReaders[generation] != nil {
-                    self.directReaders[generation]?.append(continuation)
+                if self.readers[generation] != nil {
+                    self.readers[generation]?.append(continuation)
                 } else {
                     continuation.resume()
                 }
@@ -297,6 +291,16 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         #endif
     }
 
+    /// The serial executor this client runs on, if it has one of its own that a transport may deliver on and a clock
+    /// may time on: on Linux, the configuration's event loop; nil elsewhere (the default actor executor).
+    private static func serialExecutor(_ configuration: Configuration) -> (any SerialExecutor)? {
+        #if os(Linux)
+        configuration.eventLoop
+        #else
+        nil
+        #endif
+    }
+
     #if os(Linux)
     /// On Linux the actor runs on the configuration's event loop, the thread that reads the default transport's
     /// sockets and fires the client's timer: both enter the actor with a direct call, without a task or a thread
@@ -392,10 +396,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         )
     }
 
-    /// The number of live connections, reader tasks and timers; all zero once `stop()` has returned.
+    /// The number of live connections, connections still being read, and timers; all zero once `stop()` has returned.
     var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
         (
-            self.connections.count, self.readers.count + self.directReaders.count, self.timer == nil ? 0 : 1,
+            self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
             self.pathMonitor == nil ? 0 : 1
         )
     }
@@ -437,8 +441,31 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         }
     }
 
-    /// Handles `connection`'s events on this actor, in order, tagged with the generation captured when the
-    /// connection was created.
+    /// Opens generation `generation`'s connection, whose events enter `transportEvent` on this actor, in order,
+    /// tagged with the generation: by a direct call from the transport on this actor's executor when it offers that
+    /// (`WebSocketTransport.connect(_:deliveringOn:_:)`), else from a task reading its `events`.
+    private func connect(generation: Int) -> any TransportConnection {
+        let transport = self.configuration.transport
+        self.readers[generation] = []
+        if let executor = Self.serialExecutor(self.configuration),
+           let connection = transport.connect(self.request, deliveringOn: executor, { [self] event in
+               self.assumeIsolated { client in
+                   client.transportEvent(event, generation: generation)
+                   if case .ended = event { client.readerFinished(generation) }
+               }
+           }) {
+            return connection
+        }
+        let connection = transport.connect(self.request)
+        // The task prefers the transport's executor, so that this actor's work runs where the event was read when
+        // the two share it.
+        Task(executorPreference: connection.preferredExecutor) {
+            await self.read(connection, generation: generation)
+        }
+        return connection
+    }
+
+    /// Hands `connection`'s events to `transportEvent` until its `events` finish.
     private func read(_ connection: any TransportConnection, generation: Int) async {
         for await event in connection.events {
             self.transportEvent(event, generation: generation)
@@ -446,27 +473,22 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.readerFinished(generation)
     }
 
-    /// An event from a connection that delivers straight to this actor; `.ended` is its last.
-    private func deliver(_ event: TransportEvent, generation: Int) {
-        self.transportEvent(event, generation: generation)
-        guard case .ended = event else { return }
-        let waiters = self.directReaders.removeValue(forKey: generation) ?? []
+    /// The connection of `generation` has nothing more to deliver.
+    private func readerFinished(_ generation: Int) {
+        let waiters = self.readers.removeValue(forKey: generation) ?? []
+        // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
+        if self.connections.removeValue(forKey: generation) != nil {
+            self.handle(self.machine.transportEnded(generation: generation, end: .receiveFailed, now: self.now()))
+        }
         for waiter in waiters {
             waiter.resume()
         }
     }
 
-    private func readerFinished(_ generation: Int) {
-        self.readers[generation] = nil
-        // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
-        if self.connections.removeValue(forKey: generation) != nil {
-            self.handle(self.machine.transportEnded(generation: generation, end: .receiveFailed, now: self.now()))
-        }
-    }
-
-    private func timerFired(wake: Int) {
-        guard self.timerWake == wake else { return }  // superseded by a reschedule while this task was waking
-        self.timer = nil
+    /// The armed wake time has come. (An arming replaced or cancelled before never fires: `WakeTimer`.)
+    private func timerFired() {
+        guard let wake = self.timerWake else { return }  // disarmed while its firing was on the way
+        self.timer?.fired()
         self.timerWake = nil
         self.handle(self.machine.timerFired(now: max(self.now(), wake)))
     }
@@ -511,28 +533,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             break
         case .openTransport(let generation):
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
-            #if os(Linux)
-            // The socket transport on this client's own loop delivers each event by a direct call on the loop's
-            // thread, where this actor runs: no stream and no task in between.
-            if let socket = self.configuration.transport as? SocketTransport,
-               socket.loop === self.configuration.eventLoop {
-                self.directReaders[generation] = []
-                let connection = socket.connect(self.request, delivering: { [self] event in
-                    self.assumeIsolated { client in client.deliver(event, generation: generation) }
-                })
-                self.connections[generation] = connection
-                if self.readingHeld { connection.holdReading(true) }
-                return
-            }
-            #endif
-            let connection = self.configuration.transport.connect(self.request)
+            let connection = self.connect(generation: generation)
             self.connections[generation] = connection
             if self.readingHeld { connection.holdReading(true) }
-            // The task prefers the transport's executor (the socket transport's event loop), so this actor runs
-            // on the thread that read the event.
-            self.readers[generation] = Task(executorPreference: connection.preferredExecutor) {
-                await self.read(connection, generation: generation)
-            }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
@@ -630,36 +633,19 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     private func rescheduleTimer() {
         let wake = self.machine.nextWake
-        guard wake != self.timerWake || (wake != nil && self.timer == nil) else { return }
-        self.timer?.cancel()
-        self.timer = nil
+        guard wake != self.timerWake else { return }
         self.timerWake = wake
-        guard let wake else { return }
-        let deadline = self.origin.advanced(by: .milliseconds(wake))
-        #if os(Linux)
-        // On the continuous clock the event loop's timer heap wakes the machine: scheduling and cancelling cost
-        // a heap entry, where a sleeping task costs a task and a Dispatch timer that, once cancelled (every pong
-        // cancels the ping deadline), still wakes a thread at its old deadline.
-        if let instant = deadline as? ContinuousClock.Instant {
-            // The actor runs on this loop (see `unownedExecutor`), so the timer enters it directly.
-            let loop = self.configuration.eventLoop
-            let leeway = self.configuration.effectiveTimerTolerance
-            self.timer = .loop(loop.schedule(at: instant, leeway: leeway) { [weak self] in
-                self?.assumeIsolated { client in client.timerFired(wake: wake) }
-            })
+        guard let wake else {
+            self.timer?.cancel()
             return
         }
-        #endif
-        let clock = self.clock
-        let tolerance = self.configuration.effectiveTimerTolerance
-        self.timer = .task(Task {
-            do {
-                try await clock.sleep(until: deadline, tolerance: tolerance)
-            } catch {
-                return  // cancelled: a newer wake time replaced this one
+        if self.timer == nil {
+            self.timer = WakeTimer(clock: self.clock, executor: Self.serialExecutor(self.configuration), owner: self) {
+                client in client.timerFired()
             }
-            self.timerFired(wake: wake)
-        })
+        }
+        let deadline = self.origin.advanced(by: .milliseconds(wake))
+        self.timer?.arm(at: deadline, tolerance: self.configuration.effectiveTimerTolerance)
     }
 
     private func now() -> Int {
@@ -686,24 +672,6 @@ private struct PathFeed {
     var generation: Int
     var reader: Task<Void, Never>
     var last: PathSnapshot?
-}
-
-/// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) a timer on
-/// the configuration's event loop.
-private enum WakeTimer {
-    case task(Task<Void, Never>)
-    #if os(Linux)
-    case loop(TimerHandle)
-    #endif
-
-    func cancel() {
-        switch self {
-        case .task(let task): task.cancel()
-        #if os(Linux)
-        case .loop(let handle): handle.cancel()
-        #endif
-        }
-    }
 }
 
 extension WebSocketClient where ClockType == ContinuousClock {

@@ -151,4 +151,28 @@ public protocol WebSocketTransport: Sendable {
     /// Starts connecting at once and returns the connection whose `events` report the outcome.
     /// Failures (bad URL scheme, refused, rejected handshake) arrive as `.ended(...)`, never as a throw.
     func connect(_ request: TransportRequest) -> any TransportConnection
+
+    /// Connects like `connect(_:)`, but hands every event of the connection to `handler` by a direct call on
+    /// `executor`'s thread (isolated to it), in order, instead of the `events` stream (which then only finishes):
+    /// no stream and no task between the transport and a consumer that runs on that executor. Returns nil, without
+    /// connecting, when this transport cannot deliver on `executor`; the consumer then calls `connect(_:)` and
+    /// reads `events`. The default returns nil.
+    ///
+    /// A transport that delivers must call `handler` only from work of its own on `executor` (a read, a timer, a
+    /// later turn), never from inside a call the consumer makes into the connection, so that the consumer may call
+    /// the connection from the handler. `.ended` is the last call. `WebSocketClient` passes its own executor (on
+    /// Linux, its configuration's event loop), and `SocketTransport` delivers when that is the loop of its sockets.
+    func connect(
+        _ request: TransportRequest, deliveringOn executor: any SerialExecutor,
+        _ handler: @escaping @Sendable (TransportEvent) -> Void
+    ) -> (any TransportConnection)?
+}
+
+extension WebSocketTransport {
+    public func connect(
+        _ request: TransportRequest, deliveringOn executor: any SerialExecutor,
+        _ handler: @escaping @Sendable (TransportEvent) -> Void
+    ) -> (any TransportConnection)? {
+        nil
+    }
 }

@@ -33,7 +33,7 @@ final class SocketConnection: TransportConnection {
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
 
     /// - Parameters:
-    ///   - handler: see `SocketTransport.connect(_:delivering:)`; nil: events go to `events`.
+    ///   - handler: see `SocketTransport.connect(_:deliveringOn:_:)`; nil: events go to `events`.
     ///   - flowObserver: told when flow control acts (tests check the bounds with it).
     init(
         request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil,
@@ -168,7 +168,7 @@ final class SocketConnection: TransportConnection {
 }
 
 /// Where a connection's events go: its `events` stream, or a handler called on the loop's thread (see
-/// `SocketTransport.connect(_:delivering:)`).
+/// `SocketTransport.connect(_:deliveringOn:_:)`).
 /// Like the stream, which drops what is yielded after it finished, a handler hears nothing after `.ended`.
 final class EventOutlet: Sendable {
     let sink: AsyncStream<TransportEvent>.Continuation

@@ -61,15 +61,14 @@ public struct SocketTransport: WebSocketTransport {
         SocketConnection(request: request, loop: self.loop, namespace: self.namespace)
     }
 
-    /// Connects like `connect(_:)`, but hands every event to `handler` on the loop's thread, in order, instead of
-    /// the `events` stream (which then only finishes): no stream and no task between the socket and a consumer
-    /// that lives on the same loop. Each call comes from the loop's own work (a read, a timer, a later turn),
-    /// never from inside a call the consumer makes into the connection, so the consumer may call the connection
-    /// from the handler. `.ended` is the last call.
-    func connect(
-        _ request: TransportRequest, delivering handler: @escaping @Sendable (TransportEvent) -> Void
-    ) -> any TransportConnection {
-        SocketConnection(request: request, loop: self.loop, namespace: self.namespace, handler: handler)
+    /// Delivers directly when `executor` is this transport's event loop: each event is handed to `handler` on the
+    /// loop's thread, from the loop's own work (a read, a timer, a later turn). Nil for any other executor.
+    public func connect(
+        _ request: TransportRequest, deliveringOn executor: any SerialExecutor,
+        _ handler: @escaping @Sendable (TransportEvent) -> Void
+    ) -> (any TransportConnection)? {
+        guard executor === self.loop else { return nil }
+        return SocketConnection(request: request, loop: self.loop, namespace: self.namespace, handler: handler)
     }
 
     /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.

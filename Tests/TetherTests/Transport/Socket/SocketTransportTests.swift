@@ -226,9 +226,11 @@ import TetherWire
     @Test func aHandlerHearsEveryEventOnTheLoopInOrderAndNothingAfterTheEnd() async throws {
         var peer = try ScriptedPeer()
         let (heard, sink) = AsyncStream.makeStream(of: (Seen, Bool).self)
-        let connection = SocketTransport().connect(TransportRequest(url: peer.url()), delivering: { event in
+        let request = TransportRequest(url: peer.url())
+        let delivering = SocketTransport().connect(request, deliveringOn: EventLoop.shared) { event in
             sink.yield((Seen(event), EventLoop.shared.inEventLoop))
-        })
+        }
+        let connection = try #require(delivering)
         var events = heard.makeAsyncIterator()
         func next() async -> Seen? {
             guard let (seen, onLoop) = await events.next() else { return nil }
@@ -253,6 +255,14 @@ import TetherWire
         var stream = connection.events.makeAsyncIterator()
         #expect(await stream.next() == nil, "with a handler the stream only finishes")
         await peer.stop()
+    }
+
+    @Test func itDeliversDirectlyOnlyOnItsOwnLoop() throws {
+        let other = try EventLoop()
+        defer { other.shutdown() }
+        let request = TransportRequest(url: URL(string: "ws://127.0.0.1:9/")!)
+        let connection = SocketTransport().connect(request, deliveringOn: other) { _ in }
+        #expect(connection == nil, "another loop's thread is not where the sockets are read")
     }
 
     // MARK: Sending
