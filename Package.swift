@@ -54,7 +54,10 @@ let package = Package(
             ]
         ),
         .target(name: "TetherTesting", dependencies: ["Tether", "TetherCore"]),
-        .target(name: "TetherTestServer", dependencies: ["TetherWire", "TetherPOSIX"]),
+        .target(
+            name: "TetherTestServer",
+            dependencies: ["TetherWire", "TetherPOSIX", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]
+        ),
         .target(
             name: "TetherCLI",
             dependencies: ["Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
@@ -67,7 +70,7 @@ let package = Package(
         .executableTarget(name: "tether-autobahn", dependencies: ["Tether", "TetherCore"]),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
-        .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX"]),
+        .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX", "TetherTestServer"]),
         .testTarget(
             name: "TetherTests",
             dependencies: ["Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]

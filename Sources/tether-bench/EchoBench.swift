@@ -228,7 +228,7 @@ enum EchoBench {
         let authority = TestCertificateAuthority(commonName: "tether-bench CA")
         let certificate = authority.issue(hosts: ["127.0.0.1"])
         let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(authority.certificate.certificatePEM))])
-        let server = try TestServer(recordLimit: 0, tls: certificate.serverOptions, scenario: .echo)
+        let server = try TestServer(recordLimit: 0, tls: TestServerTLS(certificate.serverOptions), scenario: .echo)
         let url = URL(string: server.url(path: "/echo"))!
         self.progress("echo: embedded TestServer over TLS at \(server.url(path: "/echo"))")
         if options.client, options.wants("tls_rtt_64b_per_s") || options.wants("tls_mbps_1m") {

@@ -480,7 +480,7 @@ enum CheckScenarios {
     static func tls(_ run: ScenarioRun) async throws(CheckFailure) {
         let (authority, trusting) = Self.privateAuthority()
         let certificate = authority.issue(hosts: ["127.0.0.1"])
-        let server = try run.server(.echo, tls: certificate.serverOptions)
+        let server = try run.server(.echo, tls: certificate.serverTLS)
         var pinned = trusting
         pinned.pins = [certificate.pin]
         let (client, recorder) = try run.client(url: server.url(path: "/secure"), tls: pinned)
@@ -511,7 +511,7 @@ enum CheckScenarios {
 
     static func tlsBadCertificate(_ run: ScenarioRun) async throws(CheckFailure) {
         let (authority, trusting) = Self.privateAuthority()
-        let server = try run.server(.normal, tls: authority.issue(hosts: ["wrong.example"]).serverOptions)
+        let server = try run.server(.normal, tls: authority.issue(hosts: ["wrong.example"]).serverTLS)
         let (client, recorder) = try run.client(url: server.url(path: "/secure"), tls: trusting)
         await client.start()
         let records = try await run.wait(recorder, "the TLS failure") { $0.records.first(.closed) != nil }.records

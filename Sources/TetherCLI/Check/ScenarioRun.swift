@@ -70,14 +70,14 @@ final class ScenarioRun {
     // MARK: Resources
 
     /// Starts an embedded test server that applies `scenario` to every connection (over TLS with `tls`).
-    func server(_ scenario: Scenario, tls: TLSServerOptions? = nil) throws(CheckFailure) -> TestServer {
+    func server(_ scenario: Scenario, tls: TestServerTLS? = nil) throws(CheckFailure) -> TestServer {
         let description = scenario.description + (tls == nil ? "" : ", over TLS")
         return try self.server(describedAs: description, tls: tls) { _ in scenario }
     }
 
     /// Starts an embedded test server that picks a scenario per connection.
     func server(
-        describedAs description: String, tls: TLSServerOptions? = nil,
+        describedAs description: String, tls: TestServerTLS? = nil,
         _ pick: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(CheckFailure) -> TestServer {
         self.serverDescription = description

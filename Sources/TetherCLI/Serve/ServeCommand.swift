@@ -21,9 +21,9 @@ package enum ServeCommand {
         #if os(Linux)
         let scenario = self.scenario(for: options)
         let server: TestServer
-        var tls: TLSServerOptions?
+        var tls: TestServerTLS?
         if let certificate = options.tlsCertificate, let key = options.tlsKey {
-            tls = TLSServerOptions(certificateChain: .file(certificate), privateKey: .file(key))
+            tls = TestServerTLS(certificateChain: .file(certificate), privateKey: .file(key))
         }
         do {
             try scenario.validate()

@@ -140,9 +140,9 @@ public final class TLSContext: @unchecked Sendable {
 }
 
 /// Reading PEM into OpenSSL objects.
-enum PEM {
+package enum PEM {
     /// A memory or file BIO over `source`; nil when the file cannot be opened.
-    static func bio(_ source: PEMSource) -> OpaquePointer? {
+    package static func bio(_ source: PEMSource) -> OpaquePointer? {
         switch source {
         case .file(let path):
             return BIO_new_file(path, "r")
@@ -158,7 +158,7 @@ enum PEM {
     }
 
     /// Every certificate in `source`, in order (the caller frees them); at least one.
-    static func certificates(
+    package static func certificates(
         _ source: PEMSource, failure: TLSConfigurationError
     ) throws(TLSConfigurationError) -> [OpaquePointer] {
         guard let bio = Self.bio(source) else {
@@ -176,7 +176,7 @@ enum PEM {
     }
 
     /// The first private key in `source` (the caller frees it), or nil.
-    static func privateKey(_ source: PEMSource) throws(TLSConfigurationError) -> OpaquePointer? {
+    package static func privateKey(_ source: PEMSource) throws(TLSConfigurationError) -> OpaquePointer? {
         guard let bio = Self.bio(source) else {
             ERR_clear_error()
             throw .invalidPrivateKey

@@ -233,7 +233,7 @@ public final class TLSSession {
     }
 
     /// The base64 of the SHA-256 digest of `certificate`'s DER SubjectPublicKeyInfo.
-    static func spkiSHA256Base64(_ certificate: OpaquePointer) -> String? {
+    package static func spkiSHA256Base64(_ certificate: OpaquePointer) -> String? {
         guard let publicKey = X509_get_X509_PUBKEY(certificate) else { return nil }
         let length = i2d_X509_PUBKEY(publicKey, nil)
         guard length > 0 else { return nil }
@@ -251,7 +251,7 @@ public final class TLSSession {
         return String(decoding: text[..<Int(textLength)], as: UTF8.self)
     }
 
-    static func isIPAddress(_ host: String) -> Bool {
+    package static func isIPAddress(_ host: String) -> Bool {
         var address = in6_addr()
         return inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
     }

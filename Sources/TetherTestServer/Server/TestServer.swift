@@ -56,10 +56,6 @@ public final class TestServer: Sendable {
     ///   - outboundWatermarks: while more than `high` bytes wait for a client (echoes, pongs, streamed messages),
     ///     the server stops reading that connection until they are down to `low` (default 1 MiB and 256 KiB), so a
     ///     client that sends and never reads slows itself down instead of growing the server's memory.
-    ///   - loop: the loop to run on; nil (default) starts one for this server and stops it in `stop()`.
-    ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
-    ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil (default):
-    ///     the process's own namespace. Real-link tests put the server behind a link they can break.
     ///   - tls: serve `wss://` with this certificate chain and key (PEM); nil (default) for `ws://`. A client whose
     ///     TLS handshake fails is recorded as `.tlsFailed`.
     ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
@@ -68,7 +64,7 @@ public final class TestServer: Sendable {
     ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
     ///   `handshakeTimeout` not positive, `maximumHandshakingConnections` under 1 or `outboundWatermarks` invalid,
     ///   `.invalidArgument` naming `tls` when the certificate or key cannot be used.
-    public init(
+    public convenience init(
         host: String = "127.0.0.1",
         port: Int = 0,
         maximumMessageSize: Int = 16 << 20,
@@ -77,9 +73,35 @@ public final class TestServer: Sendable {
         handshakeTimeout: Duration = .seconds(10),
         maximumHandshakingConnections: Int = 128,
         outboundWatermarks: Watermarks = .standard,
-        loop: EventLoop? = nil,
-        namespace: NetworkNamespace? = nil,
-        tls: TLSServerOptions? = nil,
+        tls: TestServerTLS? = nil,
+        scenario: @escaping @Sendable (ConnectionContext) -> Scenario
+    ) throws(TestServerError) {
+        try self.init(
+            host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
+            endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
+            maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
+            loop: nil, namespace: nil, tls: tls, scenario: scenario)
+    }
+
+    /// The main initializer, with where the server runs: for the package's own tests and tools.
+    /// - Parameters:
+    ///   - loop: the loop to run on; nil starts one for this server and stops it in `stop()`.
+    ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
+    ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil: the process's
+    ///     own namespace. Real-link tests put the server behind a link they can break.
+    ///   - Other parameters: as the public initializer's.
+    package init(
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        maximumMessageSize: Int = 16 << 20,
+        recordLimit: Int = 1_000,
+        endedConnectionLimit: Int = 100,
+        handshakeTimeout: Duration = .seconds(10),
+        maximumHandshakingConnections: Int = 128,
+        outboundWatermarks: Watermarks = .standard,
+        loop: EventLoop?,
+        namespace: NetworkNamespace?,
+        tls: TestServerTLS? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
         // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
@@ -96,7 +118,7 @@ public final class TestServer: Sendable {
         var tlsContext: TLSContext?
         if let tls {
             do throws(TLSConfigurationError) {
-                tlsContext = try TLSContext.server(tls)
+                tlsContext = try TLSContext.server(tls.options)
             } catch {
                 throw .invalidArgument("tls (\(error))")
             }
@@ -108,7 +130,7 @@ public final class TestServer: Sendable {
             do throws(SocketError) {
                 serverLoop = try EventLoop(name: "tether-testsrv")
             } catch {
-                throw .listen(error)
+                throw .listen(error.description)
             }
         }
         let listener: TCPListener
@@ -119,7 +141,7 @@ public final class TestServer: Sendable {
             )
         } catch {
             if loop == nil { serverLoop.shutdown() }
-            throw .listen(error)
+            throw .listen(error.description)
         }
         self.host = listener.address.host
         self.port = listener.port
@@ -149,9 +171,7 @@ public final class TestServer: Sendable {
         handshakeTimeout: Duration = .seconds(10),
         maximumHandshakingConnections: Int = 128,
         outboundWatermarks: Watermarks = .standard,
-        loop: EventLoop? = nil,
-        namespace: NetworkNamespace? = nil,
-        tls: TLSServerOptions? = nil,
+        tls: TestServerTLS? = nil,
         scenario: Scenario = .normal
     ) throws(TestServerError) {
         try scenario.validate()
@@ -159,7 +179,7 @@ public final class TestServer: Sendable {
             host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
             endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
             maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
-            loop: loop, namespace: namespace, tls: tls, scenario: { _ in scenario })
+            loop: nil, namespace: nil, tls: tls, scenario: { _ in scenario })
     }
 
     deinit {

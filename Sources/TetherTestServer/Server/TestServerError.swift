@@ -1,9 +1,8 @@
-import TetherPOSIX
-
 /// Why a test server call failed.
 public enum TestServerError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The listening socket could not be created (for example `.addressInUse` for a taken port).
-    case listen(SocketError)
+    /// The listening socket could not be created; why, as the system said it (for example "address already in use"
+    /// for a taken port).
+    case listen(String)
     /// A scenario value is out of range; names the field.
     case invalidScenario(String)
     /// An initializer argument is out of range; names it and its range.

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherPOSIX
 @testable import TetherCLI
+import TetherTestServer
 
 /// `tether serve --tls-cert F --tls-key F` and `tether connect wss://… --ca-file F | --pin P | --insecure`, in
 /// process, with a throw-away CA written to a temporary directory.

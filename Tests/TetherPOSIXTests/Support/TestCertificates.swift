@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherTestServer
 
 /// A throw-away CA and server certificates made with the `openssl` command in a temporary directory, once per test
 /// process: `valid` (localhost, 127.0.0.1, ::1), `expired`, `wrongHost` (wrong.example), all issued by `ca`, and

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import TetherPOSIX
+import TetherTestServer
 
 /// A client and a server `TLSSession` paired in memory: the ciphertext each produces is the other's input.
 private final class Pair {

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Foundation
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
@@ -493,6 +494,39 @@ struct TestServerTests {
             try TestServer(maximumHandshakingConnections: 0, scenario: .normal)
         }
         #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
+    }
+
+    @Test func aTakenPortIsRefusedSayingSo() async throws {
+        let first = try TestServer(scenario: .normal)
+        #expect(throws: TestServerError.listen("address already in use")) {
+            try TestServer(port: first.port, scenario: .normal)
+        }
+        await first.stop()
+    }
+
+    /// (The handshake itself is covered end to end by the client's TLS tests and `tether serve --tls-cert`'s.)
+    @Test func pemFilesServeWSSAndAKeyGivenAsTheChainIsRefusedNamingTLS() async throws {
+        // What a user outside the package does: PEM files (as `openssl req -x509` writes them), no TetherPOSIX type.
+        let certificate = TestCertificateAuthority.selfSigned()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-tls-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let chain = directory.appendingPathComponent("chain.pem")
+        let key = directory.appendingPathComponent("key.pem")
+        try Data(certificate.certificatePEM).write(to: chain)
+        try Data(certificate.privateKeyPEM).write(to: key)
+        let server = try TestServer(
+            tls: TestServerTLS(certificateChain: .file(chain.path), privateKey: .file(key.path)), scenario: .echo)
+        #expect(server.url(path: "/x").hasPrefix("wss://"))
+        await server.stop()
+        let refused = #expect(throws: TestServerError.self) {
+            try TestServer(tls: TestServerTLS(certificateChain: .file(key.path), privateKey: .file(key.path)))
+        }
+        guard case .invalidArgument(let argument)? = refused else {
+            Issue.record("expected invalidArgument, got \(String(describing: refused))")
+            return
+        }
+        #expect(argument.hasPrefix("tls"))
     }
 }
 #endif

@@ -24,7 +24,7 @@ struct WebSocketClientTLSTests {
     }
 
     @Test func theHeartbeatsPingsAndPongsRunOverTLSAndAMessageEchoes() async throws {
-        let server = try TestServer(tls: Self.authority.issue().serverOptions, scenario: .echo)
+        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .echo)
         let client = try WebSocketClient(configuration: self.configuration(server))
         let recorder = EventRecorder(client.events)
         await client.start()
@@ -42,7 +42,7 @@ struct WebSocketClientTLSTests {
 
     @Test func anExpiredCertificateStopsTheSessionWithTLSFailedAndNoRetry() async throws {
         let expired = Self.authority.issue(notBefore: -2 * 86_400, notAfter: -86_400)
-        let server = try TestServer(tls: expired.serverOptions)
+        let server = try TestServer(tls: expired.serverTLS)
         let client = try WebSocketClient(configuration: self.configuration(server))
         let recorder = EventRecorder(client.events)
         await client.start()
@@ -62,7 +62,7 @@ struct WebSocketClientTLSTests {
     @Test func aServerOfferingNothingNewerThanTLS11FailsWithProtocolVersionAndIsRetriedWithBackoff() async throws {
         var legacy = Self.authority.issue().serverOptions
         legacy.legacyVersionsOnlyForTesting = true
-        let server = try TestServer(tls: legacy)
+        let server = try TestServer(tls: TestServerTLS(legacy))
         var configuration = self.configuration(server)
         configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration)

@@ -23,7 +23,7 @@ struct ClientFlowControlTests {
         let size = 16 << 10
         let authority = TestCertificateAuthority()
         let server = try TestServer(
-            tls: tls ? authority.issue().serverOptions : nil, scenario: .send(count: count, size: size))
+            tls: tls ? authority.issue().serverTLS : nil, scenario: .send(count: count, size: size))
         let inbound = Watermarks(high: 256 << 10, low: 64 << 10)
         var configuration = WebSocketConfiguration(
             url: URL(string: server.url())!, heartbeatInterval: .seconds(60), pathMonitoring: .none)

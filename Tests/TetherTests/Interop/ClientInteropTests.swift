@@ -5,6 +5,7 @@ import Tether
 import TetherCore
 import TetherPOSIX
 import TetherTesting
+import TetherTestServer
 
 /// Tether's client, with its default transport (`SocketTransport` on Linux), against a server it did not write:
 /// Python's `websockets` (`peer.py serve`, one process per test), asserted on what the client reports.

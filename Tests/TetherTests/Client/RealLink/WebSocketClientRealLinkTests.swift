@@ -46,8 +46,8 @@ import TetherTesting
                 // A new CA per test; the certificate names the server's address, which the client verifies.
                 let authority = tls ? TestCertificateAuthority() : nil
                 self.server = try TestServer(
-                    host: "192.0.2.2", namespace: NetworkNamespace(path: fixture.peerPath),
-                    tls: authority?.issue(hosts: ["192.0.2.2"]).serverOptions)
+                    host: "192.0.2.2", loop: nil, namespace: NetworkNamespace(path: fixture.peerPath),
+                    tls: authority?.issue(hosts: ["192.0.2.2"]).serverTLS, scenario: { _ in .normal })
                 let monitor = try NetlinkPathMonitor(namespace: fixture.watchedPath)
                 self.monitor = monitor
                 var configuration = WebSocketClient<ContinuousClock>.Configuration(

@@ -48,7 +48,7 @@ import TetherWire
     }
 
     @Test func pingsGetTheirPongsOverTLS() async throws {
-        let server = try TestServer(tls: Self.valid.serverOptions, scenario: .normal)
+        let server = try TestServer(tls: Self.valid.serverTLS, scenario: .normal)
         var client = self.connect(URL(string: server.url())!)
         #expect(await client.next() == .opened(nil))
         client.connection.sendPing(id: 41)
@@ -78,7 +78,7 @@ import TetherWire
     @Test(arguments: Self.certificateFailures.map(\.0))
     func aCertificateThatDoesNotVerifyEndsTLSFailedPermanentlyAndNeverOpens(name: String) async throws {
         let (_, certificate, tls, detail) = try #require(Self.certificateFailures.first { $0.0 == name })
-        let server = try TestServer(tls: certificate.serverOptions)
+        let server = try TestServer(tls: certificate.serverTLS)
         var client = self.connect(URL(string: server.url())!, tls: tls)
         #expect(await client.rest() == [.ended(.tlsFailed(detail: detail, permanent: true))])
         // The server never saw an upgrade request: the connection ended in the TLS handshake.
@@ -88,7 +88,7 @@ import TetherWire
     }
 
     @Test func aMatchingPinOfTheLeafOrTheCAOpens() async throws {
-        let server = try TestServer(tls: Self.valid.serverOptions)
+        let server = try TestServer(tls: Self.valid.serverTLS)
         for pin in [Self.valid.pin, Self.authority.certificate.pin] {
             var tls = Self.trusting
             tls.pins = [pin]
@@ -101,7 +101,7 @@ import TetherWire
     }
 
     @Test func insecureSkipVerificationOpensDespiteAnUntrustedCertificateForAnotherHost() async throws {
-        let server = try TestServer(tls: TestCertificateAuthority.selfSigned(hosts: ["wrong.example"]).serverOptions)
+        let server = try TestServer(tls: TestCertificateAuthority.selfSigned(hosts: ["wrong.example"]).serverTLS)
         var client = self.connect(URL(string: server.url())!, tls: TLSOptions(insecureSkipVerification: true))
         #expect(await client.next() == .opened(nil))
         client.connection.close(code: 1000, reason: "")

@@ -1,5 +1,6 @@
 #if os(Linux)
 import COpenSSL
+import TetherPOSIX
 
 /// A certificate and its private key, as PEM.
 public struct TestCertificate: Sendable, Hashable {
@@ -8,8 +9,11 @@ public struct TestCertificate: Sendable, Hashable {
     /// The certificate's SPKI pin: `sha256/` and the base64 of the SHA-256 digest of its SubjectPublicKeyInfo.
     public let pin: String
 
-    /// What a TLS server needs to present this certificate.
-    public var serverOptions: TLSServerOptions {
+    /// What a `TestServer` needs to present this certificate.
+    public var serverTLS: TestServerTLS { TestServerTLS(self.serverOptions) }
+
+    /// What a TLS server of the package's own tests needs to present this certificate.
+    package var serverOptions: TLSServerOptions {
         TLSServerOptions(certificateChain: .bytes(self.certificatePEM), privateKey: .bytes(self.privateKeyPEM))
     }
 }
