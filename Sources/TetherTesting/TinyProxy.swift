@@ -19,6 +19,7 @@ package final class TinyProxy: Sendable {
     private let directory: String
     private let process: Process
     private let log: ProcessLog
+    private let stopped = Atomic(false)
 
     /// - Parameters:
     ///   - basicAuth: the one user and password the proxy accepts (others get 407, or 401 for a wrong password).
@@ -82,8 +83,10 @@ package final class TinyProxy: Sendable {
         return "http://\(userInfo)127.0.0.1:\(self.port)"
     }
 
-    /// Kills it (SIGKILL: tinyproxy may take its time over SIGTERM), reaps it and removes its directory.
+    /// Kills it (SIGKILL: tinyproxy may take its time over SIGTERM), reaps it and removes its directory. Once: a
+    /// second call does nothing (its process id may already name another process).
     package func stop() {
+        guard !self.stopped.exchange(true, ordering: .relaxed) else { return }
         kill(self.process.processIdentifier, SIGKILL)
         self.process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: self.directory)
