@@ -53,7 +53,7 @@ let package = Package(
                 .target(name: "CTetherLinux", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "TetherTesting", dependencies: ["Tether", "TetherCore"]),
+        .target(name: "TetherTesting", dependencies: ["Tether", "TetherCore", "TetherPOSIX"]),
         .target(
             name: "TetherTestServer",
             dependencies: ["TetherWire", "TetherPOSIX", .target(name: "COpenSSL", condition: .when(platforms: [.linux]))]

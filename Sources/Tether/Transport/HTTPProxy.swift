@@ -65,8 +65,11 @@ public enum ProxyConfiguration: Sendable, Hashable {
     case http(HTTPProxy)
     /// The conventional environment variables of the process, read at each connection: `https_proxy` for `wss://`,
     /// `http_proxy` for `ws://`, else `all_proxy` (each in lower or upper case, lower first), except for hosts that
-    /// `no_proxy` lists (comma-separated: `*`, domain suffixes such as `example.com` or `.example.com`, IP
-    /// addresses, each optionally with `:port`).
+    /// `no_proxy` lists. `no_proxy` is comma-separated: `*`; domain suffixes such as `example.com` or
+    /// `.example.com`; IP addresses; each of these optionally with `:port`; and CIDR ranges such as `10.0.0.0/8`
+    /// or `fd00::/8` (no port), which match a URL whose host is an address in the range: an IPv4 range also
+    /// matches the IPv4-mapped IPv6 form of its addresses (`::ffff:10.1.2.3`), and a host name never matches a
+    /// range, whatever it resolves to. An entry that does not parse (`10.0.0.0/33`) matches nothing.
     case environment
     /// The same rules as `.environment`, applied to these variables instead of the process's.
     case variables([String: String])
@@ -95,13 +98,19 @@ enum ProxyEnvironment {
         return .proxy(proxy)
     }
 
-    /// Whether `no_proxy` lists `host` (case-insensitive; a trailing dot ignored).
+    /// Whether `no_proxy` lists `host` (case-insensitive; a trailing dot ignored); an entry that does not parse
+    /// matches nothing and is no error.
     static func bypasses(host: String, port: Int, noProxy: String) -> Bool {
         let host = Self.normalized(host)
         for rawEntry in noProxy.split(separator: ",") {
             var entry = rawEntry.trimmingCharacters(in: .whitespaces).lowercased()
             if entry.isEmpty { continue }
             if entry == "*" { return true }
+            if entry.contains("/") {
+                // A CIDR range: it matches addresses only, and takes no port.
+                if AddressRange(entry)?.contains(host: host) == true { return true }
+                continue
+            }
             // An optional port: `host:port`, `[v6]:port`; a bare IPv6 address has several colons and no port.
             if entry.hasPrefix("[") {
                 guard let close = entry.firstIndex(of: "]") else { continue }

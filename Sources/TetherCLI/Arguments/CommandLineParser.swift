@@ -54,6 +54,8 @@ package enum CommandLineParser {
         var headers: [HeaderOption] = []
         var protocols: [String] = []
         var scratch = ConnectOptions(url: URL(fileURLWithPath: "/"))
+        var proxyGiven = false
+        var noProxyGiven = false
         var cursor = ArgumentCursor(arguments)
         while let argument = cursor.next() {
             switch argument {
@@ -120,6 +122,13 @@ package enum CommandLineParser {
                 scratch.queue = true
             case .flag("--greeting-file"):
                 scratch.greetingFile = try cursor.value(for: "--greeting-file")
+            case .flag("--proxy"):
+                scratch.proxy = .http(try self.proxy(cursor.value(for: "--proxy")))
+                proxyGiven = true
+            case .flag("--no-proxy"):
+                try cursor.noValue(for: "--no-proxy")
+                scratch.proxy = ProxyConfiguration.none
+                noProxyGiven = true
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):
@@ -130,6 +139,7 @@ package enum CommandLineParser {
             }
         }
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
+        if proxyGiven, noProxyGiven { throw .conflicting("--proxy", "--no-proxy") }
         guard scratch.backoffBase <= scratch.backoffCap else {
             throw .invalidValue(
                 flag: "--backoff-cap", value: String(scratch.backoffCap),
@@ -254,14 +264,28 @@ package enum CommandLineParser {
         return url
     }
 
-    /// A URL as typed, cut before its query or fragment and without user info: error messages never show a token.
-    static func redacted(_ text: String) -> String {
-        var shown = String(text.prefix { $0 != "?" && $0 != "#" })
-        if let schemeEnd = shown.range(of: "://"),
-           let at = shown[schemeEnd.upperBound...].prefix(while: { $0 != "/" }).lastIndex(of: "@") {
-            shown.removeSubrange(schemeEnd.upperBound...at)
+    /// `--proxy`'s value: `http://[USER:PASSWORD@]HOST:PORT` (user info percent-decoded, a trailing `/` allowed).
+    /// Anything else (another scheme, no scheme, no port, a path or query) is refused, shown without its user info.
+    static func proxy(_ text: String) throws(ArgumentError) -> HTTPProxy {
+        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "http",
+            let port = components.port, (1...65_535).contains(port),
+            components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil,
+            let proxy = HTTPProxy(url: text)
+        else {
+            throw .invalidValue(
+                flag: "--proxy", value: self.redacted(text), expected: "an http://[USER:PASSWORD@]HOST:PORT URL")
         }
-        return shown
+        return proxy
+    }
+
+    /// A URL as typed, cut before its query or fragment and without user info: error messages never show a token
+    /// or a password. Everything from the scheme (or the start) to the last `@` is hidden, even where that `@` is
+    /// not where a URL's user info ends (a password with a `/` or `?` in it): better too little shown than a secret.
+    static func redacted(_ text: String) -> String {
+        var shown = text
+        let authority = shown.range(of: "://")?.upperBound ?? shown.startIndex
+        if let at = shown[authority...].lastIndex(of: "@") { shown.removeSubrange(authority...at) }
+        return String(shown.prefix { $0 != "?" && $0 != "#" })
     }
 
     static func header(_ text: String) throws(ArgumentError) -> HeaderOption {

@@ -1,4 +1,5 @@
 import Foundation
+import Tether
 
 /// Options of `tether check`.
 package struct CheckOptions: Equatable, Sendable {
@@ -69,6 +70,9 @@ package struct ConnectOptions: Equatable, Sendable {
     package var queue = false
     /// `--greeting-file PATH`: each line of the file is a text message sent first on every open.
     package var greetingFile: String?
+    /// `--proxy URL` (`.http`) or `--no-proxy` (`.none`). Nil when neither is given: the client's default, `.none`
+    /// (the command does not read `http_proxy` and the like).
+    package var proxy: ProxyConfiguration?
 
     package init(url: URL) {
         self.url = url

@@ -33,6 +33,7 @@ package enum ConnectCommand {
         configuration.tls = TLSOptions(
             additionalTrustRoots: options.caFiles.map { .pemFile($0) }, pins: options.pins,
             insecureSkipVerification: options.insecure)
+        if let proxy = options.proxy { configuration.proxy = proxy }
         if let path = options.greetingFile {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 io.writeError("tether connect: cannot read the greeting file \(path)\n")

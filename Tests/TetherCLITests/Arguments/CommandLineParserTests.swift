@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Tether
 @testable import TetherCLI
 
 @Suite struct CommandLineParserTests {
@@ -149,6 +150,62 @@ import Testing
         }
     }
 
+    @Test func connectProxyTakesAnHTTPURLWithOptionalCredentialsAndNoProxyConnectsDirectly() throws {
+        func proxy(_ flags: [String]) throws -> ProxyConfiguration? {
+            guard case .connect(let options) = try CommandLineParser.parse(["connect", "ws://a/"] + flags) else {
+                Issue.record("expected connect")
+                return nil
+            }
+            return options.proxy
+        }
+        #expect(try proxy([]) == nil)  // neither flag: the client's default
+        #expect(try proxy(["--proxy", "http://proxy.corp:3128"]) == .http(HTTPProxy(host: "proxy.corp", port: 3128)))
+        let alice = HTTPProxy.Credentials(user: "alice", password: "s3cret")
+        #expect(try proxy(["--proxy=http://alice:s%33cret@10.0.0.1:8080/"])
+            == .http(HTTPProxy(host: "10.0.0.1", port: 8080, credentials: alice)))
+        #expect(try proxy(["--proxy", "HTTP://[::1]:3128"]) == .http(HTTPProxy(host: "::1", port: 3128)))
+        #expect(try proxy(["--no-proxy"]) == ProxyConfiguration.none)
+    }
+
+    @Test(arguments: [
+        ("https://proxy.corp:443", "https://proxy.corp:443"),
+        ("socks5://alice:s3cret@proxy.corp:1080", "socks5://proxy.corp:1080"),
+        ("proxy.corp:3128", "proxy.corp:3128"),
+        ("alice:s3cret@proxy.corp:3128", "proxy.corp:3128"),
+        ("http://alice:s3cret@proxy.corp", "http://proxy.corp"),
+        ("http://proxy.corp:0", "http://proxy.corp:0"),
+        ("http://proxy.corp:65536", "http://proxy.corp:65536"),
+        ("http://proxy.corp:3128/path", "http://proxy.corp:3128/path"),
+        ("http://proxy.corp:3128?token=s3cret", "http://proxy.corp:3128"),
+        ("http://:3128", "http://:3128"),
+        ("http://alice:s3/cret@proxy.corp:3128", "http://proxy.corp:3128"),
+        ("", ""),
+    ])
+    func connectRefusesAProxyThatIsNotHTTPHostPortWithoutShowingItsUserInfo(value: String, shown: String) {
+        let refused = ArgumentError.invalidValue(
+            flag: "--proxy", value: shown, expected: "an http://[USER:PASSWORD@]HOST:PORT URL")
+        #expect(throws: refused) { try CommandLineParser.parse(["connect", "ws://a/", "--proxy", value]) }
+        #expect(refused.description.contains("'--proxy'"))
+        #expect(!refused.description.contains("s3cret") && !refused.description.contains("alice"))
+    }
+
+    @Test func connectProxyNeedsAValueAndExcludesNoProxy() {
+        #expect(throws: ArgumentError.missingValue(flag: "--proxy")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--proxy"])
+        }
+        #expect(throws: ArgumentError.missingValue(flag: "--proxy")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--proxy", "--no-stdin"])
+        }
+        #expect(throws: ArgumentError.invalidValue(flag: "--no-proxy", value: "yes", expected: "no value")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--no-proxy=yes"])
+        }
+        for flags in [["--proxy", "http://p:3128", "--no-proxy"], ["--no-proxy", "--proxy=http://p:3128"]] {
+            #expect(throws: ArgumentError.conflicting("--proxy", "--no-proxy"), "\(flags)") {
+                try CommandLineParser.parse(["connect", "ws://a/"] + flags)
+            }
+        }
+    }
+
     @Test func aHeaderErrorNeverEchoesTheValue() {
         do {
             _ = try CommandLineParser.parse(["connect", "ws://a/", "--header", "Bad Name: hunter2"])
@@ -260,6 +317,8 @@ import Testing
         [], ["bogus"], ["check", "--only", "nope"], ["check", "--frob"], ["connect"], ["connect", "http://x/"],
         ["connect", "ws://a/", "--count", "-3"], ["connect", "ws://a/", "--interval"], ["serve", "--port", "x"],
         ["serve", "--no-pong", "--pong-delay", "1"], ["serve", "--close-code", "1000"],
+        ["connect", "ws://a/", "--proxy", "socks5://p:1080"], ["connect", "ws://a/", "--proxy"],
+        ["connect", "ws://a/", "--proxy", "http://p:3128", "--no-proxy"],
     ])
     func badArgumentsExitTwoWithUsage(_ arguments: [String]) async {
         let captured = CapturedIO()
@@ -268,6 +327,17 @@ import Testing
         #expect(captured.error.hasPrefix("tether: "))
         #expect(captured.error.contains("usage: tether"))
         #expect(captured.output.isEmpty)
+    }
+
+    @Test func aRefusedProxyIsNamedOnStderrWithoutItsCredentials() async {
+        let captured = CapturedIO()
+        let status = await TetherCommand.run(
+            ["connect", "ws://a/", "--proxy", "socks5://alice:s3cret@proxy.corp:1080"], io: captured.io)
+        #expect(status == 2)
+        #expect(captured.error.hasPrefix(
+            "tether: option '--proxy' needs an http://[USER:PASSWORD@]HOST:PORT URL, got 'socks5://proxy.corp:1080'"))
+        #expect(captured.error.contains("usage: tether connect"))
+        #expect(!captured.error.contains("s3cret") && !captured.error.contains("alice"))
     }
 
     @Test func usageOfTheCommandFollowsItsError() async {
@@ -281,6 +351,7 @@ import Testing
         #expect(await TetherCommand.run(["help", "connect"], io: captured.io) == 0)
         #expect(captured.output.contains("--events jsonl"))
         #expect(captured.output.contains("--raw") && captured.output.contains("--no-stdin"))
+        #expect(captured.output.contains("--proxy URL") && captured.output.contains("--no-proxy"))
         #expect(captured.output.contains(#"ESC as \u{1B}"#))  // the escaped form is documented
         #expect(captured.error.isEmpty)
     }

@@ -5,6 +5,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
+import TetherTesting
 @testable import TetherCLI
 #if canImport(Glibc)
 import Glibc
@@ -106,6 +107,51 @@ import Glibc
         captured.endInput()
         #expect(await TetherCommand.run(["connect", server.url(), "--no-path-monitor"], io: captured.io) == 0)
         await server.stop()
+    }
+
+    @Test(
+        .enabled(if: TinyProxy.executable != nil, Comment(rawValue: TinyProxy.missing)), .timeLimit(.minutes(1)))
+    func proxyTunnelsThroughTinyproxyWithoutShowingItsCredentials() async throws {
+        let proxy = try await TinyProxy(basicAuth: (user: "alice", password: "s3cret"))
+        defer { proxy.stop() }
+        let server = try TestServer(scenario: Scenario.echo.recordingPayloads())
+        let serverPort = try #require(URL(string: server.url())?.port)
+
+        // A wrong password: the proxy refuses (401, not retried), and the server never sees a connection.
+        let refused = CapturedIO()
+        refused.endInput()
+        let refusedStatus = await TetherCommand.run([
+            "connect", server.url(), "--proxy", proxy.url(user: "mallory", password: "hunter2"), "--events", "jsonl",
+            "--no-path-monitor",
+        ], io: refused.io)
+        #expect(refusedStatus == 3, "\(refused.error)")
+        #expect(refused.error.contains("stopped: proxy_rejected 401"))
+        #expect(refused.output.contains(#""reason":"proxy_rejected","code":401"#))
+        #expect(server.connections.isEmpty)
+
+        // The right one: the line goes through the tunnel to the server and its echo comes back.
+        let captured = CapturedIO()
+        captured.type("via tinyproxy")
+        let status = await TetherCommand.run([
+            "connect", server.url(), "--proxy", proxy.url(user: "alice", password: "s3cret"), "--count", "1",
+            "--no-path-monitor",
+        ], io: captured.io)
+        #expect(status == 0, "\(captured.error)")
+        #expect(captured.outputLines == ["via tinyproxy"])
+        #expect(captured.error.contains(" open gen=1 "))
+        let received = server.connection(1)?.messages.compactMap { message in
+            message.payload.map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(received == ["via tinyproxy"])
+        await server.stop()
+
+        // The proxy's log has both tunnels to the server's port; no output of either run shows a credential.
+        proxy.stop()
+        let log = await proxy.exitedLog()
+        let tunnels = log.components(separatedBy: "CONNECT 127.0.0.1:\(serverPort) HTTP/1.1").count - 1
+        #expect(tunnels == 2, "\(log)")
+        let everything = refused.output + refused.error + captured.output + captured.error
+        for secret in ["s3cret", "alice", "hunter2", "mallory"] { #expect(!everything.contains(secret), "\(secret)") }
     }
 
     @Test func aHeaderTheHandshakeSetsItselfIsABadArgument() async throws {

@@ -259,6 +259,68 @@ import TetherTesting
         #expect(self.decide("example.com", upper) == .direct)
     }
 
+    /// `no_proxy` CIDR ranges: host, `no_proxy`, and whether the host goes direct (true) or through the proxy.
+    static let cidrCases: [(host: String, noProxy: String, bypassed: Bool)] = [
+        // IPv4
+        ("10.1.2.3", "10.0.0.0/8", true),
+        ("11.0.0.1", "10.0.0.0/8", false),
+        ("192.168.1.77", "192.168.1.0/24", true),
+        ("192.168.1.255", "192.168.1.0/24", true),
+        ("192.168.2.1", "192.168.1.0/24", false),
+        ("172.31.255.255", "172.16.0.0/12", true),  // a prefix that ends inside a byte
+        ("172.32.0.0", "172.16.0.0/12", false),
+        ("10.1.2.3", "10.1.2.3/32", true),
+        ("10.1.2.4", "10.1.2.3/32", false),
+        ("8.8.8.8", "0.0.0.0/0", true),
+        ("10.200.0.1", "10.1.2.3/8", true),  // the address's bits past the prefix are ignored
+        ("10.1.2.3.", "10.0.0.0/8", true),  // a trailing dot, as for names
+        ("10.1.2.3", "example.com, 10.0.0.0/8", true),
+        ("10.1.2.3", " 10.0.0.0/8 ,", true),
+        // IPv6
+        ("fd12:3456::1", "fd00::/8", true),
+        ("fe80::1", "fd00::/8", false),
+        ("::1", "::1/128", true),
+        ("[::1]", "::1/128", true),
+        ("::2", "::1/128", false),
+        ("2001:db8:abcd:12::1", "2001:db8:abcd::/48", true),
+        ("2001:db8:abce::1", "2001:db8:abcd::/48", false),
+        ("2001:db8::1", "[2001:db8::]/32", true),
+        ("FD00::1", "FD00::/8", true),
+        ("fe80::1%eth0", "fe80::/10", true),  // the zone names a link, not an address
+        // Across families: an IPv4-mapped host is in IPv4 ranges; an IPv4 host is in no IPv6 range.
+        ("::ffff:10.1.2.3", "10.0.0.0/8", true),
+        ("::ffff:10.1.2.3", "::ffff:0:0/96", true),
+        ("::ffff:11.1.2.3", "10.0.0.0/8", false),
+        ("10.1.2.3", "::/0", false),
+        ("fd00::1", "0.0.0.0/0", false),
+        // Host names never match a range.
+        ("example.com", "0.0.0.0/0", false),
+        ("10.example.com", "10.0.0.0/8", false),
+        ("localhost", "127.0.0.0/8", false),
+        // Malformed ranges match nothing, and the rest of the list still applies.
+        ("10.1.2.3", "10.0.0.0/33", false),
+        ("fd00::1", "fd00::/129", false),
+        ("10.1.2.3", "10.0.0.0/", false),
+        ("10.1.2.3", "10.0.0.0/-8", false),
+        ("10.1.2.3", "10.0.0.0/+8", false),
+        ("10.1.2.3", "10.0.0.0/8x", false),
+        ("10.1.2.3", "10.0.0.0/8/8", false),
+        ("10.1.2.3", "10.0.0.0/8:443", false),  // no port after a range
+        ("10.1.2.3", "10.0.0/8", false),
+        ("10.1.2.3", "10.0.0.256/8", false),
+        ("10.1.2.3", "/8", false),
+        ("fd00::1", "fd00:::/8", false),
+        ("fe80::1", "fe80::%eth0/10", false),
+        ("10.1.2.3", "10.0.0.0/33, 10.1.2.3", true),
+    ]
+
+    @Test(arguments: Self.cidrCases)
+    func noProxyTakesCIDRRangesOfAddresses(host: String, noProxy: String, bypassed: Bool) {
+        let proxy = HTTPProxy(host: "a.proxy", port: 3128)
+        let decision = self.decide(host, ["https_proxy": "a.proxy:3128", "no_proxy": noProxy])
+        #expect(decision == (bypassed ? .direct : .proxy(proxy)))
+    }
+
     @Test func aProxyURLsUserInfoIsPercentDecodedAndOtherSchemesRefused() throws {
         let proxy = try #require(HTTPProxy(url: "http://us%40er:p%3Ass@[::1]:3128"))
         #expect(proxy.host == "::1" && proxy.port == 3128)
