@@ -55,7 +55,7 @@ package enum CommandLineParser {
         var protocols: [String] = []
         var scratch = ConnectOptions(url: URL(fileURLWithPath: "/"))
         var proxyGiven = false
-        var noProxyGiven = false
+        var proxyEnvironmentGiven = false
         var cursor = ArgumentCursor(arguments)
         while let argument = cursor.next() {
             switch argument {
@@ -125,10 +125,10 @@ package enum CommandLineParser {
             case .flag("--proxy"):
                 scratch.proxy = .http(try self.proxy(cursor.value(for: "--proxy")))
                 proxyGiven = true
-            case .flag("--no-proxy"):
-                try cursor.noValue(for: "--no-proxy")
-                scratch.proxy = ProxyConfiguration.none
-                noProxyGiven = true
+            case .flag("--proxy-env"):
+                try cursor.noValue(for: "--proxy-env")
+                scratch.proxy = .environment
+                proxyEnvironmentGiven = true
             case .flag("--help"):
                 return .help("connect")
             case .flag(let flag):
@@ -139,7 +139,7 @@ package enum CommandLineParser {
             }
         }
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
-        if proxyGiven, noProxyGiven { throw .conflicting("--proxy", "--no-proxy") }
+        if proxyGiven, proxyEnvironmentGiven { throw .conflicting("--proxy", "--proxy-env") }
         guard scratch.backoffBase <= scratch.backoffCap else {
             throw .invalidValue(
                 flag: "--backoff-cap", value: String(scratch.backoffCap),

@@ -70,8 +70,8 @@ package struct ConnectOptions: Equatable, Sendable {
     package var queue = false
     /// `--greeting-file PATH`: each line of the file is a text message sent first on every open.
     package var greetingFile: String?
-    /// `--proxy URL` (`.http`) or `--no-proxy` (`.none`). Nil when neither is given: the client's default, `.none`
-    /// (the command does not read `http_proxy` and the like).
+    /// `--proxy URL` (`.http`) or `--proxy-env` (`.environment`). Nil when neither is given: the client's default,
+    /// `.none` (a direct connection, whatever `http_proxy` and the like say).
     package var proxy: ProxyConfiguration?
 
     package init(url: URL) {

@@ -46,8 +46,8 @@ enum Usage {
           --greeting-file PATH  send each line of PATH as a text message first on every open
           --proxy URL           tunnel through the HTTP proxy http://[USER:PASSWORD@]HOST:PORT with CONNECT
                                 (the password is sent to the proxy only, never shown)
-          --no-proxy            connect directly (the default: http_proxy, https_proxy, all_proxy and
-                                no_proxy are not read)
+          --proxy-env           pick the proxy from https_proxy (wss), http_proxy (ws), all_proxy and
+                                no_proxy, as curl does (without a proxy flag the connection is direct)
 
         stdin lines are sent as text messages, each once the previous one is sent (a line typed while
         the connection is not open waits for it); at EOF the command exits once the connection attempt

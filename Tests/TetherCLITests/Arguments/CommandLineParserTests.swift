@@ -164,7 +164,7 @@ import Tether
         #expect(try proxy(["--proxy=http://alice:s%33cret@10.0.0.1:8080/"])
             == .http(HTTPProxy(host: "10.0.0.1", port: 8080, credentials: alice)))
         #expect(try proxy(["--proxy", "HTTP://[::1]:3128"]) == .http(HTTPProxy(host: "::1", port: 3128)))
-        #expect(try proxy(["--no-proxy"]) == ProxyConfiguration.none)
+        #expect(try proxy(["--proxy-env"]) == .environment)
     }
 
     @Test(arguments: [
@@ -196,11 +196,11 @@ import Tether
         #expect(throws: ArgumentError.missingValue(flag: "--proxy")) {
             try CommandLineParser.parse(["connect", "ws://a/", "--proxy", "--no-stdin"])
         }
-        #expect(throws: ArgumentError.invalidValue(flag: "--no-proxy", value: "yes", expected: "no value")) {
-            try CommandLineParser.parse(["connect", "ws://a/", "--no-proxy=yes"])
+        #expect(throws: ArgumentError.invalidValue(flag: "--proxy-env", value: "yes", expected: "no value")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--proxy-env=yes"])
         }
-        for flags in [["--proxy", "http://p:3128", "--no-proxy"], ["--no-proxy", "--proxy=http://p:3128"]] {
-            #expect(throws: ArgumentError.conflicting("--proxy", "--no-proxy"), "\(flags)") {
+        for flags in [["--proxy", "http://p:3128", "--proxy-env"], ["--proxy-env", "--proxy=http://p:3128"]] {
+            #expect(throws: ArgumentError.conflicting("--proxy", "--proxy-env"), "\(flags)") {
                 try CommandLineParser.parse(["connect", "ws://a/"] + flags)
             }
         }
@@ -318,7 +318,7 @@ import Tether
         ["connect", "ws://a/", "--count", "-3"], ["connect", "ws://a/", "--interval"], ["serve", "--port", "x"],
         ["serve", "--no-pong", "--pong-delay", "1"], ["serve", "--close-code", "1000"],
         ["connect", "ws://a/", "--proxy", "socks5://p:1080"], ["connect", "ws://a/", "--proxy"],
-        ["connect", "ws://a/", "--proxy", "http://p:3128", "--no-proxy"],
+        ["connect", "ws://a/", "--proxy", "http://p:3128", "--proxy-env"],
     ])
     func badArgumentsExitTwoWithUsage(_ arguments: [String]) async {
         let captured = CapturedIO()
@@ -351,7 +351,7 @@ import Tether
         #expect(await TetherCommand.run(["help", "connect"], io: captured.io) == 0)
         #expect(captured.output.contains("--events jsonl"))
         #expect(captured.output.contains("--raw") && captured.output.contains("--no-stdin"))
-        #expect(captured.output.contains("--proxy URL") && captured.output.contains("--no-proxy"))
+        #expect(captured.output.contains("--proxy URL") && captured.output.contains("--proxy-env"))
         #expect(captured.output.contains(#"ESC as \u{1B}"#))  // the escaped form is documented
         #expect(captured.error.isEmpty)
     }
