@@ -25,6 +25,7 @@
 // close). At the end of stdin (the parent is done, or gone) it exits at once; an alarm ends it in any case.
 #if os(Linux)
 import Glibc
+import TetherPOSIX
 import TetherWire
 
 enum BoundsPeer {
@@ -182,19 +183,14 @@ enum BoundsPeer {
 
     /// Listens on 127.0.0.1, reports the port, accepts one connection and completes its upgrade.
     static func serve(_ control: inout Control) -> Int32 {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(listener, generic, length) == 0 && listen(listener, 1) == 0
-                    && getsockname(listener, generic, &length) == 0
-            }
+        let listener: Int32
+        do throws(SocketError) {
+            let opened = try BlockingLoopbackListener.open()
+            listener = opened.descriptor
+            self.say("port port=\(opened.port)")
+        } catch {
+            self.fail("cannot listen on 127.0.0.1: \(error)")
         }
-        guard listener >= 0, bound else { self.fail("cannot listen on 127.0.0.1") }
-        self.say("port port=\(UInt16(bigEndian: address.sin_port))")
         let deadline = ContinuousClock.now + .seconds(10)
         while self.poll(listener, events: Int16(POLLIN), milliseconds: 100, control: &control) == 0 {
             if ContinuousClock.now > deadline { self.fail("no client connected") }
@@ -202,18 +198,16 @@ enum BoundsPeer {
         let socket = accept(listener, nil, nil)
         close(listener)
         guard socket >= 0 else { self.fail("accept failed: errno \(errno)") }
-        let request = self.readHead(socket, control: &control)
-        let key = request.split(separator: "\r\n").lazy.compactMap { line -> Substring? in
-            guard let colon = line.firstIndex(of: ":"),
-                  line[..<colon].lowercased() == "sec-websocket-key" else { return nil }
-            return line[line.index(after: colon)...].drop(while: { $0 == " " })
-        }.first
-        guard let key else { self.fail("the upgrade request has no Sec-WebSocket-Key") }
-        let accept = Base64.encode(SHA1.hash(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)))
-        self.writeAll(
-            socket,
-            Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Accept: \(accept)\r\n\r\n").utf8))
+        var parser = HandshakeRequestParser()
+        parser.append(Array(self.readHead(socket, control: &control).utf8))
+        let request: HandshakeRequest
+        do {
+            guard let parsed = try parser.parse() else { self.fail("an incomplete upgrade request") }
+            request = parsed
+        } catch {
+            self.fail("invalid upgrade request: \(error)")
+        }
+        self.writeAll(socket, ServerHandshake.accept(request))
         return socket
     }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TetherPOSIX
 import Tether
 import TetherWire
 
@@ -95,25 +96,14 @@ final class PingFloodPeer: Sendable {
     var handshake: (request: Int, response: Int) { self.handshakeBytes.withLock { $0 } }
 
     init() throws(CheckFailure) {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard listener >= 0 else { throw .setup("ping-flood peer: socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(listener, address, length) == 0 && listen(listener, 1) == 0
-                    && getsockname(listener, address, &length) == 0
-            }
+        let listener: (descriptor: Int32, port: Int)
+        do throws(SocketError) {
+            listener = try BlockingLoopbackListener.open()
+        } catch {
+            throw .setup("ping-flood peer: listening on loopback: \(error)")
         }
-        guard bound else {
-            let code = errno
-            Glibc.close(listener)
-            throw .setup("ping-flood peer: listening on loopback: errno \(code)")
-        }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-        self.state = Mutex(State(listener: listener))
+        self.port = listener.port
+        self.state = Mutex(State(listener: listener.descriptor))
     }
 
     var url: String { "ws://127.0.0.1:\(self.port)/ping-flood" }

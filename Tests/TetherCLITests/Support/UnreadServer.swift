@@ -1,5 +1,6 @@
 #if os(Linux)
 import Foundation
+import TetherPOSIX
 import TetherWire
 #if canImport(Glibc)
 import Glibc
@@ -18,28 +19,11 @@ final class UnreadServer: Sendable {
     private let stopReader: Int32
 
     init(resetAfterMilliseconds: Int32) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw POSIXError(.EIO) }
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var small: Int32 = 4096  // inherited by the accepted socket: the window stays small
-        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(listener, address, length) == 0 && listen(listener, 1) == 0
-                    && getsockname(listener, address, &length) == 0
-            }
+        let (listener, port) = try BlockingLoopbackListener.open { listener in
+            var small: Int32 = 4096  // inherited by the accepted socket: the window stays small
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         }
-        guard bound else {
-            close(listener)
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         var descriptors: [Int32] = [0, 0]
         guard pipe(&descriptors) == 0 else {
             close(listener)
