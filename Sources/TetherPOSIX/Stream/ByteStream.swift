@@ -19,6 +19,10 @@ public protocol ByteStream: AnyObject, Sendable {
     /// handed to the kernel, or why not. `sealing`: the last write accepted.
     func write(borrowing bytes: UnsafeRawBufferPointer, sealing: Bool, completion: TCPConnection.WriteCompletion?)
 
+    /// Writes `bytes` like `write(borrowing:sealing:completion:)`, where what the kernel does not take at once may be
+    /// queued as the array itself, without a copy (plain TCP does; TLS encrypts it into records either way).
+    func write(_ bytes: [UInt8], sealing: Bool, completion: TCPConnection.WriteCompletion?)
+
     /// Writes `bytes`, reporting only a failure (on the loop thread, never inside this call).
     func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void)
 

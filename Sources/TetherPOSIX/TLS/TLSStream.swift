@@ -74,6 +74,11 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         self.settle(outcome, completion: completion)
     }
 
+    /// Encrypts `bytes` into records like `write(borrowing:sealing:completion:)`: the records are what waits.
+    public func write(_ bytes: [UInt8], sealing: Bool, completion: TCPConnection.WriteCompletion?) {
+        bytes.withUnsafeBytes { self.write(borrowing: $0, sealing: sealing, completion: completion) }
+    }
+
     public func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void) {
         let outcome = bytes.withUnsafeBytes { raw in
             self.engine { engine in

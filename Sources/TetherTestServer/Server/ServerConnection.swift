@@ -574,10 +574,16 @@ final class ConnectionDriver {
         }
         if let pong = self.webSocket?.owedPongPayload { self.recordPongSent(pong) }
         var completion = completion
-        self.webSocket?.drainOutput { bytes, seals in
-            self.connection.write(borrowing: bytes, sealing: seals, completion: completion)
-            completion = nil
-        }
+        // A large echo's frame is queued as the engine's own array: the message is not copied once more.
+        self.webSocket?.drainOutput(
+            lending: { bytes, seals in
+                self.connection.write(borrowing: bytes, sealing: seals, completion: completion)
+                completion = nil
+            },
+            giving: { bytes, seals in
+                self.connection.write(bytes, sealing: seals, completion: completion)
+                completion = nil
+            })
         if let completion {
             self.core.loop.execute { completion(.success(())) }
         }

@@ -238,6 +238,26 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
     }
 
+    /// Like `drainOutput(_:)`, but an output grown past the capacity the engine keeps between writes (4 MiB: a large
+    /// message's echo or send) is given whole to `large`, so that a writer can queue the array itself instead of
+    /// copying what the kernel does not take at once; the engine starts an empty output.
+    public mutating func drainOutput(
+        lending small: (_ bytes: UnsafeRawBufferPointer, _ seals: Bool) -> Void,
+        giving large: (_ bytes: [UInt8], _ seals: Bool) -> Void
+    ) {
+        self.encodeOwedPong()
+        guard !self.output.isEmpty else { return }
+        let seals = self.outputSeals
+        guard self.output.capacity > Self.retainedOutputCapacity else {
+            self.output.withUnsafeBytes { small($0, seals) }
+            self.output.removeAll(keepingCapacity: true)
+            return
+        }
+        let given = self.output
+        self.output = []
+        large(given, seals)
+    }
+
     private mutating func encodeOwedPong() {
         guard let payload = self.owedPong else { return }
         self.owedPong = nil

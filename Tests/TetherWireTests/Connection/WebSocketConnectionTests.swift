@@ -193,6 +193,33 @@ private struct Harness {
         #expect(plain == hex("88 02 03 e8"))
     }
 
+    @Test func aLargeOutputIsGivenAwayWholeAndASmallOneLentWithItsBufferKept() {
+        var server = Harness(role: .server, maximumMessageSize: 16 << 20)
+        let large = [UInt8](repeating: 0x61, count: 5 << 20)  // past the 4 MiB the engine keeps between writes
+        _ = large.withUnsafeBytes { server.connection.send(.binary, payload: $0) }
+        var given: [[UInt8]] = []
+        var lent = 0
+        server.connection.drainOutput(lending: { _, _ in lent += 1 }, giving: { bytes, seals in
+            given.append(bytes)
+            #expect(!seals)
+        })
+        #expect(lent == 0 && given.count == 1)
+        var peer = WebSocketDecoder(role: .client, maximumMessageSize: 16 << 20)
+        peer.append(given.first ?? [])
+        #expect(try peer.next() == .binary(large), "the frame, whole")
+        #expect(server.connection.outputByteCount == 0)
+
+        // Then a close: small, lent, and sealing; nothing is given.
+        server.connection.close(code: 1000, reason: "")
+        var closeBytes: [UInt8] = []
+        server.connection.drainOutput(lending: { bytes, seals in
+            closeBytes = Array(bytes)
+            #expect(seals)
+        }, giving: { _, _ in Issue.record("a small output is lent, not given") })
+        #expect(closeBytes == hex("88 02 03 e8"))
+        #expect(given.count == 1)
+    }
+
     @Test func bufferedInboundBytesCountWhatIsNotYetAnEvent() {
         var harness = Harness()
         harness.connection.receive(hex("01 03 61 62 63") + hex("80 05 64"))
