@@ -133,6 +133,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             self.dropped(entry.element, .stopped)
         }
         self.outboxMayBeEmpty()
+        self.rescheduleTimer()  // no expiry left to wake for
         let readers = Array(self.readers.values)
         for reader in readers {
             await reader.value
@@ -180,9 +181,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
     /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
     /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
-    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` (when the
-    /// client next writes or adds to the outbox) and never sent, and `stop()` reports those still waiting as
-    /// `.stopped`. The guarantee is at most once: a message whose write was interrupted by a failing connection
+    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` when it expires
+    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent, and `stop()`
+    /// reports those still waiting as `.stopped`. The guarantee is at most once: a message whose write was interrupted by a failing connection
     /// may or may not have reached the peer, is reported as `.writeInterrupted` and not sent again; one whose
     /// write never started stays first in the outbox. A message handed to the kernel can still be lost with its
     /// connection: confirm at the application level what must arrive.
@@ -209,6 +210,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             .map { $0.overflow ? Int.max : $0.partialValue }
         guard self.outbox.append(message, bytes: size, expiresAt: expiresAt) else { throw .outboxFull }
         self.flushOutbox()
+        self.rescheduleTimer()  // it may expire before anything else wakes the client
     }
 
     /// Writes the outbox, first message first, to the connection `send` writes to (open and greeted), if there is
@@ -223,6 +225,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         defer {
             self.flushing = false
             self.outboxMayBeEmpty()
+            self.rescheduleTimer()  // the earliest expiry waiting may have left
         }
         while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
             do {
@@ -251,6 +254,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let waiters = self.outboxEmptyWaiters
         self.outboxEmptyWaiters.removeAll()
         for waiter in waiters { waiter.resume() }
+    }
+
+    /// The timer fired at `now`: the queued messages that expired by then are reported, without waiting for the
+    /// next write or the next message queued.
+    private func outboxTimerFired(now: Int) {
+        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
+        self.outboxMayBeEmpty()
     }
 
     private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {
@@ -468,7 +478,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard self.timerWake == wake else { return }  // superseded by a reschedule while this task was waking
         self.timer = nil
         self.timerWake = nil
-        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+        let now = max(self.now(), wake)
+        self.outboxTimerFired(now: now)
+        guard let due = self.machine.nextWake, due <= now else { return self.rescheduleTimer() }  // an expiry's wake
+        self.handle(self.machine.timerFired(now: now))
     }
 
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
@@ -628,8 +641,17 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.flushOutbox()  // a new open (and greeted) connection: the outbox goes first
     }
 
+    /// When the timer wakes the client: at the machine's next wake time, or earlier for a queued message's expiry.
+    private var nextWake: Int? {
+        switch (self.machine.nextWake, self.outbox.nextExpiry) {
+        case (let machine?, let expiry?): min(machine, expiry)
+        case (let wake?, nil), (nil, let wake?): wake
+        case (nil, nil): nil
+        }
+    }
+
     private func rescheduleTimer() {
-        let wake = self.machine.nextWake
+        let wake = self.nextWake
         guard wake != self.timerWake || (wake != nil && self.timer == nil) else { return }
         self.timer?.cancel()
         self.timer = nil

@@ -20,6 +20,13 @@ import TetherTesting
         return (client, EventRecorder(client.events))
     }
 
+    /// The next `.outboxDropped` event's message and reason.
+    func nextDrop(_ probe: EventRecorder) async -> (message: WebSocketMessage, reason: OutboxDropReason)? {
+        let event = await probe.next { if case .outboxDropped = $0 { true } else { false } }
+        guard case .outboxDropped(let message, let reason)? = event else { return nil }
+        return (message, reason)
+    }
+
     @Test func theGreetingGoesFirstThenTheQueueThenTheSessionIsOpen() async throws {
         let (client, probe) = try self.makeClient(greeting: [.text("auth"), .text("subscribe")])
         try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
@@ -65,6 +72,44 @@ import TetherTesting
         let second = await connection.nextCommand()
         #expect([first, second] == [.send(.text("b")), .send(.text("c"))])
         connection.emit(.ended(.closedLocally))  // the in-memory peer: the close the stop sends is answered
+        await client.stop()
+    }
+
+    @Test func aQueuedMessageIsReportedWhenItExpiresWithNothingElseHappening() async throws {
+        let (client, probe) = try self.makeClient()
+        try await client.send(.text("late"), policy: .queued(expiresAfter: .milliseconds(300)))
+        try await client.send(.text("never"), policy: .queued(expiresAfter: nil))
+        try await client.send(.text("early"), policy: .queued(expiresAfter: .milliseconds(100)))
+        // The earliest expiry is the third message's: the client's timer wakes for it, with no send or connection.
+        self.clock.advance(by: .milliseconds(100))
+        let early = await self.nextDrop(probe)
+        #expect(early?.message == .text("early") && early?.reason == .expired)
+        self.clock.advance(by: .milliseconds(200))
+        let late = await self.nextDrop(probe)
+        #expect(late?.message == .text("late") && late?.reason == .expired)
+        #expect(await client.resources.timers == 0)  // "never" does not expire: nothing to wake for
+        #expect(await client.state.phase == .stopped)
+        let drops = probe.events.filter { if case .outboxDropped = $0 { true } else { false } }
+        #expect(drops.count == 2)
+    }
+
+    @Test func anExpiryWhileConnectingLeavesTheConnectDeadlineAlone() async throws {
+        let (client, probe) = try self.makeClient()
+        await client.start()
+        let connection = try #require(await self.transport.nextConnection())  // never opens: the deadline is at 10 s
+        try await client.send(.text("a"), policy: .queued(expiresAfter: .milliseconds(100)))
+        self.clock.advance(by: .milliseconds(100))
+        let dropped = await self.nextDrop(probe)
+        #expect(dropped?.message == .text("a") && dropped?.reason == .expired)
+        #expect(await client.state.phase == .connecting)
+        #expect(!probe.records.contains { $0.kind == .closed })
+        // The timer went back to the machine's wake: the deadline closes the attempt on time, not earlier.
+        self.clock.advance(toMilliseconds: 9_999)
+        #expect(await client.state.phase == .connecting)
+        self.clock.advance(toMilliseconds: 10_000)
+        let closed = await probe.record(.closed)
+        #expect(closed?.reason == .connectTimeout && closed?.time == 10_000)
+        connection.emit(.ended(.closedLocally))  // the in-memory peer: the close is answered
         await client.stop()
     }
 }
