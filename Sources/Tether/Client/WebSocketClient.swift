@@ -557,6 +557,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
             guard let connection = self.connections.removeValue(forKey: generation) else { return }
+            self.updateSendTarget()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
         }
     }
