@@ -61,8 +61,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var listensForRelease = false
     /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
     private var outbox: Outbox<WebSocketMessage>
-    /// Whether a task is writing the outbox to the open connection.
-    private var flushing = false
+    /// The task writing the outbox to the open connection, if one is.
+    private var outboxWriter: Task<Void, Never>?
+    /// The tasks sending each connection's greeting, by generation, until they finish.
+    private var greeters: [Int: Task<Void, Never>] = [:]
     /// Callers of `waitUntilOutboxEmpty()`.
     private var outboxEmptyWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -125,15 +127,21 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
-    /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
+    /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended, and
+    /// nothing of this client is writing any more.
+    ///
+    /// Every message waiting in the outbox is reported as `.outboxDropped(_, reason: .stopped)`, first first, and
+    /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
+    /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. A
+    /// greeting still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
     public func stop() async {
         self.stopPathMonitor()
-        self.handle(self.machine.stop(now: self.now()))
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            self.dropped(entry.element, .stopped)
+        self.handle(self.machine.stop(now: self.now()))  // no connection for `send` any more
+        self.dropOutbox(.stopped)
+        for greeter in self.greeters.values {
+            greeter.cancel()  // its connection is closing: there is nothing left to greet
         }
-        self.outboxMayBeEmpty()
-        self.rescheduleTimer()  // no expiry left to wake for
+        let writers = Array(self.greeters.values) + (self.outboxWriter.map { [$0] } ?? [])
         let readers = Array(self.readers.values)
         for reader in readers {
             await reader.value
@@ -147,6 +155,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 }
             }
         }
+        for writer in writers {
+            await writer.value
+        }
+        self.dropOutbox(.stopped)  // a message whose write was in flight and did not happen at all was put back
         let waiters = self.runWaiters
         self.runWaiters.removeAll()
         for waiter in waiters {
@@ -182,11 +194,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
     /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
     /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` when it expires
-    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent, and `stop()`
-    /// reports those still waiting as `.stopped`. The guarantee is at most once: a message whose write was interrupted by a failing connection
-    /// may or may not have reached the peer, is reported as `.writeInterrupted` and not sent again; one whose
-    /// write never started stays first in the outbox. A message handed to the kernel can still be lost with its
-    /// connection: confirm at the application level what must arrive.
+    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent. `stop()`
+    /// reports every message still waiting as `.stopped` and empties the outbox (see `stop()`). The guarantee is
+    /// at most once: a message whose write was interrupted by a failing connection may or may not have reached the
+    /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
+    /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
+    /// application level what must arrive.
     public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
         switch policy {
         case .now:
@@ -216,14 +229,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// Writes the outbox, first message first, to the connection `send` writes to (open and greeted), if there is
     /// one and no other task is at it.
     private func flushOutbox() {
-        guard !self.flushing, !self.outbox.isEmpty, let connection = self.sendTarget.withLock({ $0 }) else { return }
-        self.flushing = true
-        Task { await self.writeOutbox(to: connection) }
+        guard self.outboxWriter == nil, !self.outbox.isEmpty, let connection = self.sendTarget.withLock({ $0 }) else {
+            return
+        }
+        self.outboxWriter = Task { await self.writeOutbox(to: connection) }
     }
 
     private func writeOutbox(to connection: any TransportConnection) async {
         defer {
-            self.flushing = false
+            self.outboxWriter = nil
             self.outboxMayBeEmpty()
             self.rescheduleTimer()  // the earliest expiry waiting may have left
         }
@@ -256,6 +270,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Reports every queued message as dropped for `reason` (one expired already as `.expired`), first first.
+    private func dropOutbox(_ reason: OutboxDropReason) {
+        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+            self.dropped(entry.element, reason)
+        }
+        self.outboxMayBeEmpty()
+        self.rescheduleTimer()  // no expiry left to wake for
+    }
+
     /// The timer fired at `now`: the queued messages that expired by then are reported, without waiting for the
     /// next write or the next message queued.
     private func outboxTimerFired(now: Int) {
@@ -272,7 +295,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         _ connection: any TransportConnection, generation: Int,
         greeting: @Sendable () async -> [WebSocketMessage]
     ) async {
+        defer { self.greeters[generation] = nil }
         for message in await greeting() {
+            guard !Task.isCancelled else { return }  // stopped: the connection is closing
             do {
                 try await connection.send(message)
             } catch {
@@ -402,11 +427,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         )
     }
 
-    /// The number of live connections, reader tasks and timers; all zero once `stop()` has returned.
-    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
+    /// The number of live connections, reader tasks, timers, path monitors and tasks writing (a greeting, the
+    /// outbox); all zero once `stop()` has returned.
+    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
         (
             self.connections.count, self.readers.count + self.directReaders.count, self.timer == nil ? 0 : 1,
-            self.pathMonitor == nil ? 0 : 1
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.outboxWriter == nil ? 0 : 1)
         )
     }
 
@@ -552,7 +578,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         case .sendGreeting(let generation):
             guard generation == self.machine.generation, let connection = self.connections[generation],
                   let greeting = self.configuration.greeting else { return }
-            Task { await self.greet(connection, generation: generation, greeting: greeting) }
+            self.greeters[generation] = Task {
+                await self.greet(connection, generation: generation, greeting: greeting)
+            }
         case .closeTransport(let generation, let reason, let code):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.

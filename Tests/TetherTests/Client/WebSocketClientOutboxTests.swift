@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TetherCore
 @testable import Tether
@@ -10,11 +11,13 @@ import TetherTesting
     let transport = InMemoryTransport()
 
     func makeClient(
-        greeting: [WebSocketMessage]? = nil, limits: Outbox<WebSocketMessage>.Limits = .init()
+        greeting: [WebSocketMessage]? = nil, limits: Outbox<WebSocketMessage>.Limits = .init(),
+        preparingGreeting: (@Sendable () async -> [WebSocketMessage])? = nil
     ) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
         var configuration = WebSocketClient<ManualClock>.Configuration(
             url: URL(string: "ws://example.test/feed")!, pathMonitoring: .none, transport: self.transport)
         if let greeting { configuration.greeting = { greeting } }
+        if let preparingGreeting { configuration.greeting = preparingGreeting }
         configuration.outboxLimits = limits
         let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
         return (client, EventRecorder(client.events))
@@ -25,6 +28,24 @@ import TetherTesting
         let event = await probe.next { if case .outboxDropped = $0 { true } else { false } }
         guard case .outboxDropped(let message, let reason)? = event else { return nil }
         return (message, reason)
+    }
+
+    /// Every `.outboxDropped` event recorded, in order.
+    static func drops(_ snapshot: EventRecorder.Snapshot) -> [Drop] {
+        snapshot.events.compactMap { event in
+            guard case .outboxDropped(let message, let reason) = event else { return nil }
+            return Drop(message: message, reason: reason)
+        }
+    }
+
+    struct Drop: Equatable {
+        var message: WebSocketMessage
+        var reason: OutboxDropReason
+    }
+
+    /// The messages the client handed to `connection`, in the order it did.
+    static func sent(_ connection: InMemoryConnection) -> [WebSocketMessage] {
+        connection.log.compactMap { if case .send(let message) = $0 { message } else { nil } }
     }
 
     @Test func theGreetingGoesFirstThenTheQueueThenTheSessionIsOpen() async throws {
@@ -112,4 +133,100 @@ import TetherTesting
         connection.emit(.ended(.closedLocally))  // the in-memory peer: the close is answered
         await client.stop()
     }
+
+    // MARK: - `stop()` and the outbox
+
+    @Test func stopReportsEveryWaitingMessageAsStoppedInOrder() async throws {
+        let (client, probe) = try self.makeClient()
+        try await client.send(.text("a"), policy: .queued(expiresAfter: nil))
+        try await client.send(.text("b"), policy: .queued(expiresAfter: .seconds(60)))
+        await client.start()
+        let connection = try #require(await self.transport.nextConnection())  // connecting: the queue waits
+        try await client.send(.text("c"), policy: .queued(expiresAfter: nil))
+        let stopping = Task { await client.stop() }
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        connection.emit(.ended(.closedLocally))
+        await stopping.value
+        await client.waitUntilOutboxEmpty()  // at once: the outbox is empty when `stop()` returns
+        let resources = await client.resources
+        #expect(resources.timers == 0 && resources.writers == 0, "no expiry left to wake for, nothing writing")
+        let snapshot = await probe.wait { Self.drops($0).count == 3 }
+        #expect(Self.drops(try #require(snapshot)) == [
+            Drop(message: .text("a"), reason: .stopped), Drop(message: .text("b"), reason: .stopped),
+            Drop(message: .text("c"), reason: .stopped),
+        ])
+        #expect(Self.sent(connection).isEmpty)
+    }
+
+    /// How the write in flight when `stop()` is called ends.
+    enum InFlightEnd: CaseIterable, Sendable {
+        case written, interrupted, neverLeft
+    }
+
+    @Test(arguments: InFlightEnd.allCases)
+    func aQueuedWriteInFlightAtStopIsWrittenOrReportedBeforeStopReturns(_ end: InFlightEnd) async throws {
+        let (client, probe) = try self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        connection.holdSends()
+        try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
+        #expect(await connection.nextCommand() == .send(.text("q1")))  // in flight
+        try await client.send(.text("q2"), policy: .queued(expiresAfter: nil))  // waits behind it
+        let stopping = Task { await client.stop() }
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        switch end {
+        case .written: connection.releaseHeldSends()
+        case .interrupted: connection.releaseHeldSends(throwing: .connectionFailed)
+        case .neverLeft: connection.releaseHeldSends(throwing: .notOpen)
+        }
+        connection.emit(.ended(.closedLocally))
+        await stopping.value
+        // Once `stop()` returned nothing is writing, the outbox is empty, and every message is accounted for.
+        #expect(await client.resources.writers == 0)
+        var expected = [Drop(message: .text("q2"), reason: .stopped)]
+        switch end {
+        case .written: break
+        case .interrupted: expected.append(Drop(message: .text("q1"), reason: .writeInterrupted))
+        case .neverLeft: expected.append(Drop(message: .text("q1"), reason: .stopped))
+        }
+        let count = expected.count
+        let snapshot = try #require(await probe.wait { Self.drops($0).count == count })
+        #expect(Self.drops(snapshot) == expected)
+        #expect(Self.sent(connection) == [.text("q1")])
+    }
+
+    @Test func stopCancelsAGreetingBeingPreparedAndReturnsAfterIt() async throws {
+        let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
+        let finished = Flag()
+        let clock = self.clock
+        let (client, _) = try self.makeClient(preparingGreeting: {
+            startedSink.yield()
+            try? await clock.sleep(for: .seconds(3_600))  // a token fetch that takes its time
+            finished.set()
+            return [.text("late")]
+        })
+        await client.start()
+        let connection = try #require(await self.transport.nextConnection())
+        connection.emit(.opened(subprotocol: nil))
+        var startedIterator = started.makeAsyncIterator()
+        _ = await startedIterator.next()
+        let stopping = Task { await client.stop() }
+        #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        connection.emit(.ended(.closedLocally))
+        await stopping.value
+        #expect(finished.isSet, "stop() returned after the greeting's task ended")
+        #expect(await client.resources.writers == 0)
+        #expect(Self.sent(connection).isEmpty)
+        #expect(await client.state.phase == .stopped)
+    }
+}
+
+/// A flag set once from any task.
+private final class Flag: Sendable {
+    private let state = Mutex(false)
+
+    func set() {
+        self.state.withLock { $0 = true }
+    }
+
+    var isSet: Bool { self.state.withLock { $0 } }
 }
