@@ -45,10 +45,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The connection `send` writes to: the current generation's while the machine is open, else nil. Kept
-    /// outside the actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy
-    /// with received messages.
-    private nonisolated let sendTarget = Mutex<(any TransportConnection)?>(nil)
+    /// Where a `.now` send goes: the current generation's connection while the machine is open — directly, or after
+    /// the outbox while it is written — else nowhere. Kept outside the actor (set by `afterEvent`), so that sending
+    /// never waits for the actor, which may be busy with received messages.
+    private nonisolated let sendTarget = Mutex(SendTarget.closed)
     /// Which connection `sendTarget` holds, as the actor last set it.
     private var publishedSendTarget: ObjectIdentifier?
     /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
@@ -61,10 +61,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var listensForRelease = false
     /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
     private var outbox: Outbox<WebSocketMessage>
-    /// The task writing the outbox to the open connection, if one is.
+    /// The task writing the outbox (and the `.now` sends waiting behind it) to the open connection, if one is.
     private var outboxWriter: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     private var greeters: [Int: Task<Void, Never>] = [:]
+    /// How many `.now` sends wait for the outbox, each time one starts waiting (the latest only): for tests.
+    private nonisolated let sendsWaitingForOutbox: AsyncStream<Int>
+    private nonisolated let sendsWaitingSink: AsyncStream<Int>.Continuation
     /// Callers of `waitUntilOutboxEmpty()`.
     private var outboxEmptyWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -86,6 +89,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
         self.outbox = Outbox(limits: configuration.outboxLimits)
+        (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
         self.published = Self.snapshot(of: self.machine)
     }
 
@@ -97,6 +102,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.sendsWaitingSink.finish()
     }
 
     // MARK: - User intent
@@ -132,8 +138,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     ///
     /// Every message waiting in the outbox is reported as `.outboxDropped(_, reason: .stopped)`, first first, and
     /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
-    /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. A
-    /// greeting still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
+    /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. `.now`
+    /// sends waiting behind the outbox throw `WebSocketSendError.notOpen` (nothing of them was sent). A greeting
+    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
     public func stop() async {
         self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))  // no connection for `send` any more
@@ -186,9 +193,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     ///
     /// `.now` (the default): on the open connection. Throws `WebSocketSendError.notOpen` when no connection is open
     /// (nothing is queued or dropped silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke
-    /// during the write. It does not enter the actor: it writes to the connection that was current and open when
-    /// the client last handled an event, so a send is never queued behind the handling of received messages.
-    /// Messages sent from one task keep their order.
+    /// during the write. It never overtakes a queued message: on the wire come the greeting, then every message
+    /// queued before the `.now` send, then the `.now` send. With nothing queued (the common case) it does not
+    /// enter the actor: it writes to the connection that was current and open when the client last handled an
+    /// event, so a send is never queued behind the handling of received messages. While queued messages are being
+    /// written to the open connection (the session is open), it waits for them, its turn in the order the `.now`
+    /// sends came, and returns once it is written after them; it throws `.notOpen`, nothing of it sent, if that
+    /// connection ends first or `stop()` is called. Messages sent from one task keep their order.
     ///
     /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
     /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
@@ -203,12 +214,46 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
         switch policy {
         case .now:
-            guard let connection = self.sendTarget.withLock({ $0 }) else {
-                throw WebSocketSendError.notOpen
+            if let connection = self.sendTarget.withLock({ $0.direct }) {
+                try await connection.send(message)  // nothing queued waits: straight to the connection
+            } else {
+                try await self.sendAfterOutbox(message)
             }
-            try await connection.send(message)
         case .queued(let expiresAfter):
             try await self.enqueue(message, expiresAfter: expiresAfter)
+        }
+    }
+
+    /// A `.now` send that found no direct route: throws `notOpen` when no connection is open; while the outbox is
+    /// being written to the open one, waits its turn for the task writing it, which writes it too.
+    private nonisolated func sendAfterOutbox(_ message: WebSocketMessage) async throws {
+        let connection = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(any TransportConnection)?, any Error>) in
+            let route = self.sendTarget.withLock { target -> SendTarget.Route in
+                guard case .draining(let connection, var waiting) = target else {
+                    return target.direct.map { .direct($0) } ?? .notOpen
+                }
+                waiting.append(WaitingSend(message: message, continuation: continuation))
+                target = .draining(connection, waiting: waiting)
+                return .waiting(count: waiting.count)
+            }
+            switch route {
+            case .direct(let connection):
+                continuation.resume(returning: connection)  // the outbox was written meanwhile
+            case .notOpen:
+                continuation.resume(throwing: WebSocketSendError.notOpen)
+            case .waiting(let count):
+                self.sendsWaitingSink.yield(count)  // resumed by `writeOutbox`, or by `updateSendTarget` with notOpen
+            }
+        }
+        try await connection?.send(message)
+    }
+
+    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
+    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
+    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
+        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
+            return
         }
     }
 
@@ -226,33 +271,69 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.rescheduleTimer()  // it may expire before anything else wakes the client
     }
 
-    /// Writes the outbox, first message first, to the connection `send` writes to (open and greeted), if there is
-    /// one and no other task is at it.
+    /// Starts the task that writes the outbox to the open (and greeted) connection, unless one is at it: when
+    /// messages are queued — from then on `.now` sends wait behind them — or when `.now` sends wait for it.
     private func flushOutbox() {
-        guard self.outboxWriter == nil, !self.outbox.isEmpty, let connection = self.sendTarget.withLock({ $0 }) else {
-            return
+        guard self.outboxWriter == nil else { return }
+        let queued = !self.outbox.isEmpty
+        let connection = self.sendTarget.withLock { target -> (any TransportConnection)? in
+            switch target {
+            case .closed:
+                return nil
+            case .open(let connection):
+                guard queued else { return nil }
+                target = .draining(connection, waiting: [])
+                return connection
+            case .draining(let connection, _):
+                return connection
+            }
         }
+        guard let connection else { return }
         self.outboxWriter = Task { await self.writeOutbox(to: connection) }
     }
 
+    /// Writes the outbox, first message first, then the `.now` sends that waited for it, in order, to `connection`
+    /// while it is the open one; once nothing waits, `.now` sends write to it directly again.
     private func writeOutbox(to connection: any TransportConnection) async {
         defer {
             self.outboxWriter = nil
             self.outboxMayBeEmpty()
             self.rescheduleTimer()  // the earliest expiry waiting may have left
-        }
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            do {
-                try await connection.send(entry.element)
-            } catch WebSocketSendError.notOpen {
-                self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
-                return
-            } catch {
-                self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
-                return
+            // A newer connection opened while this task wrote to the old one: the outbox goes on there.
+            if let current = self.sendTarget.withLock({ $0.connection }), current !== connection {
+                self.flushOutbox()
             }
-            // The connection may have ended while this write waited: the rest waits for the next one.
-            guard self.sendTarget.withLock({ $0 }) === connection else { return }
+        }
+        // Each check is on the actor, before any await: the connection may have ended while a write waited.
+        while self.sendTarget.withLock({ $0.isDraining(connection) }) {
+            if let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+                do {
+                    try await connection.send(entry.element)
+                } catch WebSocketSendError.notOpen {
+                    self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
+                    return  // `.now` sends waiting get `notOpen` when the connection's end arrives
+                } catch {
+                    self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
+                    return
+                }
+                continue
+            }
+            // The outbox is written: the `.now` sends that waited go next; when none waits, sending is direct.
+            let waiting = self.sendTarget.withLock { $0.takeWaitingOrOpen() }
+            for (index, send) in waiting.enumerated() {
+                guard self.sendTarget.withLock({ $0.isDraining(connection) }) else {
+                    for unsent in waiting[index...] {
+                        unsent.continuation.resume(throwing: WebSocketSendError.notOpen)
+                    }
+                    return
+                }
+                do {
+                    try await connection.send(send.message)
+                    send.continuation.resume(returning: nil)
+                } catch {
+                    send.continuation.resume(throwing: error)  // as it would have thrown when sent directly
+                }
+            }
         }
     }
 
@@ -666,8 +747,18 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let identity = target.map { ObjectIdentifier($0) }
         guard identity != self.publishedSendTarget else { return }
         self.publishedSendTarget = identity
-        self.sendTarget.withLock { $0 = target }
-        self.flushOutbox()  // a new open (and greeted) connection: the outbox goes first
+        // A new open (and greeted) connection: the outbox goes first, and `.now` sends wait until it is written —
+        // or until a write still in flight on the previous connection is settled (it may be put back first).
+        let drains = !self.outbox.isEmpty || self.outboxWriter != nil
+        let abandoned = self.sendTarget.withLock { published -> [WaitingSend] in
+            let waiting = published.waiting
+            published = target.map { drains ? .draining($0, waiting: []) : .open($0) } ?? .closed
+            return waiting
+        }
+        for send in abandoned {
+            send.continuation.resume(throwing: WebSocketSendError.notOpen)  // their connection is no longer open
+        }
+        self.flushOutbox()
     }
 
     /// When the timer wakes the client: at the machine's next wake time, or earlier for a queued message's expiry.
@@ -737,6 +828,56 @@ private struct PathFeed {
     var generation: Int
     var reader: Task<Void, Never>
     var last: PathSnapshot?
+}
+
+/// Where `send(_:policy: .now)` goes, as the client last published it.
+private enum SendTarget {
+    /// No open session: `.now` throws `notOpen`.
+    case closed
+    /// Open with nothing queued: `.now` writes directly, without entering the actor.
+    case open(any TransportConnection)
+    /// Open while the outbox is written to it: `.now` sends wait here, in the order they came, for the task
+    /// writing the outbox, which writes them after it.
+    case draining(any TransportConnection, waiting: [WaitingSend])
+
+    enum Route {
+        case direct(any TransportConnection)
+        case notOpen
+        case waiting(count: Int)
+    }
+
+    /// The connection `.now` writes to without waiting.
+    var direct: (any TransportConnection)? {
+        if case .open(let connection) = self { connection } else { nil }
+    }
+
+    var connection: (any TransportConnection)? {
+        switch self {
+        case .closed: nil
+        case .open(let connection), .draining(let connection, _): connection
+        }
+    }
+
+    var waiting: [WaitingSend] {
+        if case .draining(_, let waiting) = self { waiting } else { [] }
+    }
+
+    func isDraining(_ connection: any TransportConnection) -> Bool {
+        if case .draining(let current, _) = self { current === connection } else { false }
+    }
+
+    /// The `.now` sends waiting, taken to be written; with none, `.now` sends go direct from now on.
+    mutating func takeWaitingOrOpen() -> [WaitingSend] {
+        guard case .draining(let connection, let waiting) = self else { return [] }
+        self = waiting.isEmpty ? .open(connection) : .draining(connection, waiting: [])
+        return waiting
+    }
+}
+
+/// A `.now` send waiting for the outbox: resumed with nil once written (or with its error), or with `notOpen`.
+private struct WaitingSend {
+    var message: WebSocketMessage
+    var continuation: CheckedContinuation<(any TransportConnection)?, any Error>
 }
 
 /// The one timer of a client: a task sleeping on the injected clock, or (Linux, continuous clock) a timer on

@@ -2,10 +2,14 @@ import Foundation
 import Synchronization
 import Testing
 import TetherCore
+#if os(Linux)
+import TetherTestServer
+#endif
 @testable import Tether
 import TetherTesting
 
-/// The outbox and the open greeting, against the in-memory transport and a manual clock.
+/// The outbox and the open greeting, against the in-memory transport and a manual clock (and, for the wire order,
+/// the real test server).
 @Suite struct WebSocketClientOutboxTests {
     let clock = ManualClock()
     let transport = InMemoryTransport()
@@ -41,6 +45,14 @@ import TetherTesting
     struct Drop: Equatable {
         var message: WebSocketMessage
         var reason: OutboxDropReason
+    }
+
+    /// Whether `count` `.now` sends come to wait for the outbox (false if they do not within the guard's time).
+    static func sendsWait(_ count: Int, on client: WebSocketClient<ManualClock>) async -> Bool {
+        await withDeadline {
+            await client.waitUntilSendsWaitForOutbox(count)
+            return true
+        } ?? false
     }
 
     /// The messages the client handed to `connection`, in the order it did.
@@ -134,6 +146,67 @@ import TetherTesting
         await client.stop()
     }
 
+    // MARK: - `.now` sends never overtake queued messages
+
+    @Test func aNowSendWhileTheQueueIsWrittenOnOpenWaitsAndGoesAfterIt() async throws {
+        let (client, probe) = try self.makeClient(greeting: [.text("hello")])
+        try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
+        try await client.send(.text("q2"), policy: .queued(expiresAfter: nil))
+        await client.start()
+        let connection = try #require(await self.transport.nextConnection())
+        connection.holdSends()  // each write stays in flight until released
+        connection.emit(.opened(subprotocol: nil))
+        #expect(await connection.nextCommand() == .send(.text("hello")))
+        connection.releaseHeldSends()
+        #expect(await connection.nextCommand() == .send(.text("q1")))  // in flight; q2 waits behind it
+        #expect(await probe.state(.open) != nil)
+        // The session is open: a `.now` send is accepted, and waits for the queue instead of overtaking it.
+        let now = Task { try await client.send(.text("now")) }
+        #expect(await Self.sendsWait(1, on: client), "the .now send waits for the queue")
+        connection.holdSends(false)  // q1 is written; the rest follows at once
+        try await now.value
+        #expect(Self.sent(connection) == [.text("hello"), .text("q1"), .text("q2"), .text("now")])
+        try await client.send(.text("direct"))  // the queue is written: `.now` is direct again
+        #expect(Self.sent(connection).last == .text("direct"))
+        connection.emit(.ended(.closedLocally))  // the in-memory peer: the close the stop sends is answered
+        await client.stop()
+    }
+
+    @Test func aNowSendAfterAQueuedOneFromTheSameTaskGoesAfterIt() async throws {
+        let (client, probe) = try self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        for round in 0..<20 {
+            try await client.send(.text("queued \(round)"), policy: .queued(expiresAfter: nil))
+            try await client.send(.text("now \(round)"))
+        }
+        let expected = (0..<20).flatMap { [WebSocketMessage.text("queued \($0)"), .text("now \($0)")] }
+        #expect(Self.sent(connection) == expected)
+        connection.emit(.ended(.closedLocally))
+        await client.stop()
+    }
+
+    @Test func aNowSendWaitingForTheQueueThrowsNotOpenWhenTheConnectionEnds() async throws {
+        let (client, probe) = try self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        connection.holdSends()
+        try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
+        #expect(await connection.nextCommand() == .send(.text("q1")))
+        let now = Task { try await client.send(.text("now")) }
+        #expect(await Self.sendsWait(1, on: client))
+        connection.emit(.ended(.receiveFailed))  // the held write of q1 never left: it stays queued
+        await #expect(throws: WebSocketSendError.notOpen) { try await now.value }
+        #expect(Self.sent(connection) == [.text("q1")])
+        // The next connection gets q1, first; the `.now` send was never queued.
+        #expect(await probe.state(.waiting) != nil)
+        self.clock.advance(by: .seconds(2))  // past the first backoff (1 s plus at most 50 % jitter)
+        let next = try #require(await self.transport.nextConnection())
+        next.emit(.opened(subprotocol: nil))
+        #expect(await next.nextCommand() == .send(.text("q1")))
+        #expect(Self.sent(next) == [.text("q1")])
+        next.emit(.ended(.closedLocally))
+        await client.stop()
+    }
+
     // MARK: - `stop()` and the outbox
 
     @Test func stopReportsEveryWaitingMessageAsStoppedInOrder() async throws {
@@ -171,6 +244,8 @@ import TetherTesting
         try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
         #expect(await connection.nextCommand() == .send(.text("q1")))  // in flight
         try await client.send(.text("q2"), policy: .queued(expiresAfter: nil))  // waits behind it
+        let now = Task { try await client.send(.text("now")) }  // waits behind both
+        #expect(await Self.sendsWait(1, on: client))
         let stopping = Task { await client.stop() }
         #expect(await connection.nextCommand() == .close(code: 1000, reason: "user_stopped"))
         switch end {
@@ -182,6 +257,7 @@ import TetherTesting
         await stopping.value
         // Once `stop()` returned nothing is writing, the outbox is empty, and every message is accounted for.
         #expect(await client.resources.writers == 0)
+        await #expect(throws: WebSocketSendError.notOpen) { try await now.value }
         var expected = [Drop(message: .text("q2"), reason: .stopped)]
         switch end {
         case .written: break
@@ -218,6 +294,29 @@ import TetherTesting
         #expect(Self.sent(connection).isEmpty)
         #expect(await client.state.phase == .stopped)
     }
+
+    #if os(Linux)
+    @Test func overARealSocketTheWireOrderIsGreetingThenQueueThenNow() async throws {
+        let server = try TestServer(scenario: Scenario.normal.recordingPayloads())
+        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+            url: URL(string: server.url(path: "/order"))!, pathMonitoring: .none)
+        configuration.greeting = { [.text("auth")] }
+        let client = try WebSocketClient(configuration: configuration)
+        let probe = EventRecorder(client.events)
+        let queued = (0..<300).map { "queued \($0) " + String(repeating: "x", count: 1_000) }
+        for text in queued {
+            try await client.send(.text(text), policy: .queued(expiresAfter: nil))
+        }
+        await client.start()
+        #expect(await probe.state(.open) != nil)
+        try await client.send(.text("now"))  // as soon as the session is open, while the queue is written
+        let records = try await server.waitForConnection(1, timeout: .seconds(10)) { $0.messageCount >= 302 }
+        let payloads = records.messages.elements.map { String(decoding: $0.payload ?? [], as: UTF8.self) }
+        #expect(payloads == ["auth"] + queued + ["now"])
+        await client.stop()
+        await server.stop()
+    }
+    #endif
 }
 
 /// A flag set once from any task.
