@@ -75,6 +75,10 @@ public final class InMemoryTransport: WebSocketTransport {
 }
 
 /// One in-memory connection. `emit` plays the transport's side; `commands` and `log` record the client's side.
+///
+/// A send is accepted at once, unless the test holds sends (`holdSends()`) to play a write in flight: a held send
+/// is recorded as it comes, and returns (or throws) only when the test releases it (`releaseHeldSends`,
+/// `holdSends(false)`), or the connection ends.
 public final class InMemoryConnection: TransportConnection {
     /// What the client asked the connection to do.
     public enum Command: Equatable, Sendable {
@@ -96,6 +100,24 @@ public final class InMemoryConnection: TransportConnection {
         var log: [Command] = []
         var closePending = false
         var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
+        var holdsSends = false
+        /// Held sends by ticket, in the order they came.
+        var heldSends: [Int: HeldSend] = [:]
+        var nextHeldSend = 0
+    }
+
+    private enum SendAdmission {
+        case refused
+        case accepted
+        case held(ticket: Int)
+    }
+
+    private enum HeldSend {
+        /// Recorded; its sender is about to park.
+        case pending
+        case parked(CheckedContinuation<Void, any Error>)
+        /// Released before its sender parked: how it ends (nil: written).
+        case released(WebSocketSendError?)
     }
 
     private let state = Mutex(State())
@@ -120,6 +142,7 @@ public final class InMemoryConnection: TransportConnection {
         if case .ended = event {
             self.eventSink.finish()
             self.flushClose()  // nothing can be pending after the end
+            self.releaseHeldSends(throwing: .notOpen)  // as a send waiting for room on a socket that ends
         }
     }
 
@@ -127,15 +150,65 @@ public final class InMemoryConnection: TransportConnection {
     public var log: [Command] { self.state.withLock { $0.log } }
 
     /// Accepted while the connection is open (after `.opened`, before `.ended`); otherwise throws
-    /// `WebSocketSendError.connectionFailed`.
+    /// `WebSocketSendError.connectionFailed`. While sends are held (`holdSends()`), an accepted send is recorded
+    /// (in `log` and `commands`) and then waits for `releaseHeldSends(throwing:)`, `holdSends(false)` or the end.
     public nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
-        let accepted = self.state.withLock { state in
-            guard state.open, !state.ended else { return false }
+        let admission = self.state.withLock { state -> SendAdmission in
+            guard state.open, !state.ended else { return .refused }
             state.log.append(.send(message))
-            return true
+            guard state.holdsSends else { return .accepted }
+            let ticket = state.nextHeldSend
+            state.nextHeldSend += 1
+            state.heldSends[ticket] = .pending
+            return .held(ticket: ticket)
         }
-        guard accepted else { throw WebSocketSendError.connectionFailed }
+        if case .refused = admission { throw WebSocketSendError.connectionFailed }
         self.commandSink.yield(.send(message))
+        guard case .held(let ticket) = admission else { return }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let outcome: WebSocketSendError?? = self.state.withLock { state in
+                if case .released(let error)? = state.heldSends.removeValue(forKey: ticket) { return .some(error) }
+                state.heldSends[ticket] = .parked(continuation)
+                return nil
+            }
+            switch outcome {
+            case nil: break  // parked
+            case .some(nil): continuation.resume()
+            case .some(let error?): continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    /// With `held` (the default), each send from now on is recorded and then held until the test releases it: the
+    /// test plays a write that takes its time (a socket waiting for room), to act while it is in flight. With
+    /// `held` false, sends are accepted at once again, and those held are released as written.
+    public func holdSends(_ held: Bool = true) {
+        self.state.withLock { $0.holdsSends = held }
+        if !held { self.releaseHeldSends() }
+    }
+
+    /// Ends every send held now, in the order they came: it returns (written), or throws `error` (`.notOpen`: as
+    /// if nothing of it was sent; `.connectionFailed`: broken during the write). The next sends are still held
+    /// if sends are. The connection's `.ended` releases them with `.notOpen`.
+    public func releaseHeldSends(throwing error: WebSocketSendError? = nil) {
+        let parked = self.state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            var parked: [CheckedContinuation<Void, any Error>] = []
+            for ticket in state.heldSends.keys.sorted() {
+                switch state.heldSends[ticket] {
+                case .parked(let continuation)?:
+                    parked.append(continuation)
+                    state.heldSends[ticket] = nil
+                case .pending?:
+                    state.heldSends[ticket] = .released(error)  // its sender finds it when it parks
+                case .released?, nil:
+                    break
+                }
+            }
+            return parked
+        }
+        for continuation in parked {
+            if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+        }
     }
 
     public func sendPing(id: UInt64) {

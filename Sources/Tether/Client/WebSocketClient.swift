@@ -43,10 +43,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
-    /// The connection `send` writes to: the current generation's while the machine is open, else nil. Kept
-    /// outside the actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy
-    /// with received messages.
-    private nonisolated let sendTarget = Mutex<(any TransportConnection)?>(nil)
+    /// Where a `.now` send goes: the current generation's connection while the machine is open — directly, or after
+    /// the outbox while it is written — else nowhere. Kept outside the actor (set by `afterEvent`), so that sending
+    /// never waits for the actor, which may be busy with received messages.
+    private nonisolated let sendTarget = Mutex(SendTarget.closed)
     /// Which connection `sendTarget` holds, as the actor last set it.
     private var publishedSendTarget: ObjectIdentifier?
     /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
@@ -59,8 +59,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var listensForRelease = false
     /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
     private var outbox: Outbox<WebSocketMessage>
-    /// Whether a task is writing the outbox to the open connection.
-    private var flushing = false
+    /// The task writing the outbox (and the `.now` sends waiting behind it) to the open connection, if one is.
+    private var outboxWriter: Task<Void, Never>?
+    /// The tasks sending each connection's greeting, by generation, until they finish.
+    private var greeters: [Int: Task<Void, Never>] = [:]
+    /// How many `.now` sends wait for the outbox, each time one starts waiting (the latest only): for tests.
+    private nonisolated let sendsWaitingForOutbox: AsyncStream<Int>
+    private nonisolated let sendsWaitingSink: AsyncStream<Int>.Continuation
     /// Callers of `waitUntilOutboxEmpty()`.
     private var outboxEmptyWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -82,6 +87,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
         self.outbox = Outbox(limits: configuration.outboxLimits)
+        (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
+            bufferingPolicy: .bufferingNewest(1))
         self.published = Self.snapshot(of: self.machine)
     }
 
@@ -93,6 +100,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.sendsWaitingSink.finish()
     }
 
     // MARK: - User intent
@@ -123,14 +131,22 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     /// Stops the session: closes the connection with 1000, cancels the retry timer, and returns once every
-    /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended.
+    /// connection has finished its closing handshake (bounded by the close timeout) and its reader has ended, and
+    /// nothing of this client is writing any more.
+    ///
+    /// Every message waiting in the outbox is reported as `.outboxDropped(_, reason: .stopped)`, first first, and
+    /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
+    /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. `.now`
+    /// sends waiting behind the outbox throw `WebSocketSendError.notOpen` (nothing of them was sent). A greeting
+    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
     public func stop() async {
         self.stopPathMonitor()
-        self.handle(self.machine.stop(now: self.now()))
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            self.dropped(entry.element, .stopped)
+        self.handle(self.machine.stop(now: self.now()))  // no connection for `send` any more
+        self.dropOutbox(.stopped)
+        for greeter in self.greeters.values {
+            greeter.cancel()  // its connection is closing: there is nothing left to greet
         }
-        self.outboxMayBeEmpty()
+        let writers = Array(self.greeters.values) + (self.outboxWriter.map { [$0] } ?? [])
         for generation in Array(self.readers.keys) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 if self.readers[generation] != nil {
@@ -140,6 +156,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 }
             }
         }
+        for writer in writers {
+            await writer.value
+        }
+        self.dropOutbox(.stopped)  // a message whose write was in flight and did not happen at all was put back
         let waiters = self.runWaiters
         self.runWaiters.removeAll()
         for waiter in waiters {
@@ -167,28 +187,67 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     ///
     /// `.now` (the default): on the open connection. Throws `WebSocketSendError.notOpen` when no connection is open
     /// (nothing is queued or dropped silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke
-    /// during the write. It does not enter the actor: it writes to the connection that was current and open when
-    /// the client last handled an event, so a send is never queued behind the handling of received messages.
-    /// Messages sent from one task keep their order.
+    /// during the write. It never overtakes a queued message: on the wire come the greeting, then every message
+    /// queued before the `.now` send, then the `.now` send. With nothing queued (the common case) it does not
+    /// enter the actor: it writes to the connection that was current and open when the client last handled an
+    /// event, so a send is never queued behind the handling of received messages. While queued messages are being
+    /// written to the open connection (the session is open), it waits for them, its turn in the order the `.now`
+    /// sends came, and returns once it is written after them; it throws `.notOpen`, nothing of it sent, if that
+    /// connection ends first or `stop()` is called. Messages sent from one task keep their order.
     ///
     /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
     /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
     /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
-    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` (when the
-    /// client next writes or adds to the outbox) and never sent, and `stop()` reports those still waiting as
-    /// `.stopped`. The guarantee is at most once: a message whose write was interrupted by a failing connection
-    /// may or may not have reached the peer, is reported as `.writeInterrupted` and not sent again; one whose
-    /// write never started stays first in the outbox. A message handed to the kernel can still be lost with its
-    /// connection: confirm at the application level what must arrive.
+    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` when it expires
+    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent. `stop()`
+    /// reports every message still waiting as `.stopped` and empties the outbox (see `stop()`). The guarantee is
+    /// at most once: a message whose write was interrupted by a failing connection may or may not have reached the
+    /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
+    /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
+    /// application level what must arrive.
     public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
         switch policy {
         case .now:
-            guard let connection = self.sendTarget.withLock({ $0 }) else {
-                throw WebSocketSendError.notOpen
+            if let connection = self.sendTarget.withLock({ $0.direct }) {
+                try await connection.send(message)  // nothing queued waits: straight to the connection
+            } else {
+                try await self.sendAfterOutbox(message)
             }
-            try await connection.send(message)
         case .queued(let expiresAfter):
             try await self.enqueue(message, expiresAfter: expiresAfter)
+        }
+    }
+
+    /// A `.now` send that found no direct route: throws `notOpen` when no connection is open; while the outbox is
+    /// being written to the open one, waits its turn for the task writing it, which writes it too.
+    private nonisolated func sendAfterOutbox(_ message: WebSocketMessage) async throws {
+        let connection = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<(any TransportConnection)?, any Error>) in
+            let route = self.sendTarget.withLock { target -> SendTarget.Route in
+                guard case .draining(let connection, var waiting) = target else {
+                    return target.direct.map { .direct($0) } ?? .notOpen
+                }
+                waiting.append(WaitingSend(message: message, continuation: continuation))
+                target = .draining(connection, waiting: waiting)
+                return .waiting(count: waiting.count)
+            }
+            switch route {
+            case .direct(let connection):
+                continuation.resume(returning: connection)  // the outbox was written meanwhile
+            case .notOpen:
+                continuation.resume(throwing: WebSocketSendError.notOpen)
+            case .waiting(let count):
+                self.sendsWaitingSink.yield(count)  // resumed by `writeOutbox`, or by `updateSendTarget` with notOpen
+            }
+        }
+        try await connection?.send(message)
+    }
+
+    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
+    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
+    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
+        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
+            return
         }
     }
 
@@ -203,33 +262,72 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             .map { $0.overflow ? Int.max : $0.partialValue }
         guard self.outbox.append(message, bytes: size, expiresAt: expiresAt) else { throw .outboxFull }
         self.flushOutbox()
+        self.rescheduleTimer()  // it may expire before anything else wakes the client
     }
 
-    /// Writes the outbox, first message first, to the connection `send` writes to (open and greeted), if there is
-    /// one and no other task is at it.
+    /// Starts the task that writes the outbox to the open (and greeted) connection, unless one is at it: when
+    /// messages are queued — from then on `.now` sends wait behind them — or when `.now` sends wait for it.
     private func flushOutbox() {
-        guard !self.flushing, !self.outbox.isEmpty, let connection = self.sendTarget.withLock({ $0 }) else { return }
-        self.flushing = true
-        Task { await self.writeOutbox(to: connection) }
+        guard self.outboxWriter == nil else { return }
+        let queued = !self.outbox.isEmpty
+        let connection = self.sendTarget.withLock { target -> (any TransportConnection)? in
+            switch target {
+            case .closed:
+                return nil
+            case .open(let connection):
+                guard queued else { return nil }
+                target = .draining(connection, waiting: [])
+                return connection
+            case .draining(let connection, _):
+                return connection
+            }
+        }
+        guard let connection else { return }
+        self.outboxWriter = Task { await self.writeOutbox(to: connection) }
     }
 
+    /// Writes the outbox, first message first, then the `.now` sends that waited for it, in order, to `connection`
+    /// while it is the open one; once nothing waits, `.now` sends write to it directly again.
     private func writeOutbox(to connection: any TransportConnection) async {
         defer {
-            self.flushing = false
+            self.outboxWriter = nil
             self.outboxMayBeEmpty()
-        }
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            do {
-                try await connection.send(entry.element)
-            } catch WebSocketSendError.notOpen {
-                self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
-                return
-            } catch {
-                self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
-                return
+            self.rescheduleTimer()  // the earliest expiry waiting may have left
+            // A newer connection opened while this task wrote to the old one: the outbox goes on there.
+            if let current = self.sendTarget.withLock({ $0.connection }), current !== connection {
+                self.flushOutbox()
             }
-            // The connection may have ended while this write waited: the rest waits for the next one.
-            guard self.sendTarget.withLock({ $0 }) === connection else { return }
+        }
+        // Each check is on the actor, before any await: the connection may have ended while a write waited.
+        while self.sendTarget.withLock({ $0.isDraining(connection) }) {
+            if let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+                do {
+                    try await connection.send(entry.element)
+                } catch WebSocketSendError.notOpen {
+                    self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
+                    return  // `.now` sends waiting get `notOpen` when the connection's end arrives
+                } catch {
+                    self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
+                    return
+                }
+                continue
+            }
+            // The outbox is written: the `.now` sends that waited go next; when none waits, sending is direct.
+            let waiting = self.sendTarget.withLock { $0.takeWaitingOrOpen() }
+            for (index, send) in waiting.enumerated() {
+                guard self.sendTarget.withLock({ $0.isDraining(connection) }) else {
+                    for unsent in waiting[index...] {
+                        unsent.continuation.resume(throwing: WebSocketSendError.notOpen)
+                    }
+                    return
+                }
+                do {
+                    try await connection.send(send.message)
+                    send.continuation.resume(returning: nil)
+                } catch {
+                    send.continuation.resume(throwing: error)  // as it would have thrown when sent directly
+                }
+            }
         }
     }
 
@@ -247,6 +345,22 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         for waiter in waiters { waiter.resume() }
     }
 
+    /// Reports every queued message as dropped for `reason` (one expired already as `.expired`), first first.
+    private func dropOutbox(_ reason: OutboxDropReason) {
+        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
+            self.dropped(entry.element, reason)
+        }
+        self.outboxMayBeEmpty()
+        self.rescheduleTimer()  // no expiry left to wake for
+    }
+
+    /// The timer fired at `now`: the queued messages that expired by then are reported, without waiting for the
+    /// next write or the next message queued.
+    private func outboxTimerFired(now: Int) {
+        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
+        self.outboxMayBeEmpty()
+    }
+
     private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {
         self.publish(.outboxDropped(message, reason: reason))
     }
@@ -256,7 +370,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         _ connection: any TransportConnection, generation: Int,
         greeting: @Sendable () async -> [WebSocketMessage]
     ) async {
+        defer { self.greeters[generation] = nil }
         for message in await greeting() {
+            guard !Task.isCancelled else { return }  // stopped: the connection is closing
             do {
                 try await connection.send(message)
             } catch {
@@ -396,11 +512,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         )
     }
 
-    /// The number of live connections, connections still being read, and timers; all zero once `stop()` has returned.
-    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int) {
+    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
+    /// greeting, the outbox); all zero once `stop()` has returned.
+    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
         (
             self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
-            self.pathMonitor == nil ? 0 : 1
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.outboxWriter == nil ? 0 : 1)
         )
     }
 
@@ -490,7 +607,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard let wake = self.timerWake else { return }  // disarmed while its firing was on the way
         self.timer?.fired()
         self.timerWake = nil
-        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+        let now = max(self.now(), wake)
+        self.outboxTimerFired(now: now)
+        guard let due = self.machine.nextWake, due <= now else { return self.afterEvent() }  // an expiry's wake
+        self.handle(self.machine.timerFired(now: now))
     }
 
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
@@ -542,11 +662,14 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         case .sendGreeting(let generation):
             guard generation == self.machine.generation, let connection = self.connections[generation],
                   let greeting = self.configuration.greeting else { return }
-            Task { await self.greet(connection, generation: generation, greeting: greeting) }
+            self.greeters[generation] = Task {
+                await self.greet(connection, generation: generation, greeting: greeting)
+            }
         case .closeTransport(let generation, let reason, let code):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
             guard let connection = self.connections.removeValue(forKey: generation) else { return }
+            self.updateSendTarget()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
         }
     }
@@ -627,12 +750,31 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         let identity = target.map { ObjectIdentifier($0) }
         guard identity != self.publishedSendTarget else { return }
         self.publishedSendTarget = identity
-        self.sendTarget.withLock { $0 = target }
-        self.flushOutbox()  // a new open (and greeted) connection: the outbox goes first
+        // A new open (and greeted) connection: the outbox goes first, and `.now` sends wait until it is written —
+        // or until a write still in flight on the previous connection is settled (it may be put back first).
+        let drains = !self.outbox.isEmpty || self.outboxWriter != nil
+        let abandoned = self.sendTarget.withLock { published -> [WaitingSend] in
+            let waiting = published.waiting
+            published = target.map { drains ? .draining($0, waiting: []) : .open($0) } ?? .closed
+            return waiting
+        }
+        for send in abandoned {
+            send.continuation.resume(throwing: WebSocketSendError.notOpen)  // their connection is no longer open
+        }
+        self.flushOutbox()
+    }
+
+    /// When the timer wakes the client: at the machine's next wake time, or earlier for a queued message's expiry.
+    private var nextWake: Int? {
+        switch (self.machine.nextWake, self.outbox.nextExpiry) {
+        case (let machine?, let expiry?): min(machine, expiry)
+        case (let wake?, nil), (nil, let wake?): wake
+        case (nil, nil): nil
+        }
     }
 
     private func rescheduleTimer() {
-        let wake = self.machine.nextWake
+        let wake = self.nextWake
         guard wake != self.timerWake else { return }
         self.timerWake = wake
         guard let wake else {
@@ -672,6 +814,56 @@ private struct PathFeed {
     var generation: Int
     var reader: Task<Void, Never>
     var last: PathSnapshot?
+}
+
+/// Where `send(_:policy: .now)` goes, as the client last published it.
+private enum SendTarget {
+    /// No open session: `.now` throws `notOpen`.
+    case closed
+    /// Open with nothing queued: `.now` writes directly, without entering the actor.
+    case open(any TransportConnection)
+    /// Open while the outbox is written to it: `.now` sends wait here, in the order they came, for the task
+    /// writing the outbox, which writes them after it.
+    case draining(any TransportConnection, waiting: [WaitingSend])
+
+    enum Route {
+        case direct(any TransportConnection)
+        case notOpen
+        case waiting(count: Int)
+    }
+
+    /// The connection `.now` writes to without waiting.
+    var direct: (any TransportConnection)? {
+        if case .open(let connection) = self { connection } else { nil }
+    }
+
+    var connection: (any TransportConnection)? {
+        switch self {
+        case .closed: nil
+        case .open(let connection), .draining(let connection, _): connection
+        }
+    }
+
+    var waiting: [WaitingSend] {
+        if case .draining(_, let waiting) = self { waiting } else { [] }
+    }
+
+    func isDraining(_ connection: any TransportConnection) -> Bool {
+        if case .draining(let current, _) = self { current === connection } else { false }
+    }
+
+    /// The `.now` sends waiting, taken to be written; with none, `.now` sends go direct from now on.
+    mutating func takeWaitingOrOpen() -> [WaitingSend] {
+        guard case .draining(let connection, let waiting) = self else { return [] }
+        self = waiting.isEmpty ? .open(connection) : .draining(connection, waiting: [])
+        return waiting
+    }
+}
+
+/// A `.now` send waiting for the outbox: resumed with nil once written (or with its error), or with `notOpen`.
+private struct WaitingSend {
+    var message: WebSocketMessage
+    var continuation: CheckedContinuation<(any TransportConnection)?, any Error>
 }
 
 extension WebSocketClient where ClockType == ContinuousClock {

@@ -4,6 +4,10 @@
 /// (`popFirst`), and puts it back first (`pushFront`) when the write did not happen at all, so that the order is
 /// kept across any number of reconnects. A message handed to a connection that then failed is not put back: it
 /// may or may not have reached the peer, and sending it again could deliver it twice (at most once).
+///
+/// `nextExpiry` (the earliest expiry time waiting, which need not be the first message's) is kept as messages come
+/// and go, at O(1) amortized per `append`, `popFirst` and `pushFront`, so that the driver can sleep until it;
+/// `removeExpired` looks at the messages only when one has expired.
 public struct Outbox<Element> {
     /// The bounds of an outbox. A message that does not fit is refused at once.
     public struct Limits: Equatable, Hashable, Sendable {
@@ -23,11 +27,19 @@ public struct Outbox<Element> {
         public var element: Element
         public var bytes: Int
         public var expiresAt: Int?
+        /// Which append made it: tells entries apart in `expiries`.
+        fileprivate var sequence: Int
     }
 
     public let limits: Limits
     private var entries: [Entry] = []
     private var head = 0
+    /// The entries, in queue order from `expiriesHead`, whose expiry is earlier than every later entry's (no expiry
+    /// counts as never): increasing, so the first is the earliest of all. An entry leaves it when it leaves the
+    /// outbox, or when a later entry expiring no later arrives.
+    private var expiries: [(sequence: Int, expiresAt: Int)] = []
+    private var expiriesHead = 0
+    private var appended = 0
     /// The payload bytes waiting.
     public private(set) var bytes = 0
 
@@ -40,12 +52,25 @@ public struct Outbox<Element> {
     public var isEmpty: Bool { self.count == 0 }
     /// The waiting elements, first first.
     public var elements: [Element] { self.entries[self.head...].map(\.element) }
+    /// The earliest expiry time of the messages waiting, whichever their place; nil when none expires.
+    public var nextExpiry: Int? {
+        self.expiriesHead < self.expiries.count ? self.expiries[self.expiriesHead].expiresAt : nil
+    }
 
     /// Queues `element` last. Returns false, changing nothing, when it would pass a limit.
     public mutating func append(_ element: Element, bytes: Int, expiresAt: Int?) -> Bool {
         guard self.count < self.limits.count, bytes <= self.limits.bytes - self.bytes else { return false }
-        self.entries.append(Entry(element: element, bytes: bytes, expiresAt: expiresAt))
+        let entry = Entry(element: element, bytes: bytes, expiresAt: expiresAt, sequence: self.appended)
+        self.appended &+= 1
+        self.entries.append(entry)
         self.bytes += bytes
+        if let expiresAt {
+            // Entries before it that expire no earlier can no longer be the earliest while it waits.
+            while self.expiries.count > self.expiriesHead, let last = self.expiries.last, last.expiresAt >= expiresAt {
+                self.expiries.removeLast()
+            }
+            self.expiries.append((entry.sequence, expiresAt))
+        }
         return true
     }
 
@@ -56,6 +81,9 @@ public struct Outbox<Element> {
         let entry = self.entries[self.head]
         self.head += 1
         self.bytes -= entry.bytes
+        if self.expiriesHead < self.expiries.count, self.expiries[self.expiriesHead].sequence == entry.sequence {
+            self.expiriesHead += 1
+        }
         self.compact()
         return entry
     }
@@ -70,11 +98,20 @@ public struct Outbox<Element> {
             self.entries.insert(entry, at: 0)
         }
         self.bytes += entry.bytes
+        // First again: it is the earliest expiry only if it expires before every other entry.
+        if let expiresAt = entry.expiresAt, self.nextExpiry.map({ expiresAt < $0 }) ?? true {
+            if self.expiriesHead > 0 {
+                self.expiriesHead -= 1
+                self.expiries[self.expiriesHead] = (entry.sequence, expiresAt)
+            } else {
+                self.expiries.insert((entry.sequence, expiresAt), at: 0)
+            }
+        }
     }
 
     /// Removes every message expired at `now` (at or after its expiry time), handing each to `expired`, in order.
     public mutating func removeExpired(now: Int, _ expired: (Element) -> Void) {
-        guard self.entries[self.head...].contains(where: { ($0.expiresAt ?? .max) <= now }) else { return }
+        guard let next = self.nextExpiry, next <= now else { return }
         var kept: [Entry] = []
         for entry in self.entries[self.head...] {
             if let expiry = entry.expiresAt, expiry <= now {
@@ -86,6 +123,16 @@ public struct Outbox<Element> {
         }
         self.entries = kept
         self.head = 0
+        // Rebuilt from the back: an entry stays when it expires before every entry after it.
+        self.expiries.removeAll(keepingCapacity: true)
+        self.expiriesHead = 0
+        var earliestAfter: Int?
+        for entry in kept.reversed() {
+            guard let expiresAt = entry.expiresAt, earliestAfter.map({ expiresAt < $0 }) ?? true else { continue }
+            earliestAfter = expiresAt
+            self.expiries.append((entry.sequence, expiresAt))
+        }
+        self.expiries.reverse()
     }
 
     private mutating func compact() {
@@ -95,6 +142,13 @@ public struct Outbox<Element> {
         } else if self.head >= 64 && self.head * 2 >= self.entries.count {
             self.entries.removeFirst(self.head)
             self.head = 0
+        }
+        if self.expiriesHead == self.expiries.count {
+            self.expiries.removeAll(keepingCapacity: true)
+            self.expiriesHead = 0
+        } else if self.expiriesHead >= 64 && self.expiriesHead * 2 >= self.expiries.count {
+            self.expiries.removeFirst(self.expiriesHead)
+            self.expiriesHead = 0
         }
     }
 }

@@ -60,6 +60,7 @@ struct AcceptanceHarness {
         get async {
             let resources = await self.client.resources
             return resources.connections + resources.readers + resources.timers + resources.pathMonitors
+                + resources.writers
         }
     }
 }
