@@ -443,17 +443,19 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// once. A repeated call does nothing.
     public func enterBackground() async {
         let connection = self.connections[self.machine.generation]
+        // The close timeout counts from the close: read the clock before the close goes out, so that a clock moved
+        // on as soon as the close is seen (a test's manual clock) cannot push the deadline later.
+        let deadline = self.clock.now.advanced(by: self.configuration.closeTimeout)
         let action = self.machine.enteredBackground(now: self.now())
         self.handle(action)
         guard case .closeTransport = action, let connection else { return }
-        await self.waitUntilCloseSent(connection)
+        await self.waitUntilCloseSent(connection, deadline: deadline)
     }
 
-    /// Waits for `connection`'s close frame to be sent, at most `closeTimeout` on the client's clock. A transport
+    /// Waits for `connection`'s close frame to be sent, at most until `deadline` on the client's clock. A transport
     /// that never reports keeps its waiting task until it ends; the client does not wait for it.
-    private func waitUntilCloseSent(_ connection: any TransportConnection) async {
+    private func waitUntilCloseSent(_ connection: any TransportConnection, deadline: ClockType.Instant) async {
         let (outcome, sink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let deadline = self.clock.now.advanced(by: self.configuration.closeTimeout)
         let clock = self.clock
         Task {
             await connection.waitUntilCloseSent()
