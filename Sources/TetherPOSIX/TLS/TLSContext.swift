@@ -40,8 +40,8 @@ public final class TLSContext: @unchecked Sendable {
     }
 
     deinit {
-        // The cached sessions are freed with `unguardedSessions`; every `SSL` made from the context holds it (and so it)
-        // alive, so none is left using it.
+        // Every `TLSSession` holds its context: no `SSL` made from it is left. The cached sessions are freed with
+        // `unguardedSessions`.
         SSL_CTX_free(self.pointer)
     }
 

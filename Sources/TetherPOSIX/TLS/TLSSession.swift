@@ -194,8 +194,9 @@ public final class TLSSession {
     /// Why the unretained pointer read here is valid: the ex_data slot is set in `init` to the `TLSSession` that
     /// owns `ssl` and cleared in its `deinit` before `SSL_free`. OpenSSL runs this callback only synchronously,
     /// inside `SSL_do_handshake` or `SSL_read_ex` on this `ssl`, and only a `TLSSession` method calls those on its
-    /// own private `ssl`: the owner is executing, so it is alive. The callback runs on the owner's thread (its
-    /// single owner), so it touches the owner's state as the method calling OpenSSL would.
+    /// own private `ssl`: the owner is executing, so it is alive (a method's `self` is retained for the call). The
+    /// callback runs within that call, on its thread and under whatever exclusion its caller holds (one owner, or
+    /// `TLSStream`'s lock), so it touches the owner's state as the method itself would.
     static func sessionIssued(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
         guard let ssl, let session, let owner = SSL_get_ex_data(ssl, Self.ownerIndex) else { return 0 }
         let client = Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue()

@@ -56,12 +56,15 @@ package struct TLSSessionCache: ~Copyable {
     /// `key`'s session to offer, as a reference the caller owns (and frees), or nil. A TLS 1.3 session (a ticket)
     /// leaves the cache: RFC 8446 (C.4) asks clients not to reuse a ticket, so that connections cannot be linked
     /// by it; the connection it resumes brings new ones. A TLS 1.2 session stays for the next connection too.
-    /// An expired session is freed instead of offered.
+    /// An expired session, or one no longer resumable (OpenSSL marks a TLS 1.2 session so when a connection using
+    /// it sends or receives a fatal alert), is freed instead of offered.
     /// - Parameter now: seconds since the epoch (`time(nil)`).
     package mutating func take(for key: Key, now: Int) -> OpaquePointer? {
         guard let index = self.entries.firstIndex(where: { $0.key == key }) else { return nil }
         let session = self.entries[index].session
-        guard now < SSL_SESSION_get_time(session) + SSL_SESSION_get_timeout(session) else {
+        guard SSL_SESSION_is_resumable(session) == 1,
+            now < SSL_SESSION_get_time(session) + SSL_SESSION_get_timeout(session)
+        else {
             self.entries.remove(at: index)
             SSL_SESSION_free(session)
             return nil

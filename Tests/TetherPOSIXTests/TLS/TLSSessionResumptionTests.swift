@@ -50,10 +50,12 @@ private enum Marked {
         if data != nil { Marked.freed.add(1, ordering: .relaxed) }
     }
 
-    /// A fresh session (as resumable as the cache needs: it never looks inside) of `version`, marked.
+    /// A fresh session of `version` with a session ID (resumable, as far as the cache looks), marked.
     static func session(version: Int32) -> OpaquePointer {
         let session = SSL_SESSION_new()!
         _ = SSL_SESSION_set_protocol_version(session, version)
+        let id = [UInt8](repeating: 7, count: 32)
+        _ = SSL_SESSION_set1_id(session, id, UInt32(id.count))
         _ = SSL_SESSION_set_ex_data(session, Self.index, UnsafeMutableRawPointer(bitPattern: 1))
         return session
     }
