@@ -68,6 +68,26 @@ static inline int tether_X509_NAME_add_common_name(X509_NAME *name, const char *
     return X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)commonName, -1, -1, 0);
 }
 
+static inline int tether_SSL_get_ex_new_index(void) {
+    return SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+}
+
+static inline int tether_SSL_SESSION_get_ex_new_index(CRYPTO_EX_free *free_function) {
+    return SSL_SESSION_get_ex_new_index(0, NULL, NULL, NULL, free_function);
+}
+
+static inline long tether_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+static inline long tether_SSL_CTX_sess_set_cache_size(SSL_CTX *ctx, long size) {
+    return SSL_CTX_sess_set_cache_size(ctx, size);
+}
+
+static inline void tether_SSL_CTX_disable_tickets(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+}
+
 static inline void tether_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }

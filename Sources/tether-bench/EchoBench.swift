@@ -22,7 +22,11 @@
 //   echo.tls_memory_mbps_1m       its same-run reference: the 1 MiB echo's four TLS passes (encrypt and decrypt each
 //                                 way) through two TLSSessions in memory on one thread (TLSMemoryReference.swift)
 //   echo.connects_per_s           sequential connections (TCP connect and upgrade, then close) per second on a bare
-//   echo.tls_connects_per_s       `SocketTransport`, plain and with a full TLS handshake each (no session resumption)
+//   echo.tls_connects_per_s       `SocketTransport`, plain and with a full TLS handshake each
+//                                 (`TLSOptions.sessionResumption` off)
+//   echo.tls_resumed_connects_per_s  the same with session resumption (the default): each connection resumes the
+//                                 session (a TLS 1.3 ticket) the previous one received, as a reconnect does; its
+//                                 same-run reference is echo.tls_connects_per_s
 //
 // Options:
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
@@ -142,11 +146,13 @@ enum EchoBench {
     static let figures: Set<String> = [
         "rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s", "transport_rtt_64b_per_s",
         "transport_mbps_1m", "tcp_rtt_70b_per_s", "tcp_pool_rtt_70b_per_s", "tls_rtt_64b_per_s", "tls_mbps_1m",
-        "connects_per_s", "tls_connects_per_s",
+        "connects_per_s", "tls_connects_per_s", "tls_resumed_connects_per_s",
     ]
 
     /// The figures only `--tls` measures.
-    static let tlsFigures: Set<String> = ["tls_rtt_64b_per_s", "tls_mbps_1m", "connects_per_s", "tls_connects_per_s"]
+    static let tlsFigures: Set<String> = [
+        "tls_rtt_64b_per_s", "tls_mbps_1m", "connects_per_s", "tls_connects_per_s", "tls_resumed_connects_per_s",
+    ]
 
     // MARK: - Measuring
 
@@ -254,11 +260,28 @@ enum EchoBench {
             print("echo.connects_per_s \(WireBench.format(rate))")
         }
         if options.wants("tls_connects_per_s") {
-            let rate = try await self.connects(TransportRequest(url: url, tls: trusting), seconds: options.seconds)
+            var fullHandshakes = trusting
+            fullHandshakes.sessionResumption = false
+            let rate = try await self.connects(
+                TransportRequest(url: url, tls: fullHandshakes), seconds: options.seconds)
+            try self.checkResumed(server, expected: false)
             print("echo.tls_connects_per_s \(WireBench.format(rate))")
+        }
+        if options.wants("tls_resumed_connects_per_s") {
+            let rate = try await self.connects(TransportRequest(url: url, tls: trusting), seconds: options.seconds)
+            try self.checkResumed(server, expected: true)
+            print("echo.tls_resumed_connects_per_s \(WireBench.format(rate))")
         }
         await plainServer.stop()
         await server.stop()
+    }
+
+    /// Checks that the server's latest connection resumed a TLS session, or did not, as the figure claims.
+    static func checkResumed(_ server: TestServer, expected: Bool) throws {
+        let resumed = server.connections.last?.tlsResumed
+        guard resumed == expected else {
+            throw Failure("the last TLS connection \(expected ? "did not resume" : "resumed") a session")
+        }
     }
 
     /// Sequential connections: open (TCP, TLS when asked, upgrade), close, wait for the end; per second.

@@ -23,13 +23,22 @@ public struct TLSOptions: Sendable, Hashable {
     /// Turns chain and host-name verification off: any certificate is accepted (pins, when given, still apply).
     /// For local testing only; never in production. Default false.
     public var insecureSkipVerification: Bool
+    /// TLS session resumption: connections with the same options to the same host and port offer the latest
+    /// session (a TLS 1.3 ticket, used once, or a TLS 1.2 session) their server issued, so that a reconnect makes
+    /// an abbreviated handshake, without the certificate chain: fewer bytes and far less CPU on both sides. A
+    /// session is only offered under the options (roots, pins, verification) it was verified with, at most 8
+    /// servers keep one per set of options, and one leaves after a handshake with it failed. Turn it off to make
+    /// every connection a full handshake that a ticket cannot link to the previous one. Default true.
+    public var sessionResumption: Bool
 
     public init(
-        additionalTrustRoots: [Certificates] = [], pins: [String] = [], insecureSkipVerification: Bool = false
+        additionalTrustRoots: [Certificates] = [], pins: [String] = [], insecureSkipVerification: Bool = false,
+        sessionResumption: Bool = true
     ) {
         self.additionalTrustRoots = additionalTrustRoots
         self.pins = pins
         self.insecureSkipVerification = insecureSkipVerification
+        self.sessionResumption = sessionResumption
     }
 
     /// Whether `pin` has the form `sha256/` + the base64 of 32 bytes.

@@ -10,24 +10,52 @@ import Synchronization
 public final class TLSContext: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `pointer` is configured completely in the initializer and never changed
     // afterwards; OpenSSL documents `SSL_new` on a shared, no longer modified `SSL_CTX` as safe from any thread
-    // (its reference count and lazily loaded lookup caches are internally locked). `pins` and `verifies` are
-    // immutable.
+    // (its reference count and lazily loaded lookup caches are internally locked). `pins`, `verifies` and
+    // `resumesSessions` are immutable. `unguardedSessions` is touched only inside `withSessions`, which holds
+    // `sessionLock` for the whole access; the `SSL_SESSION`s in it are reference counted with atomics and not
+    // changed once made, and OpenSSL's own caches share them between threads the same way.
     let pointer: OpaquePointer
     /// The base64 SHA-256 digests of accepted SPKIs (without the `sha256/` prefix).
     let pins: Set<String>
     /// A client context that verifies the chain and the host name.
     let verifies: Bool
     let isServer: Bool
+    /// A client context that keeps sessions in `sessions` and offers them (`TLSClientOptions.sessionResumption`).
+    let resumesSessions: Bool
+    private let sessionLock = Mutex(())
+    /// The client's resumable sessions, only this context's own: a session verified under other trust roots,
+    /// pins or verification setting is never offered here. Only inside `withSessions`.
+    private var unguardedSessions: TLSSessionCache
 
-    private init(pointer: OpaquePointer, pins: Set<String>, verifies: Bool, isServer: Bool) {
+    /// How many servers a client context keeps a session for.
+    package static let sessionCacheCapacity = 8
+
+    private init(pointer: OpaquePointer, pins: Set<String>, verifies: Bool, isServer: Bool, resumesSessions: Bool) {
         self.pointer = pointer
         self.pins = pins
         self.verifies = verifies
         self.isServer = isServer
+        self.resumesSessions = resumesSessions
+        self.unguardedSessions = TLSSessionCache(capacity: Self.sessionCacheCapacity)
     }
 
     deinit {
+        // Every `TLSSession` holds its context: no `SSL` made from it is left. The cached sessions are freed with
+        // `unguardedSessions`.
         SSL_CTX_free(self.pointer)
+    }
+
+    /// Runs `body` with the session cache, under its lock.
+    func withSessions<Result>(_ body: (inout TLSSessionCache) -> Result) -> Result {
+        self.sessionLock.withLock { _ in body(&self.unguardedSessions) }
+    }
+
+    /// How many sessions the context keeps (for tests).
+    package var cachedSessionCount: Int { self.withSessions { $0.count } }
+
+    /// Frees every kept session (for tests and diagnostics).
+    package func removeCachedSessions() {
+        self.withSessions { $0.removeAll() }
     }
 
     /// A client context.
@@ -37,7 +65,19 @@ public final class TLSContext: @unchecked Sendable {
         let context = try Self.makeContext(method: TLS_client_method())
         let verifies = !options.insecureSkipVerification
         // The context owns the pointer from here on, so an error below frees it.
-        let result = TLSContext(pointer: context, pins: pins, verifies: verifies, isServer: false)
+        let result = TLSContext(
+            pointer: context, pins: pins, verifies: verifies, isServer: false,
+            resumesSessions: options.sessionResumption)
+        if options.sessionResumption {
+            // OpenSSL hands each new session to `TLSSession`'s callback, which decides what `sessions` keeps;
+            // OpenSSL keeps none itself (its client cache would not be keyed by server).
+            _ = tether_SSL_CTX_set_session_cache_mode(
+                context, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
+            SSL_CTX_sess_set_new_cb(context) { ssl, session in TLSSession.sessionIssued(ssl: ssl, session: session) }
+        } else {
+            _ = tether_SSL_CTX_set_session_cache_mode(context, Int(SSL_SESS_CACHE_OFF))
+            tether_SSL_CTX_disable_tickets(context)
+        }
         if verifies {
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             guard SSL_CTX_set_default_verify_paths(context) == 1 else { throw .contextUnavailable }
@@ -75,7 +115,19 @@ public final class TLSContext: @unchecked Sendable {
     /// - Throws: `TLSConfigurationError` when the chain or the key cannot be read or do not match.
     public static func server(_ options: TLSServerOptions) throws(TLSConfigurationError) -> TLSContext {
         let context = try Self.makeContext(method: TLS_server_method())
-        let result = TLSContext(pointer: context, pins: [], verifies: false, isServer: true)
+        let result = TLSContext(pointer: context, pins: [], verifies: false, isServer: true, resumesSessions: false)
+        // Resumption: TLS 1.3 tickets and TLS 1.2 tickets are on by default (stateless, sealed with the context's
+        // own key, which lives as long as the context); the stateful cache for TLS 1.2 session IDs is bounded.
+        let sessionIDContext: [UInt8] = Array("tether".utf8)
+        guard SSL_CTX_set_session_id_context(context, sessionIDContext, UInt32(sessionIDContext.count)) == 1 else {
+            throw .contextUnavailable
+        }
+        _ = tether_SSL_CTX_sess_set_cache_size(context, 1_024)
+        if options.tls12OnlyForTesting {
+            guard tether_SSL_CTX_set_max_proto_version(context, TLS1_2_VERSION) == 1 else {
+                throw .contextUnavailable
+            }
+        }
         if options.legacyVersionsOnlyForTesting {
             // OpenSSL 3 allows TLS 1.0 and 1.1 only at security level 0; without it the server has no version.
             SSL_CTX_set_security_level(context, 0)

@@ -17,13 +17,20 @@ public struct TLSClientOptions: Sendable, Hashable {
     public var pins: [String]
     /// No chain or host-name verification (pins, when given, are still checked). For local testing only.
     public var insecureSkipVerification: Bool
+    /// Whether the context keeps the sessions its servers issue (TLS 1.3 tickets, TLS 1.2 sessions) and offers the
+    /// latest one when it connects to the same server (name and port) again: a shorter handshake, without the
+    /// certificate chain or its verification. A session is only offered by the context that verified it when it
+    /// was made. False: every connection makes a full handshake, and connections cannot be linked by a ticket.
+    public var sessionResumption: Bool
 
     public init(
-        additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false
+        additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false,
+        sessionResumption: Bool = true
     ) {
         self.additionalTrustRoots = additionalTrustRoots
         self.pins = pins
         self.insecureSkipVerification = insecureSkipVerification
+        self.sessionResumption = sessionResumption
     }
 }
 
@@ -35,6 +42,9 @@ public struct TLSServerOptions: Sendable, Hashable {
     /// OpenSSL's security level 0), the outdated server a client must refuse as `TLSFailure.protocolVersion`.
     /// False (default): TLS 1.2 or later, like every Tether context.
     package var legacyVersionsOnlyForTesting = false
+    /// For tests only: a server that speaks TLS 1.2 and nothing newer, to test what differs from TLS 1.3 (sessions
+    /// resumed by a TLS 1.2 ticket). False (default): TLS 1.2 or later.
+    package var tls12OnlyForTesting = false
 
     public init(certificateChain: PEMSource, privateKey: PEMSource) {
         self.certificateChain = certificateChain

@@ -32,12 +32,23 @@ public final class TLSSession {
     public private(set) var isHandshakeComplete = false
     /// The peer's `close_notify` was read.
     public private(set) var receivedCloseNotify = false
+    /// The handshake resumed an earlier session (an abbreviated handshake, without a certificate): for a client,
+    /// a session its context kept; for a server, a ticket or session it issued. Known once the handshake completed.
+    public private(set) var isResumed = false
+    /// A client's server, under which its context keeps sessions; nil for a server or without resumption.
+    private let resumptionKey: TLSSessionCache.Key?
+    /// The session a client offered (one reference, ours), until the handshake ends: on a failure, it leaves the
+    /// cache. Holding the reference keeps its address from being reused by another session meanwhile.
+    private var offeredSession: OpaquePointer?
 
     /// A client session for `serverName` (a host name, or an IP literal without brackets): SNI carries a host
     /// name (never an IP literal), and verification, when the context verifies, checks the name or the address.
-    public convenience init(context: TLSContext, serverName: String) {
+    /// - Parameter port: the server's port, which with `serverName` names the server whose latest session the
+    ///   context offers and keeps (when it resumes sessions). Default 443.
+    public convenience init(context: TLSContext, serverName: String, port: Int = 443) {
         precondition(!context.isServer, "a client session needs a client context")
-        self.init(context: context)
+        let key = context.resumesSessions ? TLSSessionCache.Key(serverName: serverName, port: port) : nil
+        self.init(context: context, resumptionKey: key)
         SSL_set_connect_state(self.ssl)
         let isAddress = Self.isIPAddress(serverName)
         if !isAddress { _ = tether_SSL_set_tlsext_host_name(self.ssl, serverName) }
@@ -50,18 +61,30 @@ public final class TLSSession {
                 _ = SSL_set1_host(self.ssl, serverName)
             }
         }
+        if let key {
+            let now = Int(time(nil))
+            if let session = context.withSessions({ $0.take(for: key, now: now) }) {
+                // The SSL takes a reference of its own; ours stays in `offeredSession` until the handshake ends.
+                if SSL_set_session(self.ssl, session) == 1 {
+                    self.offeredSession = session
+                } else {
+                    SSL_SESSION_free(session)
+                }
+            }
+        }
         ERR_clear_error()
     }
 
     /// A server session.
     public convenience init(serverContext context: TLSContext) {
         precondition(context.isServer, "a server session needs a server context")
-        self.init(context: context)
+        self.init(context: context, resumptionKey: nil)
         SSL_set_accept_state(self.ssl)
     }
 
-    private init(context: TLSContext) {
+    private init(context: TLSContext, resumptionKey: TLSSessionCache.Key?) {
         self.context = context
+        self.resumptionKey = resumptionKey
         guard let ssl = SSL_new(context.pointer), let inbound = BIO_new(BIO_s_mem()),
             let outbound = BIO_new(CiphertextSink.method.pointer)
         else {
@@ -74,10 +97,21 @@ public final class TLSSession {
         // The sink outlives the BIO: `SSL_free` (in `deinit`) frees the BIO before the stored properties go.
         BIO_set_data(outbound, Unmanaged.passUnretained(self.sink).toOpaque())
         SSL_set_bio(ssl, inbound, outbound)
+        if resumptionKey != nil {
+            // For `sessionIssued`; see there why the unretained pointer is valid whenever OpenSSL reads it.
+            _ = SSL_set_ex_data(ssl, Self.ownerIndex, Unmanaged.passUnretained(self).toOpaque())
+        }
     }
 
     deinit {
+        // No callback may find this object any more, even from within `SSL_free`.
+        _ = SSL_set_ex_data(self.ssl, Self.ownerIndex, nil)
+        // Freed without our close_notify (the connection dropped, or was reset), OpenSSL would mark the session
+        // not resumable: the very reconnect resumption is for. TLS 1.1 and later allow resuming after an
+        // improper close (RFC 5246, 7.2.1); a fatal alert, sent or received, has already marked it for good.
+        SSL_set_shutdown(self.ssl, SSL_get_shutdown(self.ssl) | SSL_SENT_SHUTDOWN)
         SSL_free(self.ssl)  // frees both BIOs
+        if let offered = self.offeredSession { SSL_SESSION_free(offered) }
     }
 
     // MARK: - Ciphertext
@@ -119,15 +153,77 @@ public final class TLSSession {
         ERR_clear_error()
         let result = SSL_do_handshake(self.ssl)
         if result == 1 {
-            if !self.context.isServer, !self.context.pins.isEmpty, !self.chainMatchesPins() {
+            self.isResumed = SSL_session_reused(self.ssl) == 1
+            // A resumed session carries no certificate to check: it is one this context kept after a full
+            // handshake with the same server name and port passed the same verification and pins (a session is
+            // kept only from then on, see `keepSession`), and OpenSSL resumes only with the server holding its key.
+            if !self.context.isServer, !self.isResumed, !self.context.pins.isEmpty, !self.chainMatchesPins() {
+                self.forgetOfferedSession(failed: true)
                 throw .pinMismatch
             }
             self.isHandshakeComplete = true
+            self.forgetOfferedSession(failed: false)
+            // A TLS 1.2 session is made by the handshake, before the pins were checked: the callback passed it
+            // over (see `sessionIssued`), so it is kept now. A TLS 1.3 one is not resumable yet: its tickets come
+            // after the handshake, to the callback.
+            if self.resumptionKey != nil, let session = SSL_get1_session(self.ssl) {
+                if SSL_SESSION_get_protocol_version(session) < TLS1_3_VERSION {
+                    self.keepSession(session)
+                } else {
+                    // A TLS 1.3 session here is one without a ticket yet, or (resumed) the one just used.
+                    SSL_SESSION_free(session)
+                }
+            }
             return true
         }
         let code = SSL_get_error(self.ssl, result)
         if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE { return false }
+        self.forgetOfferedSession(failed: true)
         throw self.handshakeFailure()
+    }
+
+    // MARK: - Resumption
+
+    /// The `SSL` ex_data slot holding a client session's unretained `TLSSession` (for `sessionIssued`).
+    private static let ownerIndex = tether_SSL_get_ex_new_index()
+
+    /// OpenSSL's new-session callback on a client context that resumes sessions: a server issued `session` on
+    /// `ssl` (during a TLS 1.2 handshake, or in a TLS 1.3 ticket after it). Always returns 0: the reference
+    /// OpenSSL passed stays OpenSSL's (it frees it); a session kept takes a reference of its own.
+    ///
+    /// Why the unretained pointer read here is valid: the ex_data slot is set in `init` to the `TLSSession` that
+    /// owns `ssl` and cleared in its `deinit` before `SSL_free`. OpenSSL runs this callback only synchronously,
+    /// inside `SSL_do_handshake` or `SSL_read_ex` on this `ssl`, and only a `TLSSession` method calls those on its
+    /// own private `ssl`: the owner is executing, so it is alive (a method's `self` is retained for the call). The
+    /// callback runs within that call, on its thread and under whatever exclusion its caller holds (one owner, or
+    /// `TLSStream`'s lock), so it touches the owner's state as the method itself would.
+    static func sessionIssued(ssl: OpaquePointer?, session: OpaquePointer?) -> Int32 {
+        guard let ssl, let session, let owner = SSL_get_ex_data(ssl, Self.ownerIndex) else { return 0 }
+        let client = Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue()
+        // Before the handshake has completed the pins are unchecked: `handshake()` keeps the session afterwards.
+        guard client.isHandshakeComplete else { return 0 }
+        SSL_SESSION_up_ref(session)
+        client.keepSession(session)
+        return 0
+    }
+
+    /// Keeps `session` (our reference, taken over) as the server's latest, if it can be resumed.
+    private func keepSession(_ session: OpaquePointer) {
+        guard let key = self.resumptionKey, SSL_SESSION_is_resumable(session) == 1 else {
+            SSL_SESSION_free(session)
+            return
+        }
+        self.context.withSessions { $0.store(session, for: key) }
+    }
+
+    /// Lets go of the offered session at the end of the handshake; after a failure it leaves the cache too.
+    private func forgetOfferedSession(failed: Bool) {
+        guard let offered = self.offeredSession else { return }
+        self.offeredSession = nil
+        if failed, let key = self.resumptionKey {
+            self.context.withSessions { $0.remove(offered, for: key) }
+        }
+        SSL_SESSION_free(offered)
     }
 
     // MARK: - Application data

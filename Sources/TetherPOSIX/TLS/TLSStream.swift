@@ -50,6 +50,9 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// Whether the handshake has completed (for tests and diagnostics).
     public var isHandshakeComplete: Bool { self.engine { $0.handshakeComplete } }
 
+    /// Whether the handshake resumed an earlier session (see `TLSSession.isResumed`); false until it completed.
+    public var isResumed: Bool { self.engine { $0.handshakeComplete && $0.session.isResumed } }
+
     // MARK: - ByteStream
 
     public func setStreamHandler(_ handler: any ByteStreamHandler) {

@@ -7,6 +7,9 @@ public struct ConnectionRecord: Sendable {
     public var acceptedAt: Int
     /// The upgrade request, once read.
     public var request: RequestRecord?
+    /// Over TLS, once the request was read: whether the client resumed a session (a ticket or session the server
+    /// issued on an earlier connection) instead of a full handshake. Nil without TLS or before the request.
+    public var tlsResumed: Bool?
     /// The scenario applied (once the request was read and valid).
     public var scenario: Scenario?
     /// How the handshake was answered, once it was.

@@ -91,6 +91,56 @@ struct WebSocketClientTLSTests {
         await server.stop()
     }
 
+    @Test(arguments: [false, true])
+    func aReconnectAfterTheServerDropsTheConnectionResumesTheTLSSession(tls12Only: Bool) async throws {
+        var options = Self.authority.issue().serverOptions
+        options.tls12OnlyForTesting = tls12Only
+        // The first connection is reset (no close frame, no close_notify), as when the network drops it.
+        let server = try TestServer(tls: TestServerTLS(options)) { context in
+            context.index == 1 ? .reset(afterMilliseconds: 100) : .echo
+        }
+        var configuration = self.configuration(server)
+        configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        #expect(await recorder.record(.opened) != nil)
+        #expect(await recorder.record(.opened) != nil)
+        try await client.send(text: "after the drop")
+        #expect(await recorder.message() == .text("after the drop"))
+        await client.stop()
+        let first = try await server.waitForEnd(ofConnection: 1)
+        let second = try await server.waitForEnd(ofConnection: 2)
+        #expect(first.tlsResumed == false)
+        #expect(second.tlsResumed == true)
+        await server.stop()
+    }
+
+    @Test func aPinMismatchStillFailsOnAFreshContextAfterResumedConnections() async throws {
+        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .echo)
+        // Resumable sessions for this server under the trusting options...
+        for _ in 0..<2 {
+            let client = try WebSocketClient(configuration: self.configuration(server))
+            let recorder = EventRecorder(client.events)
+            await client.start()
+            #expect(await recorder.record(.opened) != nil)
+            await client.stop()
+        }
+        #expect(try await server.waitForEnd(ofConnection: 2).tlsResumed == true)
+        // ...are never offered under other options: the pin is checked on a full handshake, and fails.
+        var configuration = self.configuration(server)
+        configuration.tls.pins = [TestCertificateAuthority.selfSigned().pin]
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        let closed = await recorder.record(.closed)
+        #expect(closed?.reason == .tlsFailed(detail: "pin mismatch"))
+        await client.stop()
+        let record = try await server.waitForEnd(ofConnection: 3)
+        #expect(record.request == nil)
+        await server.stop()
+    }
+
     @Test func aMalformedPinIsAConfigurationError() {
         var configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/")!)
         configuration.tls.pins = ["sha256/not-a-digest"]

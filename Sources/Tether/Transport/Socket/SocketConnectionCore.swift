@@ -175,7 +175,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     private func startProtocol(on tcp: TCPConnection, takingOver: Bool) {
         self.phase = .handshaking
         if let context = self.tlsContext {
-            let session = TLSSession(context: context, serverName: self.serverName)
+            let session = TLSSession(context: context, serverName: self.serverName, port: self.originPort)
             let stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
             self.stream = stream
             stream.setStreamHandler(self)

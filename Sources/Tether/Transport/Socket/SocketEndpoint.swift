@@ -86,7 +86,8 @@ struct SocketEndpoint: Sendable {
                 }
             },
             pins: options.pins,
-            insecureSkipVerification: options.insecureSkipVerification
+            insecureSkipVerification: options.insecureSkipVerification,
+            sessionResumption: options.sessionResumption
         )
     }
 

@@ -17,7 +17,8 @@ import TetherWire
 ///   open ends with `.tlsFailed` (`permanent` for a certificate that does not verify); after the open, like any
 ///   broken connection, with `.receiveFailed`. A clean close sends `close_notify`; the server's end of stream
 ///   without one is a truncated connection (`.receiveFailed` while open). TLS options that cannot be used (an
-///   unreadable CA file) end the connection at once with a permanent `.tlsFailed`.
+///   unreadable CA file) end the connection at once with a permanent `.tlsFailed`. Reconnects resume the server's
+///   latest TLS session for the same host, port and TLS options (`TLSOptions.sessionResumption`).
 /// - HTTP proxies (`TransportRequest.proxy`): the TCP connection goes to the proxy, a `CONNECT` opens a tunnel to
 ///   the origin (with Basic authentication when the proxy has credentials), and TLS (verified against the origin's
 ///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a

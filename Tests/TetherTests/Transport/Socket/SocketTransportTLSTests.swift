@@ -47,6 +47,24 @@ import TetherWire
         await peer.stop()
     }
 
+    @Test func theSecondConnectionToAServerResumesTheFirstsSessionUnlessResumptionIsOff() async throws {
+        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .normal)
+        // Options of this test's own: a context (and a session cache) no other test shares.
+        var options = Self.trusting
+        options.pins = [Self.authority.certificate.pin]
+        var withoutResumption = options
+        withoutResumption.sessionResumption = false
+        for (index, tls) in [options, options, withoutResumption, withoutResumption].enumerated() {
+            var client = self.connect(URL(string: server.url())!, tls: tls)
+            #expect(await client.next() == .opened(nil))
+            client.connection.close(code: 1000, reason: "")
+            #expect(await client.rest() == [.ended(.closedLocally)])
+            let record = try await server.waitForEnd(ofConnection: index + 1)
+            #expect(record.tlsResumed == (index == 1), "connection \(index + 1)")
+        }
+        await server.stop()
+    }
+
     @Test func pingsGetTheirPongsOverTLS() async throws {
         let server = try TestServer(tls: Self.valid.serverTLS, scenario: .normal)
         var client = self.connect(URL(string: server.url())!)
