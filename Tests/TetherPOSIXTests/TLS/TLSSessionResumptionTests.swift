@@ -5,44 +5,6 @@ import Testing
 @testable import TetherPOSIX
 import TetherTestServer
 
-/// One client and one server session of the given contexts, paired in memory, each one's ciphertext the other's
-/// input; `connect` runs the handshake and then lets the client read what the server sent after it (TLS 1.3
-/// tickets).
-private final class Connection {
-    let client: TLSSession
-    let server: TLSSession
-    var clientFailure: TLSFailure?
-    var serverFailure: TLSFailure?
-
-    init(_ client: TLSContext, _ server: TLSContext, serverName: String = "localhost", port: Int = 443) {
-        self.client = TLSSession(context: client, serverName: serverName, port: port)
-        self.server = TLSSession(serverContext: server)
-    }
-
-    /// Whether both handshakes completed.
-    func connect() -> Bool {
-        for _ in 0..<20 {
-            var clientDone = false
-            var serverDone = false
-            do { clientDone = try self.client.handshake() } catch { self.clientFailure = error }
-            self.client.takeCiphertext { self.server.receive($0) }
-            do { serverDone = try self.server.handshake() } catch { self.serverFailure = error }
-            self.server.takeCiphertext { self.client.receive($0) }
-            if self.serverFailure != nil, self.clientFailure == nil {
-                do { _ = try self.client.handshake() } catch { self.clientFailure = error }
-            }
-            if self.clientFailure != nil || self.serverFailure != nil { return false }
-            if clientDone, serverDone {
-                // The tickets a TLS 1.3 server sent after its handshake reach the client as it reads.
-                var buffer = [UInt8](repeating: 0, count: 1024)
-                let read = try? buffer.withUnsafeMutableBytes { try self.client.read(into: $0) }
-                return read == .needMore
-            }
-        }
-        return false
-    }
-}
-
 /// Sessions of the test below marked with `Marked.index`; counted when OpenSSL frees them.
 private enum Marked {
     static let freed = Atomic<Int>(0)
@@ -77,19 +39,19 @@ private enum Marked {
     func theSecondHandshakeOffersTheSavedSessionAndResumes(tls12Only: Bool) throws {
         let client = try TLSContext.client(Self.trusting)
         let server = try Self.server(tls12Only: tls12Only)
-        let first = Connection(client, server)
+        let first = TLSPair(client, server)
         #expect(first.connect())
         #expect(!first.client.isResumed && !first.server.isResumed)
         #expect(client.cachedSessionCount == 1)
 
-        let second = Connection(client, server)
+        let second = TLSPair(client, server)
         // A TLS 1.3 ticket is used once: it left the cache when offered. A TLS 1.2 session stays.
         #expect(client.cachedSessionCount == (tls12Only ? 1 : 0))
         #expect(second.connect())
         #expect(second.client.isResumed && second.server.isResumed)
         // The resumed connection brought the next ticket (TLS 1.3), or kept its session (TLS 1.2).
         #expect(client.cachedSessionCount == 1)
-        let third = Connection(client, server)
+        let third = TLSPair(client, server)
         #expect(third.connect() && third.client.isResumed)
     }
 
@@ -98,10 +60,10 @@ private enum Marked {
         let client = try TLSContext.client(Self.trusting)
         let server = try Self.server(tls12Only: tls12Only)
         do {
-            let dropped = Connection(client, server)
+            let dropped = TLSPair(client, server)
             #expect(dropped.connect())
         }  // gone without a close_notify, as when the network drops
-        let reconnect = Connection(client, server)
+        let reconnect = TLSPair(client, server)
         #expect(reconnect.connect() && reconnect.client.isResumed)
     }
 
@@ -111,9 +73,9 @@ private enum Marked {
         pinned.pins = [Self.authority.certificate.pin]
         let client = try TLSContext.client(pinned)
         let server = try Self.server()
-        let first = Connection(client, server)
+        let first = TLSPair(client, server)
         #expect(first.connect())
-        let second = Connection(client, server)
+        let second = TLSPair(client, server)
         #expect(second.connect() && second.client.isResumed)
     }
 
@@ -122,7 +84,7 @@ private enum Marked {
         pinned.pins = [TestCertificateAuthority.selfSigned().pin]
         let client = try TLSContext.client(pinned)
         for tls12Only in [false, true] {
-            let connection = Connection(client, try Self.server(tls12Only: tls12Only))
+            let connection = TLSPair(client, try Self.server(tls12Only: tls12Only))
             #expect(!connection.connect())
             #expect(connection.clientFailure == .pinMismatch)
             #expect(client.cachedSessionCount == 0)
@@ -133,7 +95,7 @@ private enum Marked {
     func aSessionIsOfferedOnlyByItsContextForItsServerNameAndPort(tls12Only: Bool) throws {
         let client = try TLSContext.client(Self.trusting)
         let server = try Self.server(tls12Only: tls12Only)
-        let first = Connection(client, server)
+        let first = TLSPair(client, server)
         #expect(first.connect() && client.cachedSessionCount == 1)
 
         // Other verification settings are other contexts, whose caches are their own.
@@ -141,14 +103,14 @@ private enum Marked {
         pinned.pins = [Self.authority.certificate.pin]
         for options in [Self.trusting, pinned, TLSClientOptions(insecureSkipVerification: true)] {
             let other = try TLSContext.client(options)
-            let connection = Connection(other, server)
+            let connection = TLSPair(other, server)
             #expect(connection.connect())
             #expect(!connection.client.isResumed && !connection.server.isResumed)
         }
         // Another port or another name of the same server.
-        let otherPort = Connection(client, server, port: 8443)
+        let otherPort = TLSPair(client, server, port: 8443)
         #expect(otherPort.connect() && !otherPort.client.isResumed)
-        let otherName = Connection(client, server, serverName: "127.0.0.1")
+        let otherName = TLSPair(client, server, serverName: "127.0.0.1")
         #expect(otherName.connect() && !otherName.client.isResumed)
         #expect(client.cachedSessionCount == 3)
     }
@@ -156,10 +118,10 @@ private enum Marked {
     @Test(arguments: [false, true])
     func aSessionTheServerCannotResumeFallsBackToAFullHandshake(tls12Only: Bool) throws {
         let client = try TLSContext.client(Self.trusting)
-        let first = Connection(client, try Self.server(tls12Only: tls12Only))
+        let first = TLSPair(client, try Self.server(tls12Only: tls12Only))
         #expect(first.connect())
         // Another server context: another ticket key and session cache, the same certificate authority.
-        let second = Connection(client, try Self.server(tls12Only: tls12Only))
+        let second = TLSPair(client, try Self.server(tls12Only: tls12Only))
         #expect(second.connect())
         #expect(!second.client.isResumed && !second.server.isResumed)
         #expect(client.cachedSessionCount == 1)
@@ -168,10 +130,10 @@ private enum Marked {
     @Test func aFailedHandshakeWithASessionRemovesIt() throws {
         // TLS 1.2: its session stays in the cache when offered, until a handshake with it fails.
         let client = try TLSContext.client(Self.trusting)
-        let first = Connection(client, try Self.server(tls12Only: true))
+        let first = TLSPair(client, try Self.server(tls12Only: true))
         #expect(first.connect() && client.cachedSessionCount == 1)
         let expired = Self.authority.issue(notBefore: -2 * 86_400, notAfter: -86_400)
-        let second = Connection(client, try Self.server(tls12Only: true, certificate: expired))
+        let second = TLSPair(client, try Self.server(tls12Only: true, certificate: expired))
         #expect(!second.connect())
         #expect(second.clientFailure == .certificateExpired)
         #expect(client.cachedSessionCount == 0)
@@ -182,9 +144,9 @@ private enum Marked {
         options.sessionResumption = false
         let client = try TLSContext.client(options)
         let server = try Self.server()
-        let first = Connection(client, server)
+        let first = TLSPair(client, server)
         #expect(first.connect())
-        let second = Connection(client, server)
+        let second = TLSPair(client, server)
         #expect(second.connect() && !second.client.isResumed)
         #expect(client.cachedSessionCount == 0)
     }
@@ -194,13 +156,13 @@ private enum Marked {
         let server = try Self.server(tls12Only: true)
         let capacity = TLSContext.sessionCacheCapacity
         for port in 1...capacity + 2 {
-            let connection = Connection(client, server, port: port)
+            let connection = TLSPair(client, server, port: port)
             #expect(connection.connect())
             #expect(client.cachedSessionCount == min(port, capacity))
         }
-        let oldest = Connection(client, server, port: 1)
+        let oldest = TLSPair(client, server, port: 1)
         #expect(oldest.connect() && !oldest.client.isResumed)
-        let kept = Connection(client, server, port: capacity + 2)
+        let kept = TLSPair(client, server, port: capacity + 2)
         #expect(kept.connect() && kept.client.isResumed)
         #expect(client.cachedSessionCount == capacity)
     }

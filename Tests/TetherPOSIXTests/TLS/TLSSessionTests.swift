@@ -4,60 +4,6 @@ import Testing
 @testable import TetherPOSIX
 import TetherTestServer
 
-/// A client and a server `TLSSession` paired in memory: the ciphertext each produces is the other's input.
-private final class Pair {
-    let client: TLSSession
-    let server: TLSSession
-    var clientFailure: TLSFailure?
-    var serverFailure: TLSFailure?
-
-    convenience init(client options: TLSClientOptions, serverName: String = "localhost", certificate: String) throws {
-        let certificates = try TestCertificates.make()
-        let server = TLSServerOptions(certificateChain: .file(certificate), privateKey: .file(certificates.keyFile))
-        try self.init(client: options, serverName: serverName, server: server)
-    }
-
-    init(client options: TLSClientOptions, serverName: String = "localhost", server: TLSServerOptions) throws {
-        self.client = TLSSession(context: try TLSContext.client(options), serverName: serverName)
-        self.server = TLSSession(serverContext: try TLSContext.server(server))
-    }
-
-    /// Moves ciphertext both ways until both handshakes completed or one failed. Returns whether both completed.
-    func handshake() -> Bool {
-        for _ in 0..<20 {
-            var clientDone = false
-            var serverDone = false
-            do { clientDone = try self.client.handshake() } catch { self.clientFailure = error }
-            self.client.takeCiphertext { self.server.receive($0) }
-            do { serverDone = try self.server.handshake() } catch { self.serverFailure = error }
-            self.server.takeCiphertext { self.client.receive($0) }
-            if self.serverFailure != nil, self.clientFailure == nil {
-                // The client reads the server's alert, as it would from the socket.
-                do { _ = try self.client.handshake() } catch { self.clientFailure = error }
-            }
-            if self.clientFailure != nil || self.serverFailure != nil { return false }
-            if clientDone, serverDone { return true }
-        }
-        return false
-    }
-
-    /// Encrypts `text` on `from`, hands its records to `to` and reads all the plaintext that comes out.
-    func send(_ text: String, from: TLSSession, to: TLSSession) throws -> [UInt8] {
-        try Array(text.utf8).withUnsafeBytes { try from.write($0) }
-        from.takeCiphertext { to.receive($0) }
-        return try Self.readAll(to)
-    }
-
-    static func readAll(_ session: TLSSession) throws -> [UInt8] {
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while case .bytes(let count) = try buffer.withUnsafeMutableBytes({ try session.read(into: $0) }) {
-            received += buffer[..<count]
-        }
-        return received
-    }
-}
-
 @Suite struct TLSSessionTests {
     private func trusting(_ certificates: TestCertificates) -> TLSClientOptions {
         TLSClientOptions(additionalTrustRoots: [.file(certificates.caFile)])
@@ -65,7 +11,7 @@ private final class Pair {
 
     @Test func handshakeWithAnExtraCAThenDataFlowsBothWaysEncrypted() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.validFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.validFile)
         #expect(pair.handshake())
         #expect(pair.client.isHandshakeComplete && pair.server.isHandshakeComplete)
 
@@ -75,13 +21,13 @@ private final class Pair {
         #expect(!onTheWire.isEmpty)
         #expect(!String(decoding: onTheWire, as: UTF8.self).contains("secret"))
         onTheWire.withUnsafeBytes { pair.server.receive($0) }
-        #expect(try Pair.readAll(pair.server) == Array("secret to the server".utf8))
+        #expect(try TLSPair.readAll(pair.server) == Array("secret to the server".utf8))
         #expect(try pair.send("and back", from: pair.server, to: pair.client) == Array("and back".utf8))
     }
 
     @Test func ciphertextFedOneByteAtATimeGivesTheSamePlaintext() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.validFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.validFile)
         #expect(pair.handshake())
         let message = String(repeating: "0123456789", count: 3000)  // more than one 16 KiB record
         try Array(message.utf8).withUnsafeBytes { try pair.server.write($0) }
@@ -90,7 +36,7 @@ private final class Pair {
         var received: [UInt8] = []
         for byte in ciphertext {
             [byte].withUnsafeBytes { pair.client.receive($0) }
-            received += try Pair.readAll(pair.client)
+            received += try TLSPair.readAll(pair.client)
         }
         #expect(received == Array(message.utf8))
         #expect(pair.client.bufferedCiphertext == 0)
@@ -98,10 +44,10 @@ private final class Pair {
 
     @Test func anIPLiteralIsVerifiedAgainstTheCertificatesAddresses() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(
+        let pair = try TLSPair(
             client: self.trusting(certificates), serverName: "127.0.0.1", certificate: certificates.validFile)
         #expect(pair.handshake())
-        let other = try Pair(
+        let other = try TLSPair(
             client: self.trusting(certificates), serverName: "127.0.0.2", certificate: certificates.validFile)
         #expect(!other.handshake())
         #expect(other.clientFailure == .hostnameMismatch)
@@ -109,7 +55,7 @@ private final class Pair {
 
     @Test func aCertificateForAnotherHostFailsAsHostnameMismatch() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.wrongHostFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.wrongHostFile)
         #expect(!pair.handshake())
         #expect(pair.clientFailure == .hostnameMismatch)
         #expect(pair.clientFailure?.isCertificateFailure == true)
@@ -118,17 +64,17 @@ private final class Pair {
 
     @Test func anExpiredCertificateFailsAsExpired() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.expiredFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.expiredFile)
         #expect(!pair.handshake())
         #expect(pair.clientFailure == .certificateExpired)
     }
 
     @Test func withoutTheCAOrSelfSignedTheIssuerIsUntrusted() throws {
         let certificates = try TestCertificates.make()
-        let unknownCA = try Pair(client: TLSClientOptions(), certificate: certificates.validFile)
+        let unknownCA = try TLSPair(client: TLSClientOptions(), certificate: certificates.validFile)
         #expect(!unknownCA.handshake())
         #expect(unknownCA.clientFailure == .untrustedIssuer)
-        let selfSigned = try Pair(client: self.trusting(certificates), certificate: certificates.selfSignedFile)
+        let selfSigned = try TLSPair(client: self.trusting(certificates), certificate: certificates.selfSignedFile)
         #expect(!selfSigned.handshake())
         #expect(selfSigned.clientFailure == .untrustedIssuer)
         // The server learns of it through the client's alert.
@@ -140,7 +86,7 @@ private final class Pair {
         for pin in [certificates.serverPin, certificates.caPin] {
             var options = self.trusting(certificates)
             options.pins = [pin]
-            let pair = try Pair(client: options, certificate: certificates.validFile)
+            let pair = try TLSPair(client: options, certificate: certificates.validFile)
             #expect(pair.handshake())
         }
     }
@@ -149,7 +95,7 @@ private final class Pair {
         let certificates = try TestCertificates.make()
         var options = self.trusting(certificates)
         options.pins = ["sha256/" + String(repeating: "A", count: 43) + "="]
-        let pair = try Pair(client: options, certificate: certificates.validFile)
+        let pair = try TLSPair(client: options, certificate: certificates.validFile)
         #expect(!pair.handshake())
         #expect(pair.clientFailure == .pinMismatch)
         #expect(!pair.client.isHandshakeComplete)
@@ -157,11 +103,11 @@ private final class Pair {
 
     @Test func insecureSkipVerificationAcceptsAnUntrustedCertificateForAnotherHost() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(
+        let pair = try TLSPair(
             client: TLSClientOptions(insecureSkipVerification: true), certificate: certificates.wrongHostFile)
         #expect(pair.handshake())
         // Pins still apply without verification.
-        let pinned = try Pair(
+        let pinned = try TLSPair(
             client: TLSClientOptions(pins: [certificates.caPin], insecureSkipVerification: true),
             certificate: certificates.selfSignedFile)
         #expect(!pinned.handshake())
@@ -172,7 +118,7 @@ private final class Pair {
         let authority = TestCertificateAuthority()
         var server = authority.issue().serverOptions
         server.legacyVersionsOnlyForTesting = true
-        let pair = try Pair(
+        let pair = try TLSPair(
             client: TLSClientOptions(additionalTrustRoots: [.bytes(authority.certificate.certificatePEM)]),
             server: server)
         #expect(!pair.handshake())
@@ -185,7 +131,7 @@ private final class Pair {
 
     @Test func closeNotifyEndsThePeersPlaintext() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.validFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.validFile)
         #expect(pair.handshake())
         try Array("last words".utf8).withUnsafeBytes { try pair.client.write($0) }
         pair.client.shutdown()
@@ -198,10 +144,10 @@ private final class Pair {
 
     @Test func garbageAfterTheHandshakeIsAProtocolError() throws {
         let certificates = try TestCertificates.make()
-        let pair = try Pair(client: self.trusting(certificates), certificate: certificates.validFile)
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.validFile)
         #expect(pair.handshake())
         [UInt8](repeating: 0x17, count: 64).withUnsafeBytes { pair.client.receive($0) }
-        #expect(throws: TLSFailure.self) { try Pair.readAll(pair.client) }
+        #expect(throws: TLSFailure.self) { try TLSPair.readAll(pair.client) }
     }
 
     @Test func malformedOptionsAreConfigurationErrors() throws {
@@ -233,7 +179,7 @@ private final class Pair {
         let trusting = TLSClientOptions(additionalTrustRoots: [.bytes(authority.certificate.certificatePEM)])
         let valid = authority.issue()
         for host in ["localhost", "127.0.0.1", "::1"] {
-            let pair = try Pair(client: trusting, serverName: host, server: valid.serverOptions)
+            let pair = try TLSPair(client: trusting, serverName: host, server: valid.serverOptions)
             #expect(pair.handshake(), "\(host)")
         }
         let cases: [(TestCertificate, TLSFailure)] = [
@@ -244,17 +190,17 @@ private final class Pair {
             (TestCertificateAuthority().issue(), .untrustedIssuer),
         ]
         for (certificate, failure) in cases {
-            let pair = try Pair(client: trusting, server: certificate.serverOptions)
+            let pair = try TLSPair(client: trusting, server: certificate.serverOptions)
             #expect(!pair.handshake())
             #expect(pair.clientFailure == failure)
         }
         var pinned = trusting
         pinned.pins = [valid.pin]
-        #expect(try Pair(client: pinned, server: valid.serverOptions).handshake())
+        #expect(try TLSPair(client: pinned, server: valid.serverOptions).handshake())
         pinned.pins = [authority.certificate.pin]
-        #expect(try Pair(client: pinned, server: valid.serverOptions).handshake())
+        #expect(try TLSPair(client: pinned, server: valid.serverOptions).handshake())
         pinned.pins = [authority.issue().pin]  // another key
-        let mismatch = try Pair(client: pinned, server: valid.serverOptions)
+        let mismatch = try TLSPair(client: pinned, server: valid.serverOptions)
         #expect(!mismatch.handshake())
         #expect(mismatch.clientFailure == .pinMismatch)
     }
