@@ -53,11 +53,6 @@ public final class TLSContext: @unchecked Sendable {
     /// How many sessions the context keeps (for tests).
     package var cachedSessionCount: Int { self.withSessions { $0.count } }
 
-    /// Frees every kept session (for tests and diagnostics).
-    package func removeCachedSessions() {
-        self.withSessions { $0.removeAll() }
-    }
-
     /// A client context.
     /// - Throws: `TLSConfigurationError` for a malformed pin or unreadable trust roots.
     public static func client(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
@@ -194,7 +189,7 @@ public final class TLSContext: @unchecked Sendable {
 /// Reading PEM into OpenSSL objects.
 package enum PEM {
     /// A memory or file BIO over `source`; nil when the file cannot be opened.
-    package static func bio(_ source: PEMSource) -> OpaquePointer? {
+    static func bio(_ source: PEMSource) -> OpaquePointer? {
         switch source {
         case .file(let path):
             return BIO_new_file(path, "r")

@@ -86,11 +86,5 @@ package struct TLSSessionCache: ~Copyable {
         self.entries.remove(at: index)
         SSL_SESSION_free(session)
     }
-
-    /// Frees every session.
-    package mutating func removeAll() {
-        for entry in self.entries { SSL_SESSION_free(entry.session) }
-        self.entries.removeAll()
-    }
 }
 #endif
