@@ -136,19 +136,19 @@ public struct Outbox<Element> {
     }
 
     private mutating func compact() {
-        if self.head == self.entries.count {
-            self.entries.removeAll(keepingCapacity: true)
-            self.head = 0
-        } else if self.head >= 64 && self.head * 2 >= self.entries.count {
-            self.entries.removeFirst(self.head)
-            self.head = 0
-        }
-        if self.expiriesHead == self.expiries.count {
-            self.expiries.removeAll(keepingCapacity: true)
-            self.expiriesHead = 0
-        } else if self.expiriesHead >= 64 && self.expiriesHead * 2 >= self.expiries.count {
-            self.expiries.removeFirst(self.expiriesHead)
-            self.expiriesHead = 0
+        Self.compact(&self.entries, head: &self.head)
+        Self.compact(&self.expiries, head: &self.expiriesHead)
+    }
+
+    /// Drops the items before `head` of a queue read from `head`: all of them once it is read to the end, else once
+    /// they are at least 64 and half of the array, so that dropping costs O(1) amortized per item.
+    private static func compact<Item>(_ items: inout [Item], head: inout Int) {
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= items.count {
+            items.removeFirst(head)
+            head = 0
         }
     }
 }
