@@ -231,11 +231,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     /// Lends the output to `body` (`seals`: it ends with our close frame, write it as the last write), then empties
     /// it. A pong still owed is encoded first. Nothing is lent when the output is empty.
     public mutating func drainOutput(_ body: (_ bytes: UnsafeRawBufferPointer, _ seals: Bool) -> Void) {
-        self.encodeOwedPong()
-        guard !self.output.isEmpty else { return }
-        let seals = self.outputSeals
-        self.output.withUnsafeBytes { body($0, seals) }
-        self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
+        self.drainOutput(lending: body, giving: { bytes, seals in bytes.withUnsafeBytes { body($0, seals) } })
     }
 
     /// Like `drainOutput(_:)`, but an output grown past the capacity the engine keeps between writes (4 MiB: a large
