@@ -79,6 +79,7 @@ final class ConnectionDriver {
     private var endReason: ConnectionEnd?
     private var timers: [Int: TimerHandle] = [:]
     private var nextTimerID = 0
+    /// When the connection opened: the scenario's timed actions count from it.
     private var scenarioStart = ContinuousClock.now
     private var streamSent = 0
     private var streamPayload: [UInt8] = []
@@ -217,7 +218,6 @@ final class ConnectionDriver {
             return
         }
         self.scenario = scenario
-        self.scenarioStart = ContinuousClock.now
         self.recorder.update(self.index) { record, _ in
             record.scenario = scenario
             return nil
@@ -252,6 +252,8 @@ final class ConnectionDriver {
             record.openedAt = now
             return .opened(subprotocol: subprotocol)
         }
+        // The scenario's times (pings, stream, close, reset) count from here, no earlier than the recorded open.
+        self.scenarioStart = ContinuousClock.now
         if let close = scenario.close { self.schedule(.close, after: close.afterMilliseconds, shell: shell) }
         if let reset = scenario.resetAfterMilliseconds { self.schedule(.reset, after: reset, shell: shell) }
         if let interval = scenario.pingIntervalMilliseconds { self.schedule(.ping, after: interval, shell: shell) }
