@@ -5,7 +5,7 @@ import PackageDescription
 //
 // Module map (see DESIGN.md §1):
 //   TetherCore        pure state machines (standard library only)
-//   TetherWire        RFC 6455 sans-I/O codec (standard library only)
+//   TetherWire        RFC 6455 sans-I/O codec (standard library, and zlib for permessage-deflate)
 //   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)
 //   Tether            the public client actor, transports, path monitors, lifecycle
 //   TetherTesting     what users' test targets import: manual clock, scripted transport and path monitor, recorder
@@ -29,7 +29,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "TetherCore"),
-        .target(name: "TetherWire"),
+        // The system zlib for permessage-deflate: Debian's zlib1g-dev, found with pkg-config.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "TetherWire", dependencies: ["CZlib"]),
         // Linux kernel headers (epoll, eventfd, rtnetlink) from Debian's libc6-dev / linux-libc-dev.
         .systemLibrary(name: "CTetherLinux", path: "Sources/CTetherLinux"),
         // The system OpenSSL (3.0+) for TLS on Linux: Debian's libssl-dev, found with pkg-config.
