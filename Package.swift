@@ -3,7 +3,7 @@ import PackageDescription
 
 // Tether: WebSocket connections that stay correct on unreliable networks.
 //
-// Module map (see DESIGN.md §1):
+// Module map (docs/ARCHITECTURE.md §1):
 //   TetherCore        pure state machines (standard library only)
 //   TetherWire        RFC 6455 sans-I/O codec (standard library only)
 //   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)

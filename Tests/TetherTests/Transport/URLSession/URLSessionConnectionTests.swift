@@ -7,7 +7,7 @@ import TetherTesting
 import FoundationNetworking
 #endif
 
-/// Each trap of `URLSessionWebSocketTask` (DESIGN.md §7) that the connection claims to handle, played by a
+/// Each trap of `URLSessionWebSocketTask` (docs/ARCHITECTURE.md §7) that the connection claims to handle, played by a
 /// scripted task on any platform.
 @Suite struct URLSessionConnectionTests {
     /// One connection over a scripted task, with a manual clock for its close timeout.
