@@ -14,7 +14,7 @@
 /// - nothing is sent after our close frame, which is the last bytes of the output (`outputSeals`).
 ///
 /// Flow control is the owner's: `bufferedInboundBytes` and the size of the output tell it when to stop reading its
-/// socket (DESIGN.md §10).
+/// socket (docs/ARCHITECTURE.md §10).
 public struct WebSocketConnection<Random: RandomNumberGenerator> {
     /// Where the connection is. The data of each state lives in its case.
     public enum State: Equatable, Sendable {
