@@ -1,0 +1,134 @@
+"""picows's side of scripts/bench-peers.sh: the echo server every client is measured against, and picows's client.
+
+    python picows_echo.py serve             listens on 127.0.0.1 (any port), prints `picows.serve_url URL` once it
+                                            listens, then echoes until SIGTERM/SIGINT or until standard input ends
+    python picows_echo.py client URL SECONDS
+
+The client prints the figures `tether-bench echo --url` prints, measured the same way:
+    picows.rtt_64b_per_s   sequential 64-byte binary round trips per second after a warm-up of 2,000 round trips
+                           or 1 s, whichever ends first
+    picows.mbps_1m         1 MiB binary messages echoed one at a time after a warm-up of 20 (or 1 s); payload MB/s
+                           (10^6 bytes) in one direction
+with tether-bench's payloads (byte i is i*7 and i*31, truncated), each for SECONDS on one connection.
+
+Both sides are written the way picows is meant to be used for speed: everything happens in `on_ws_frame`, the
+callback that hands over a parsed frame on the event loop's thread, with no task or future per message; the client
+sends its next message from there. No compression (picows has none), no auto-ping.
+"""
+
+import asyncio
+import os
+import signal
+import sys
+import time
+
+from picows import WSListener, WSMsgType, WSTransport, WSFrame, ws_connect, ws_create_server
+
+# tether-bench echoes messages of up to 1 MiB; picows's default frame limit (10 MiB) already covers them, but say so.
+MAX_FRAME = 16 * 1024 * 1024
+
+
+class EchoServerListener(WSListener):
+    """Echoes every data frame as it arrives, keeping its opcode and FIN bit, so a fragmented message comes back
+    fragmented the same way; answers a close with a close."""
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        if frame.msg_type == WSMsgType.CLOSE:
+            transport.send_close(frame.get_close_code(), frame.get_close_message())
+            transport.disconnect()
+        elif frame.msg_type in (WSMsgType.BINARY, WSMsgType.TEXT, WSMsgType.CONTINUATION):
+            transport.send(frame.msg_type, frame.get_payload_as_memoryview(), fin=frame.fin)
+        # PING is answered by picows itself (enable_auto_pong); PONG needs nothing.
+
+
+async def serve() -> None:
+    loop = asyncio.get_running_loop()
+    server = await ws_create_server(lambda _request: EchoServerListener(), "127.0.0.1", 0,
+                                    max_frame_size=MAX_FRAME)
+    port = server.sockets[0].getsockname()[1]
+    print(f"picows.serve_url ws://127.0.0.1:{port}/", flush=True)
+    stop = loop.create_future()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, lambda: stop.done() or stop.set_result(None))
+    # A parent's pipe closes when it exits, so the server never outlives the script.
+    loop.add_reader(sys.stdin.fileno(), lambda: os.read(sys.stdin.fileno(), 4096) or stop.done() or stop.set_result(None))
+    await stop
+    server.close()
+
+
+class EchoClientListener(WSListener):
+    """Runs one measurement at a time from `on_ws_frame`: each echo received sends the next message."""
+
+    def __init__(self) -> None:
+        self.transport: WSTransport | None = None
+        self.done: asyncio.Future | None = None
+        self.failure: str | None = None
+
+    def on_ws_connected(self, transport: WSTransport) -> None:
+        self.transport = transport
+
+    def measure(self, message: bytes, warm_up: int, seconds: float) -> asyncio.Future:
+        """Starts `warm_up` round trips (at most 1 s of them), then as many as fit in `seconds`; the future gets
+        (count, elapsed)."""
+        self.message = message
+        self.warm_up_left = warm_up
+        self.warm_up_end = time.perf_counter() + 1.0
+        self.seconds = seconds
+        self.count = 0
+        self.start = 0.0
+        self.end = 0.0
+        self.done = asyncio.get_running_loop().create_future()
+        self.transport.send(WSMsgType.BINARY, message)
+        return self.done
+
+    def on_ws_frame(self, transport: WSTransport, frame: WSFrame) -> None:
+        if frame.msg_type != WSMsgType.BINARY or not frame.fin or frame.payload_size != len(self.message):
+            self.fail(f"not an echo: {frame.msg_type.name} fin={frame.fin} {frame.payload_size} B "
+                      f"for {len(self.message)} B")
+            return
+        now = time.perf_counter()
+        if self.warm_up_left > 0:
+            self.warm_up_left -= 1
+            if self.warm_up_left == 0 or now >= self.warm_up_end:
+                self.warm_up_left = 0
+                self.start = time.perf_counter()
+                self.end = self.start + self.seconds
+        else:
+            self.count += 1
+            if now >= self.end:
+                self.done.set_result((self.count, now - self.start))
+                return
+        transport.send(WSMsgType.BINARY, self.message)
+
+    def fail(self, reason: str) -> None:
+        if self.done is not None and not self.done.done():
+            self.done.set_exception(RuntimeError(reason))
+
+    def on_ws_disconnected(self, transport: WSTransport) -> None:
+        self.fail("the server disconnected")
+
+
+async def client(url: str, seconds: float) -> None:
+    transport, listener = await ws_connect(EchoClientListener, url, max_frame_size=MAX_FRAME)
+    small = bytes(i * 7 % 256 for i in range(64))
+    count, elapsed = await listener.measure(small, 2000, seconds)
+    print(f"picows.rtt_64b_per_s {count / elapsed:.0f}", flush=True)
+    large = bytes(i * 31 % 256 for i in range(1 << 20))
+    count, elapsed = await listener.measure(large, 20, seconds)
+    print(f"picows.mbps_1m {count * len(large) / elapsed / 1e6:.2f}", flush=True)
+    transport.send_close()
+    transport.disconnect()
+    await transport.wait_disconnected()
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["serve"] and len(sys.argv) == 2:
+        asyncio.run(serve())
+    elif sys.argv[1:2] == ["client"] and len(sys.argv) == 4:
+        asyncio.run(client(sys.argv[2], float(sys.argv[3])))
+    else:
+        raise SystemExit("usage: picows_echo.py serve | client URL SECONDS")
+
+
+if __name__ == "__main__":
+    main()
