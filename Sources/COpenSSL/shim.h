@@ -88,6 +88,10 @@ static inline void tether_SSL_CTX_disable_tickets(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
 }
 
+static inline int tether_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
+}
+
 static inline void tether_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }

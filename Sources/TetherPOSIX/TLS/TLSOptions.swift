@@ -22,15 +22,55 @@ public struct TLSClientOptions: Sendable, Hashable {
     /// certificate chain or its verification. A session is only offered by the context that verified it when it
     /// was made. False: every connection makes a full handshake, and connections cannot be linked by a ticket.
     public var sessionResumption: Bool
+    /// The certificate and key presented when a server asks for one (mutual TLS); nil presents none.
+    public var clientIdentity: TLSClientIdentity?
 
     public init(
         additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false,
-        sessionResumption: Bool = true
+        sessionResumption: Bool = true, clientIdentity: TLSClientIdentity? = nil
     ) {
         self.additionalTrustRoots = additionalTrustRoots
         self.pins = pins
         self.insecureSkipVerification = insecureSkipVerification
         self.sessionResumption = sessionResumption
+        self.clientIdentity = clientIdentity
+    }
+}
+
+/// A TLS client's identity for servers that require one (mutual TLS): its certificate chain (leaf first, then any
+/// intermediates) and private key, as PEM, and the passphrase of an encrypted key. The key and the passphrase are
+/// secrets: `description`, `debugDescription` and the mirror (`dump`) never show them.
+public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    public var certificateChain: PEMSource
+    public var privateKey: PEMSource
+    /// The passphrase of an encrypted private key (PKCS#8 or OpenSSL's traditional encryption); nil for a plain
+    /// key. Used only while the key is read, when a context is created.
+    public var passphrase: String?
+
+    public init(certificateChain: PEMSource, privateKey: PEMSource, passphrase: String? = nil) {
+        self.certificateChain = certificateChain
+        self.privateKey = privateKey
+        self.passphrase = passphrase
+    }
+
+    public var description: String {
+        "TLSClientIdentity(private key redacted" + (self.passphrase == nil ? ")" : ", passphrase redacted)")
+    }
+
+    public var debugDescription: String { self.description }
+
+    /// The certificate chain's source as it is (a path or a certificate is public); the key and the passphrase as
+    /// placeholders.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "certificateChain": self.certificateChain as Any, "privateKey": "(redacted)" as Any,
+                "passphrase": (self.passphrase == nil ? "none" : "(redacted)") as Any,
+            ],
+            displayStyle: .struct)
     }
 }
 
@@ -45,10 +85,14 @@ public struct TLSServerOptions: Sendable, Hashable {
     /// For tests only: a server that speaks TLS 1.2 and nothing newer, to test what differs from TLS 1.3 (sessions
     /// resumed by a TLS 1.2 ticket). False (default): TLS 1.2 or later.
     package var tls12OnlyForTesting = false
+    /// When set, the server requires a client certificate (mutual TLS) that chains to one of these CA
+    /// certificates, and refuses a client without one. Nil (default): no client certificate is asked for.
+    public var clientCertificateAuthorities: PEMSource?
 
-    public init(certificateChain: PEMSource, privateKey: PEMSource) {
+    public init(certificateChain: PEMSource, privateKey: PEMSource, clientCertificateAuthorities: PEMSource? = nil) {
         self.certificateChain = certificateChain
         self.privateKey = privateKey
+        self.clientCertificateAuthorities = clientCertificateAuthorities
     }
 }
 
@@ -64,6 +108,16 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
     case invalidPrivateKey
     /// OpenSSL refused to create the context.
     case contextUnavailable
+    /// The client identity's certificate chain could not be read or holds no PEM certificate.
+    case invalidClientCertificate
+    /// The client identity's private key could not be read as a PEM private key.
+    case invalidClientKey
+    /// The client identity's private key is encrypted, and no passphrase was given or it is not the right one.
+    case clientKeyPassphrase
+    /// The client identity's private key is not the key of its certificate.
+    case clientKeyMismatch
+    /// The client certificate authorities a server requires could not be read as PEM certificates.
+    case invalidClientCertificateAuthorities
 
     public var description: String {
         switch self {
@@ -72,6 +126,13 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
         case .invalidCertificate: "the certificate chain could not be read as PEM certificates"
         case .invalidPrivateKey: "the private key could not be read as PEM or does not match the certificate"
         case .contextUnavailable: "OpenSSL could not create a TLS context"
+        case .invalidClientCertificate: "the client certificate chain could not be read as PEM certificates"
+        case .invalidClientKey: "the client private key could not be read as a PEM private key"
+        case .clientKeyPassphrase:
+            "the client private key is encrypted and the passphrase is missing or does not decrypt it"
+        case .clientKeyMismatch: "the client private key does not match the client certificate"
+        case .invalidClientCertificateAuthorities:
+            "the client certificate authorities could not be read as PEM certificates"
         }
     }
 }

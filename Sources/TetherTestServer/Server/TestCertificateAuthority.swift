@@ -12,6 +12,26 @@ public struct TestCertificate: Sendable, Hashable {
     /// What a `TestServer` needs to present this certificate.
     public var serverTLS: TestServerTLS { TestServerTLS(self.serverOptions) }
 
+    /// What a `TestServer` needs to present this certificate and require a client certificate issued by
+    /// `authority` (mutual TLS).
+    public func serverTLS(requiringClientCertificatesFrom authority: TestCertificate) -> TestServerTLS {
+        var options = self.serverOptions
+        options.clientCertificateAuthorities = .bytes(authority.certificatePEM)
+        return TestServerTLS(options)
+    }
+
+    /// The private key as encrypted PKCS#8 PEM (AES-256-CBC), which `passphrase` decrypts.
+    public func encryptedPrivateKeyPEM(passphrase: String) -> [UInt8] {
+        guard case .key(let key) = PEM.privateKey(.bytes(self.privateKeyPEM), passphrase: nil) else {
+            fatalError("the certificate's own key does not read back")
+        }
+        defer { EVP_PKEY_free(key) }
+        let secret = Array(passphrase.utf8)
+        return TestCertificateAuthority.write { bio in
+            PEM_write_bio_PKCS8PrivateKey(bio, key, EVP_aes_256_cbc(), secret, Int32(secret.count), nil, nil)
+        }
+    }
+
     /// What a TLS server of the package's own tests needs to present this certificate.
     package var serverOptions: TLSServerOptions {
         TLSServerOptions(certificateChain: .bytes(self.certificatePEM), privateKey: .bytes(self.privateKeyPEM))
@@ -56,6 +76,25 @@ public struct TestCertificateAuthority: Sendable {
         return Self.pem(certificate, key: key)
     }
 
+    /// A client certificate (mutual TLS) for `commonName`, signed by this CA: its subject is `CN=commonName`, its
+    /// extended key usage `clientAuth`.
+    /// - Parameters:
+    ///   - notBefore, notAfter: the validity, in seconds from now (an expired one: both negative).
+    public func issueClient(commonName: String, notBefore: Int = -3600, notAfter: Int = 86_400) -> TestCertificate {
+        let issuer = Self.read(self.certificate)
+        defer {
+            X509_free(issuer.certificate)
+            EVP_PKEY_free(issuer.key)
+        }
+        let key = Self.makeKey()
+        defer { EVP_PKEY_free(key) }
+        let certificate = Self.makeCertificate(
+            commonName: commonName, key: key, issuer: issuer.certificate, issuerKey: issuer.key, hosts: [],
+            isAuthority: false, notBefore: notBefore, notAfter: notAfter, usage: "clientAuth")
+        defer { X509_free(certificate) }
+        return Self.pem(certificate, key: key)
+    }
+
     /// A self-signed server certificate for `hosts`, which no CA vouches for.
     public static func selfSigned(hosts: [String] = ["localhost", "127.0.0.1", "::1"]) -> TestCertificate {
         let key = Self.makeKey()
@@ -76,7 +115,7 @@ public struct TestCertificateAuthority: Sendable {
 
     private static func makeCertificate(
         commonName: String, key: OpaquePointer, issuer: OpaquePointer?, issuerKey: OpaquePointer, hosts: [String],
-        isAuthority: Bool, notBefore: Int, notAfter: Int
+        isAuthority: Bool, notBefore: Int, notAfter: Int, usage: String = "serverAuth"
     ) -> OpaquePointer {
         guard let certificate = X509_new() else { fatalError("OpenSSL could not allocate a certificate") }
         _ = X509_set_version(certificate, 2)  // v3
@@ -95,7 +134,7 @@ public struct TestCertificateAuthority: Sendable {
             ]
         } else {
             extensions += [
-                (NID_basic_constraints, "critical,CA:FALSE"), (NID_ext_key_usage, "serverAuth"),
+                (NID_basic_constraints, "critical,CA:FALSE"), (NID_ext_key_usage, usage),
                 (NID_authority_key_identifier, "keyid:always"),
             ]
             let names = hosts.map { TLSSession.isIPAddress($0) ? "IP:\($0)" : "DNS:\($0)" }
@@ -120,7 +159,7 @@ public struct TestCertificateAuthority: Sendable {
         return TestCertificate(certificatePEM: certificatePEM, privateKeyPEM: keyPEM, pin: pin)
     }
 
-    private static func write(_ body: (OpaquePointer) -> Int32) -> [UInt8] {
+    fileprivate static func write(_ body: (OpaquePointer) -> Int32) -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { fatalError("OpenSSL could not allocate a BIO") }
         defer { BIO_free(bio) }
         guard body(bio) == 1 else { fatalError("OpenSSL could not write PEM") }
@@ -135,7 +174,7 @@ public struct TestCertificateAuthority: Sendable {
         do {
             let certificates = try PEM.certificates(.bytes(pem.certificatePEM), failure: .invalidCertificate)
             guard let certificate = certificates.first,
-                let key = try PEM.privateKey(.bytes(pem.privateKeyPEM))
+                case .key(let key) = PEM.privateKey(.bytes(pem.privateKeyPEM), passphrase: nil)
             else { fatalError("the CA's own PEM does not read back") }
             return (certificate, key)
         } catch {

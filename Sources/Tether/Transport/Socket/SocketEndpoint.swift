@@ -79,15 +79,11 @@ struct SocketEndpoint: Sendable {
 
     static func clientOptions(_ options: TLSOptions) -> TLSClientOptions {
         TLSClientOptions(
-            additionalTrustRoots: options.additionalTrustRoots.map { roots in
-                switch roots {
-                case .pemFile(let path): .file(path)
-                case .pem(let data): .bytes(Array(data))
-                }
-            },
+            additionalTrustRoots: options.additionalTrustRoots.map(\.source),
             pins: options.pins,
             insecureSkipVerification: options.insecureSkipVerification,
-            sessionResumption: options.sessionResumption
+            sessionResumption: options.sessionResumption,
+            clientIdentity: options.clientIdentity?.socketIdentity
         )
     }
 
@@ -97,6 +93,43 @@ struct SocketEndpoint: Sendable {
         case .invalidHandshakeField(let field): "invalid \(field)"
         case .reservedHeader(let name): "the handshake sets header \(name) itself"
         case .invalidKeyLength, .controlPayloadTooLong, .invalidCloseCode, .closeReasonWithoutCode: "\(error)"
+        }
+    }
+}
+
+extension TLSOptions.Certificates {
+    var source: PEMSource {
+        switch self {
+        case .pemFile(let path): .file(path)
+        case .pem(let data): .bytes(Array(data))
+        }
+    }
+}
+
+extension TLSOptions.ClientIdentity {
+    /// The identity as OpenSSL reads it; nil for a PKCS#12 archive, which `SocketTransport` does not read.
+    var socketIdentity: TLSClientIdentity? {
+        guard case .pem(let chain, let key) = self.source else { return nil }
+        let privateKey: PEMSource =
+            switch key {
+            case .pemFile(let path): .file(path)
+            case .pem(let data): .bytes(Array(data))
+            }
+        return TLSClientIdentity(certificateChain: chain.source, privateKey: privateKey, passphrase: self.passphrase)
+    }
+
+    /// Why `SocketTransport` cannot present this identity, or nil when it can (read, decrypted, and the key
+    /// matching the certificate). Reads the files.
+    var socketProblem: String? {
+        guard let identity = self.socketIdentity else {
+            return "a PKCS#12 identity, which SocketTransport does not read (use ClientIdentity.pem; "
+                + "`openssl pkcs12 -in F -nodes` converts one)"
+        }
+        do throws(TLSConfigurationError) {
+            try TLSContext.check(identity)
+            return nil
+        } catch {
+            return error.description
         }
     }
 }

@@ -81,7 +81,7 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             let offered = request.subprotocols.joined(separator: ", ")
             urlRequest.setValue(offered, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
-        let task = factory.makeTask(for: urlRequest, delegate: self)
+        let task = factory.makeTask(for: urlRequest, clientIdentity: request.tls.clientIdentity, delegate: self)
         task.maximumMessageSize = request.maximumMessageSize
         self.task.withLock { $0 = task }
         task.resume()
