@@ -209,7 +209,8 @@ final class ConnectionDriver {
                 at: now, target: request.target, headers: headers, subprotocols: request.subprotocols)
             record.tlsResumed = tlsResumed
             record.clientCertificateSubject = clientSubject
-            return .request(path: pathOnly(request.target), headerCount: headers.count)
+            return .request(
+                path: pathOnly(request.target), headerCount: headers.count, clientCertificate: clientSubject)
         }
         let context = ConnectionContext(
             index: self.index, target: request.target, headers: headers, subprotocols: request.subprotocols)
