@@ -62,18 +62,9 @@ public struct TestCertificateAuthority: Sendable {
     public func issue(
         hosts: [String] = ["localhost", "127.0.0.1", "::1"], notBefore: Int = -3600, notAfter: Int = 86_400
     ) -> TestCertificate {
-        let issuer = Self.read(self.certificate)
-        defer {
-            X509_free(issuer.certificate)
-            EVP_PKEY_free(issuer.key)
-        }
-        let key = Self.makeKey()
-        defer { EVP_PKEY_free(key) }
-        let certificate = Self.makeCertificate(
-            commonName: hosts.first ?? "localhost", key: key, issuer: issuer.certificate, issuerKey: issuer.key,
-            hosts: hosts, isAuthority: false, notBefore: notBefore, notAfter: notAfter)
-        defer { X509_free(certificate) }
-        return Self.pem(certificate, key: key)
+        self.sign(
+            commonName: hosts.first ?? "localhost", hosts: hosts, usage: "serverAuth", notBefore: notBefore,
+            notAfter: notAfter)
     }
 
     /// A client certificate (mutual TLS) for `commonName`, signed by this CA: its subject is `CN=commonName`, its
@@ -81,6 +72,13 @@ public struct TestCertificateAuthority: Sendable {
     /// - Parameters:
     ///   - notBefore, notAfter: the validity, in seconds from now (an expired one: both negative).
     public func issueClient(commonName: String, notBefore: Int = -3600, notAfter: Int = 86_400) -> TestCertificate {
+        self.sign(commonName: commonName, hosts: [], usage: "clientAuth", notBefore: notBefore, notAfter: notAfter)
+    }
+
+    /// A certificate with a new key, signed by this CA, for `usage` (an extended key usage).
+    private func sign(
+        commonName: String, hosts: [String], usage: String, notBefore: Int, notAfter: Int
+    ) -> TestCertificate {
         let issuer = Self.read(self.certificate)
         defer {
             X509_free(issuer.certificate)
@@ -89,8 +87,8 @@ public struct TestCertificateAuthority: Sendable {
         let key = Self.makeKey()
         defer { EVP_PKEY_free(key) }
         let certificate = Self.makeCertificate(
-            commonName: commonName, key: key, issuer: issuer.certificate, issuerKey: issuer.key, hosts: [],
-            isAuthority: false, notBefore: notBefore, notAfter: notAfter, usage: "clientAuth")
+            commonName: commonName, key: key, issuer: issuer.certificate, issuerKey: issuer.key, hosts: hosts,
+            isAuthority: false, notBefore: notBefore, notAfter: notAfter, usage: usage)
         defer { X509_free(certificate) }
         return Self.pem(certificate, key: key)
     }

@@ -53,6 +53,32 @@ struct WebSocketClientMutualTLSTests {
         await server.stop()
     }
 
+    @Test(arguments: [false, true]) func aReconnectResumesTheSessionAndTheServerStillKnowsTheSubject(tls12: Bool)
+        async throws
+    {
+        var options = Self.serverCertificate
+            .serverTLS(requiringClientCertificatesFrom: Self.clientAuthority.certificate).options
+        options.tls12OnlyForTesting = tls12
+        // The first connection is reset, as when the network drops it: the client reconnects at once.
+        let server = try TestServer(tls: TestServerTLS(options)) { context in
+            context.index == 1 ? .reset(afterMilliseconds: 100) : .echo
+        }
+        let identity = Self.clientAuthority.issueClient(commonName: "device-resumed")
+        let client = try WebSocketClient(configuration: self.configuration(server, identity: identity))
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        #expect(await recorder.record(.opened) != nil)
+        #expect(await recorder.record(.opened) != nil)
+        await client.stop()
+        let first = try await server.waitForEnd(ofConnection: 1)
+        let second = try await server.waitForEnd(ofConnection: 2)
+        #expect(first.tlsResumed == false && second.tlsResumed == true)
+        // A resumed session carries the certificate verified on the full handshake.
+        #expect(first.clientCertificateSubject == "CN=device-resumed")
+        #expect(second.clientCertificateSubject == "CN=device-resumed")
+        await server.stop()
+    }
+
     /// Runs a client that the server refuses; returns the close reason, the state's failure and the server's record.
     private func refused(_ identity: TestCertificate?, tls12: Bool) async throws
         -> (closed: CloseReason?, failure: CloseReason?, server: ConnectionRecord, retried: Bool)
