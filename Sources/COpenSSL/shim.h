@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/opensslv.h>
+#include <openssl/pkcs12.h>
 
 #if OPENSSL_VERSION_NUMBER < 0x30000000L
 #error "Tether's TLS needs OpenSSL 3.0 or later (Debian's libssl-dev)"
@@ -50,6 +51,10 @@ static inline int tether_X509_chain_count(STACK_OF(X509) *chain) {
 
 static inline X509 *tether_X509_chain_at(STACK_OF(X509) *chain, int index) {
     return sk_X509_value(chain, index);
+}
+
+static inline void tether_X509_chain_free(STACK_OF(X509) *chain) {
+    sk_X509_pop_free(chain, X509_free);
 }
 
 static inline int tether_ERR_GET_REASON(unsigned long code) {

@@ -35,8 +35,8 @@ public struct TLSOptions: Sendable, Hashable {
     /// wrong passphrase is a `WebSocketConfigurationError` for `tls.clientIdentity`, before any connection. A
     /// server that requires a certificate and gets none, or refuses it, fails the attempt with `tls_failed`
     /// ("client certificate required", "client certificate rejected: unknown ca", ...), not retried.
-    /// `SocketTransport` reads PEM (`ClientIdentity.pem`), `URLSessionTransport` a PKCS#12 identity
-    /// (`ClientIdentity.pkcs12`), which it presents on the client-certificate challenge.
+    /// `SocketTransport` reads PEM (`ClientIdentity.pem`) and PKCS#12 (`ClientIdentity.pkcs12`) through OpenSSL;
+    /// `URLSessionTransport` a PKCS#12 identity, which it presents on the client-certificate challenge.
     public var clientIdentity: ClientIdentity?
 
     public init(
@@ -94,7 +94,7 @@ extension TLSOptions {
         }
 
         /// A PKCS#12 archive (`.p12`, `.pfx`) holding the certificate, its chain and its key, with its
-        /// passphrase. Used by `URLSessionTransport` on Apple platforms.
+        /// passphrase. Read by both transports: the one form that works on Linux and Apple platforms alike.
         public static func pkcs12(_ data: Data, passphrase: String) -> ClientIdentity {
             ClientIdentity(source: .pkcs12(data), passphrase: passphrase)
         }

@@ -106,18 +106,72 @@ public final class TLSContext: @unchecked Sendable {
 
     /// Sets `identity`'s certificate chain and key on a client context.
     private static func use(_ identity: TLSClientIdentity, in context: OpaquePointer) throws(TLSConfigurationError) {
-        try Self.useChain(identity.certificateChain, in: context, failure: .invalidClientCertificate)
         let key: OpaquePointer
-        switch PEM.privateKey(identity.privateKey, passphrase: identity.passphrase) {
-        case .key(let read): key = read
-        case .unreadable: throw .invalidClientKey
-        case .passphraseRefused: throw .clientKeyPassphrase
+        switch identity.form {
+        case .pem(let chain, let privateKey):
+            try Self.useChain(chain, in: context, failure: .invalidClientCertificate)
+            switch PEM.privateKey(privateKey, passphrase: identity.passphrase) {
+            case .key(let read): key = read
+            case .unreadable: throw .invalidClientKey
+            case .passphraseRefused: throw .clientKeyPassphrase
+            }
+        case .pkcs12(let archive):
+            key = try Self.usePKCS12(archive, passphrase: identity.passphrase ?? "", in: context)
         }
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             ERR_clear_error()
             throw .clientKeyMismatch
         }
+    }
+
+    /// Sets the certificate and chain of a PKCS#12 archive on a client context; returns its key (the caller frees
+    /// it).
+    private static func usePKCS12(
+        _ source: PEMSource, passphrase: String, in context: OpaquePointer
+    ) throws(TLSConfigurationError) -> OpaquePointer {
+        guard let bio = PEM.bio(source) else {
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        defer { BIO_free(bio) }
+        guard let archive = d2i_PKCS12_bio(bio, nil) else {
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        defer { PKCS12_free(archive) }
+        guard PKCS12_verify_mac(archive, passphrase, Int32(passphrase.utf8.count)) == 1 else {
+            ERR_clear_error()
+            throw .clientKeyPassphrase
+        }
+        var key: OpaquePointer?
+        var leaf: OpaquePointer?
+        var chain: OpaquePointer?
+        let parsed = PKCS12_parse(archive, passphrase, &key, &leaf, &chain)
+        defer {
+            X509_free(leaf)
+            tether_X509_chain_free(chain)
+        }
+        guard parsed == 1, let key, let leaf else {
+            EVP_PKEY_free(key)
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        var usable = SSL_CTX_use_certificate(context, leaf) == 1
+        for index in 0..<tether_X509_chain_count(chain) where usable {
+            // The context takes over a reference of its own only on success.
+            guard let certificate = tether_X509_chain_at(chain, index), X509_up_ref(certificate) == 1 else { continue }
+            if tether_SSL_CTX_add_extra_chain_cert(context, certificate) != 1 {
+                X509_free(certificate)
+                usable = false
+            }
+        }
+        guard usable else {
+            EVP_PKEY_free(key)
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        return key
     }
 
     /// Sets the leaf of `source` as the context's certificate and the rest as its chain.

@@ -38,39 +38,58 @@ public struct TLSClientOptions: Sendable, Hashable {
 }
 
 /// A TLS client's identity for servers that require one (mutual TLS): its certificate chain (leaf first, then any
-/// intermediates) and private key, as PEM, and the passphrase of an encrypted key. The key and the passphrase are
-/// secrets: `description`, `debugDescription` and the mirror (`dump`) never show them.
+/// intermediates) and private key, as PEM with the passphrase of an encrypted key, or a PKCS#12 archive with its
+/// passphrase. The key and the passphrase are secrets: `description`, `debugDescription` and the mirror (`dump`)
+/// never show them.
 public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
-    public var certificateChain: PEMSource
-    public var privateKey: PEMSource
-    /// The passphrase of an encrypted private key (PKCS#8 or OpenSSL's traditional encryption); nil for a plain
-    /// key. Used only while the key is read, when a context is created.
-    public var passphrase: String?
+    enum Form: Sendable, Hashable {
+        case pem(certificateChain: PEMSource, privateKey: PEMSource)
+        /// A DER PKCS#12 archive (a file or its bytes).
+        case pkcs12(PEMSource)
+    }
 
+    let form: Form
+    /// The passphrase of an encrypted private key (PKCS#8 or OpenSSL's traditional encryption) or of the PKCS#12
+    /// archive; nil for a plain key. Used only while the key is read, when a context is created.
+    let passphrase: String?
+
+    /// A PEM certificate chain and private key; `passphrase` decrypts an encrypted key.
     public init(certificateChain: PEMSource, privateKey: PEMSource, passphrase: String? = nil) {
-        self.certificateChain = certificateChain
-        self.privateKey = privateKey
+        self.form = .pem(certificateChain: certificateChain, privateKey: privateKey)
+        self.passphrase = passphrase
+    }
+
+    /// A PKCS#12 archive (`.p12`, `.pfx`, DER) holding the certificate, its chain and its key.
+    public init(pkcs12 archive: PEMSource, passphrase: String) {
+        self.form = .pkcs12(archive)
         self.passphrase = passphrase
     }
 
     public var description: String {
-        "TLSClientIdentity(private key redacted" + (self.passphrase == nil ? ")" : ", passphrase redacted)")
+        let kind =
+            switch self.form {
+            case .pem: "PEM"
+            case .pkcs12: "PKCS#12"
+            }
+        return "TLSClientIdentity(\(kind), key redacted" + (self.passphrase == nil ? ")" : ", passphrase redacted)")
     }
 
     public var debugDescription: String { self.description }
 
-    /// The certificate chain's source as it is (a path or a certificate is public); the key and the passphrase as
-    /// placeholders.
+    /// The certificate chain's source as it is (a path or a certificate is public); the key, the archive and the
+    /// passphrase as placeholders.
     public var customMirror: Mirror {
-        Mirror(
-            self,
-            children: [
-                "certificateChain": self.certificateChain as Any, "privateKey": "(redacted)" as Any,
-                "passphrase": (self.passphrase == nil ? "none" : "(redacted)") as Any,
-            ],
-            displayStyle: .struct)
+        let passphrase = self.passphrase == nil ? "none" : "(redacted)"
+        switch self.form {
+        case .pem(let chain, _):
+            return Mirror(
+                self, children: ["certificateChain": chain as Any, "privateKey": "(redacted)", "passphrase": passphrase],
+                displayStyle: .struct)
+        case .pkcs12:
+            return Mirror(self, children: ["pkcs12": "(redacted)", "passphrase": passphrase], displayStyle: .struct)
+        }
     }
 }
 
@@ -108,14 +127,18 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
     case invalidPrivateKey
     /// OpenSSL refused to create the context.
     case contextUnavailable
-    /// The client identity's certificate chain could not be read or holds no PEM certificate.
+    /// The client identity's certificate chain could not be read or holds no PEM certificate (or its PKCS#12
+    /// archive could not be read).
     case invalidClientCertificate
     /// The client identity's private key could not be read as a PEM private key.
     case invalidClientKey
-    /// The client identity's private key is encrypted, and no passphrase was given or it is not the right one.
+    /// The client identity's private key (or PKCS#12 archive) is encrypted, and no passphrase was given or it is
+    /// not the right one.
     case clientKeyPassphrase
     /// The client identity's private key is not the key of its certificate.
     case clientKeyMismatch
+    /// The client identity's PKCS#12 archive could not be read, or holds no certificate and key.
+    case invalidClientArchive
     /// The client certificate authorities a server requires could not be read as PEM certificates.
     case invalidClientCertificateAuthorities
 
@@ -130,6 +153,7 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
         case .invalidClientKey: "the client private key could not be read as a PEM private key"
         case .clientKeyPassphrase:
             "the client private key is encrypted and the passphrase is missing or does not decrypt it"
+        case .invalidClientArchive: "the client PKCS#12 archive could not be read or holds no certificate and key"
         case .clientKeyMismatch: "the client private key does not match the client certificate"
         case .invalidClientCertificateAuthorities:
             "the client certificate authorities could not be read as PEM certificates"

@@ -20,6 +20,23 @@ public struct TestCertificate: Sendable, Hashable {
         return TestServerTLS(options)
     }
 
+    /// The certificate and its key as a PKCS#12 archive (DER) that `passphrase` opens.
+    public func pkcs12(passphrase: String) -> [UInt8] {
+        let certificates = try? PEM.certificates(.bytes(self.certificatePEM), failure: .invalidCertificate)
+        guard let certificate = certificates?.first,
+            case .key(let key) = PEM.privateKey(.bytes(self.privateKeyPEM), passphrase: nil)
+        else { fatalError("the certificate's own PEM does not read back") }
+        defer {
+            certificates?.forEach { X509_free($0) }
+            EVP_PKEY_free(key)
+        }
+        guard let archive = PKCS12_create(passphrase, "tether test", key, certificate, nil, 0, 0, 0, 0, 0) else {
+            fatalError("OpenSSL could not make a PKCS#12 archive")
+        }
+        defer { PKCS12_free(archive) }
+        return TestCertificateAuthority.write { i2d_PKCS12_bio($0, archive) }
+    }
+
     /// The private key as encrypted PKCS#8 PEM (AES-256-CBC), which `passphrase` decrypts.
     public func encryptedPrivateKeyPEM(passphrase: String) -> [UInt8] {
         guard case .key(let key) = PEM.privateKey(.bytes(self.privateKeyPEM), passphrase: nil) else {

@@ -86,6 +86,24 @@ import TetherTestServer
         }
     }
 
+    @Test func aPKCS12ArchiveIsReadWithItsPassphrase() throws {
+        let certificate = Self.authority.issueClient(commonName: "archived")
+        let archive = certificate.pkcs12(passphrase: "p12")
+        let pair = try TLSPair(
+            client: TLSClientOptions(
+                insecureSkipVerification: true,
+                clientIdentity: TLSClientIdentity(pkcs12: .bytes(archive), passphrase: "p12")),
+            server: self.server(tls12: false))
+        #expect(pair.connect())
+        #expect(pair.server.peerCertificateSubject == "CN=archived")
+        #expect(throws: TLSConfigurationError.clientKeyPassphrase) {
+            try TLSContext.check(TLSClientIdentity(pkcs12: .bytes(archive), passphrase: "not it"))
+        }
+        #expect(throws: TLSConfigurationError.invalidClientArchive) {
+            try TLSContext.check(TLSClientIdentity(pkcs12: .bytes(certificate.certificatePEM), passphrase: "p12"))
+        }
+    }
+
     @Test func aKeyThatIsNotTheCertificatesOrUnreadableSourcesAreConfigurationErrors() throws {
         let certificate = Self.authority.issueClient(commonName: "one")
         let otherKey = Self.authority.issueClient(commonName: "two").privateKeyPEM
@@ -126,7 +144,7 @@ import TetherTestServer
             #expect(!text.contains("hunter2"), "\(text)")
             #expect(!text.contains("ENCRYPTED PRIVATE KEY"), "\(text)")
         }
-        #expect("\(identity)" == "TLSClientIdentity(private key redacted, passphrase redacted)")
+        #expect("\(identity)" == "TLSClientIdentity(PEM, key redacted, passphrase redacted)")
     }
 }
 #endif

@@ -143,6 +143,20 @@ struct WebSocketClientMutualTLSTests {
         await server.stop()
     }
 
+    @Test(arguments: [false, true]) func aPKCS12IdentityOpensAsThePEMOneDoes(tls12: Bool) async throws {
+        let server = try self.server(tls12: tls12)
+        let identity = Self.clientAuthority.issueClient(commonName: "archived")
+        var configuration = self.configuration(server, identity: nil)
+        configuration.tls.clientIdentity = .pkcs12(Data(identity.pkcs12(passphrase: "p12 pass")), passphrase: "p12 pass")
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        #expect(await recorder.record(.opened) != nil)
+        await client.stop()
+        #expect(try await server.waitForEnd(ofConnection: 1).clientCertificateSubject == "CN=archived")
+        await server.stop()
+    }
+
     @Test func aWrongKeyAPassphraseOrAnUnreadableFileIsAConfigurationErrorBeforeAnyConnection() throws {
         let identity = Self.clientAuthority.issueClient(commonName: "device")
         let encrypted = Data(identity.encryptedPrivateKeyPEM(passphrase: "right"))
@@ -158,8 +172,9 @@ struct WebSocketClientMutualTLSTests {
             (.pem(certificateChain: .pemFile("/nonexistent/client.pem"), privateKey: .pemFile("/nonexistent/k.pem")),
              "the client certificate chain could not be read as PEM certificates"),
             (.pkcs12(Data([1, 2, 3]), passphrase: "p"),
-             "a PKCS#12 identity, which SocketTransport does not read (use ClientIdentity.pem; "
-                + "`openssl pkcs12 -in F -nodes` converts one)"),
+             "the client PKCS#12 archive could not be read or holds no certificate and key"),
+            (.pkcs12(Data(identity.pkcs12(passphrase: "right")), passphrase: "wrong"),
+             "the client private key is encrypted and the passphrase is missing or does not decrypt it"),
         ]
         for (identity, problem) in cases {
             // No server: the error comes when the client is created.

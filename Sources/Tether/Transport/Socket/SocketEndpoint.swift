@@ -107,26 +107,27 @@ extension TLSOptions.Certificates {
 }
 
 extension TLSOptions.ClientIdentity {
-    /// The identity as OpenSSL reads it; nil for a PKCS#12 archive, which `SocketTransport` does not read.
-    var socketIdentity: TLSClientIdentity? {
-        guard case .pem(let chain, let key) = self.source else { return nil }
-        let privateKey: PEMSource =
-            switch key {
-            case .pemFile(let path): .file(path)
-            case .pem(let data): .bytes(Array(data))
-            }
-        return TLSClientIdentity(certificateChain: chain.source, privateKey: privateKey, passphrase: self.passphrase)
+    /// The identity as OpenSSL reads it.
+    var socketIdentity: TLSClientIdentity {
+        switch self.source {
+        case .pem(let chain, let key):
+            let privateKey: PEMSource =
+                switch key {
+                case .pemFile(let path): .file(path)
+                case .pem(let data): .bytes(Array(data))
+                }
+            return TLSClientIdentity(
+                certificateChain: chain.source, privateKey: privateKey, passphrase: self.passphrase)
+        case .pkcs12(let archive):
+            return TLSClientIdentity(pkcs12: .bytes(Array(archive)), passphrase: self.passphrase ?? "")
+        }
     }
 
     /// Why `SocketTransport` cannot present this identity, or nil when it can (read, decrypted, and the key
     /// matching the certificate). Reads the files.
     var socketProblem: String? {
-        guard let identity = self.socketIdentity else {
-            return "a PKCS#12 identity, which SocketTransport does not read (use ClientIdentity.pem; "
-                + "`openssl pkcs12 -in F -nodes` converts one)"
-        }
         do throws(TLSConfigurationError) {
-            try TLSContext.check(identity)
+            try TLSContext.check(self.socketIdentity)
             return nil
         } catch {
             return error.description
