@@ -151,8 +151,12 @@ package enum CommandLineParser {
         }
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
         if proxyGiven, proxyEnvironmentGiven { throw .conflicting("--proxy", "--proxy-env") }
-        if scratch.clientCertificate != nil, scratch.clientKey == nil { throw .requires(flag: "--cert", other: "--key") }
-        if scratch.clientKey != nil, scratch.clientCertificate == nil { throw .requires(flag: "--key", other: "--cert") }
+        if scratch.clientCertificate != nil, scratch.clientKey == nil {
+            throw .requires(flag: "--cert", other: "--key")
+        }
+        if scratch.clientKey != nil, scratch.clientCertificate == nil {
+            throw .requires(flag: "--key", other: "--cert")
+        }
         if scratch.keyPassphraseVariable != nil, scratch.clientKey == nil {
             throw .requires(flag: "--key-passphrase-env", other: "--key")
         }

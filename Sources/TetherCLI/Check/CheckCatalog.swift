@@ -62,7 +62,8 @@ package enum CheckCatalog {
             body: S.tlsBadCertificate
         ),
         Entry(
-            name: "mutual-tls", title: "wss:// requiring a client certificate: presented and verified; none: tls_failed",
+            name: "mutual-tls",
+            title: "wss:// requiring a client certificate: presented and verified; none: tls_failed",
             body: S.mutualTLS
         ),
         Entry(

@@ -554,8 +554,8 @@ enum CheckScenarios {
         }
         let echoed = try await run.wait(recorder, "the echo") { !$0.messages.isEmpty }.messages.first
         let subject = server.connection(1)?.clientCertificateSubject
-        run.expect(subject == "CN=tether-check-device", "the server verified the client certificate and saw its subject",
-                   subject ?? "none")
+        run.expect(subject == "CN=tether-check-device",
+                   "the server verified the client certificate and saw its subject", subject ?? "none")
         run.expect(echoed == .text("from a known device"), "a message echoed through mutual TLS",
                    "\(echoed.map { "\($0)" } ?? "none")")
         await client.stop()

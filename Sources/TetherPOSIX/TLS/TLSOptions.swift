@@ -85,7 +85,8 @@ public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, Cu
         switch self.form {
         case .pem(let chain, _):
             return Mirror(
-                self, children: ["certificateChain": chain as Any, "privateKey": "(redacted)", "passphrase": passphrase],
+                self,
+                children: ["certificateChain": chain as Any, "privateKey": "(redacted)", "passphrase": passphrase],
                 displayStyle: .struct)
         case .pkcs12:
             return Mirror(self, children: ["pkcs12": "(redacted)", "passphrase": passphrase], displayStyle: .struct)

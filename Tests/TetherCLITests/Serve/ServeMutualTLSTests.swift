@@ -47,7 +47,8 @@ struct ServeMutualTLSTests {
             try CommandLineParser.parse(["connect", "wss://h/", "--key-passphrase-env", "PASS"])
         }
         #expect(throws: ArgumentError.self) {
-            try CommandLineParser.parse(["connect", "wss://h/", "--cert", "c", "--key", "k", "--key-passphrase-env", ""])
+            try CommandLineParser.parse(
+                ["connect", "wss://h/", "--cert", "c", "--key", "k", "--key-passphrase-env", ""])
         }
         #expect(throws: ArgumentError.unknownFlag("--key-passphrase", command: "connect")) {
             try CommandLineParser.parse(["connect", "wss://h/", "--key-passphrase", "secret"])

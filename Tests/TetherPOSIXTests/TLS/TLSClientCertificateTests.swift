@@ -113,7 +113,8 @@ import TetherTestServer
         #expect(throws: TLSConfigurationError.clientKeyMismatch) {
             try TLSContext.client(TLSClientOptions(clientIdentity: mismatch))
         }
-        let missingChain = TLSClientIdentity(certificateChain: .file("/nonexistent/c.pem"), privateKey: .bytes(otherKey))
+        let missingChain = TLSClientIdentity(
+            certificateChain: .file("/nonexistent/c.pem"), privateKey: .bytes(otherKey))
         #expect(throws: TLSConfigurationError.invalidClientCertificate) { try TLSContext.check(missingChain) }
         let missingKey = TLSClientIdentity(
             certificateChain: .bytes(certificate.certificatePEM), privateKey: .file("/nonexistent/k.pem"))

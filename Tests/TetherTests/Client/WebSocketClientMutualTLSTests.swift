@@ -26,7 +26,8 @@ struct WebSocketClientMutualTLSTests {
     private func configuration(_ server: TestServer, identity: TestCertificate?) -> WebSocketConfiguration {
         var configuration = WebSocketConfiguration(
             url: URL(string: "wss://127.0.0.1:\(server.port)/")!, heartbeatInterval: .seconds(5),
-            heartbeatTimeout: .seconds(5), pathMonitoring: .none)
+            // Generous: a loaded machine must not turn a refusal into a connect timeout (and a retry).
+            heartbeatTimeout: .seconds(5), connectTimeout: .seconds(30), pathMonitoring: .none)
         configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
         configuration.tls = TLSOptions(
             additionalTrustRoots: [.pem(Data(Self.serverAuthority.certificate.certificatePEM))],
@@ -147,7 +148,8 @@ struct WebSocketClientMutualTLSTests {
         let server = try self.server(tls12: tls12)
         let identity = Self.clientAuthority.issueClient(commonName: "archived")
         var configuration = self.configuration(server, identity: nil)
-        configuration.tls.clientIdentity = .pkcs12(Data(identity.pkcs12(passphrase: "p12 pass")), passphrase: "p12 pass")
+        configuration.tls.clientIdentity = .pkcs12(
+            Data(identity.pkcs12(passphrase: "p12 pass")), passphrase: "p12 pass")
         let client = try WebSocketClient(configuration: configuration)
         let recorder = EventRecorder(client.events)
         await client.start()

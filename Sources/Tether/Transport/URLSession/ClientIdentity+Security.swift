@@ -26,7 +26,8 @@ extension TLSOptions.ClientIdentity {
         let identity = found as! SecIdentity
         let chain = (first[kSecImportItemCertChain as String] as? [SecCertificate]) ?? []
         // The leaf is the identity's own; the rest of the chain goes with it.
-        return .success(URLCredential(identity: identity, certificates: Array(chain.dropFirst()), persistence: .forSession))
+        return .success(
+            URLCredential(identity: identity, certificates: Array(chain.dropFirst()), persistence: .forSession))
     }
 
     var securityProblem: String? {
