@@ -313,6 +313,10 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         case .notConnectedToInternet, .networkConnectionLost: return .connectFailed(.unreachable)
         case .timedOut: return .connectFailed(.timedOut)
         case .badServerResponse: return .handshakeInvalid(detail: "bad server response")
+        // Mutual TLS: the server wanted a client certificate (`TLSOptions.clientIdentity`) or refused ours; the same
+        // details as `SocketTransport`'s (which adds the alert), and as permanent: retrying cannot help.
+        case .clientCertificateRequired: return .tlsFailed(detail: "client certificate required", permanent: true)
+        case .clientCertificateRejected: return .tlsFailed(detail: "client certificate rejected", permanent: true)
         default: return .connectFailed(.system(Int32(truncatingIfNeeded: error.code.rawValue)))
         }
     }
