@@ -1,4 +1,5 @@
 import Foundation
+import TetherPOSIX
 
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
 /// verified against the system trust store and the host name (or IP address) of the URL, SNI sent for names.
@@ -100,12 +101,8 @@ extension TLSOptions {
         }
 
         public var description: String {
-            let kind =
-                switch self.source {
-                case .pem: "PEM"
-                case .pkcs12: "PKCS#12"
-                }
-            return "ClientIdentity(\(kind), key redacted" + (self.passphrase == nil ? ")" : ", passphrase redacted)")
+            ClientIdentityRedaction.description(
+                typeName: "ClientIdentity", isArchive: self.chain == nil, hasPassphrase: self.passphrase != nil)
         }
 
         public var debugDescription: String { self.description }
@@ -113,17 +110,13 @@ extension TLSOptions {
         /// Where the certificate comes from (a path, or PEM certificates, which are public); the key, the archive
         /// and the passphrase as placeholders.
         public var customMirror: Mirror {
-            let passphrase = self.passphrase == nil ? "none" : "(redacted)"
-            switch self.source {
-            case .pem(let chain, _):
-                return Mirror(
-                    self,
-                    children: ["certificateChain": chain as Any, "privateKey": "(redacted)", "passphrase": passphrase],
-                    displayStyle: .struct)
-            case .pkcs12:
-                return Mirror(
-                    self, children: ["pkcs12": "(redacted)", "passphrase": passphrase], displayStyle: .struct)
-            }
+            ClientIdentityRedaction.mirror(
+                of: self, certificateChain: self.chain, hasPassphrase: self.passphrase != nil)
+        }
+
+        /// The certificate chain of a PEM identity; nil for an archive.
+        private var chain: Certificates? {
+            if case .pem(let chain, _) = self.source { chain } else { nil }
         }
     }
 }

@@ -68,29 +68,20 @@ public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, Cu
     }
 
     public var description: String {
-        let kind =
-            switch self.form {
-            case .pem: "PEM"
-            case .pkcs12: "PKCS#12"
-            }
-        return "TLSClientIdentity(\(kind), key redacted" + (self.passphrase == nil ? ")" : ", passphrase redacted)")
+        ClientIdentityRedaction.description(
+            typeName: "TLSClientIdentity", isArchive: self.chain == nil, hasPassphrase: self.passphrase != nil)
     }
 
     public var debugDescription: String { self.description }
 
-    /// The certificate chain's source as it is (a path or a certificate is public); the key, the archive and the
-    /// passphrase as placeholders.
+    /// See `ClientIdentityRedaction`.
     public var customMirror: Mirror {
-        let passphrase = self.passphrase == nil ? "none" : "(redacted)"
-        switch self.form {
-        case .pem(let chain, _):
-            return Mirror(
-                self,
-                children: ["certificateChain": chain as Any, "privateKey": "(redacted)", "passphrase": passphrase],
-                displayStyle: .struct)
-        case .pkcs12:
-            return Mirror(self, children: ["pkcs12": "(redacted)", "passphrase": passphrase], displayStyle: .struct)
-        }
+        ClientIdentityRedaction.mirror(of: self, certificateChain: self.chain, hasPassphrase: self.passphrase != nil)
+    }
+
+    /// The certificate chain of a PEM identity; nil for an archive.
+    private var chain: PEMSource? {
+        if case .pem(let chain, _) = self.form { chain } else { nil }
     }
 }
 
