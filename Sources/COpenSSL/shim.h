@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/opensslv.h>
+#include <openssl/pkcs12.h>
 
 #if OPENSSL_VERSION_NUMBER < 0x30000000L
 #error "Tether's TLS needs OpenSSL 3.0 or later (Debian's libssl-dev)"
@@ -52,6 +53,10 @@ static inline X509 *tether_X509_chain_at(STACK_OF(X509) *chain, int index) {
     return sk_X509_value(chain, index);
 }
 
+static inline void tether_X509_chain_free(STACK_OF(X509) *chain) {
+    sk_X509_pop_free(chain, X509_free);
+}
+
 static inline int tether_ERR_GET_REASON(unsigned long code) {
     return ERR_GET_REASON(code);
 }
@@ -86,6 +91,10 @@ static inline long tether_SSL_CTX_sess_set_cache_size(SSL_CTX *ctx, long size) {
 
 static inline void tether_SSL_CTX_disable_tickets(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+}
+
+static inline int tether_X509_NAME_print_rfc2253(BIO *bio, const X509_NAME *name) {
+    return X509_NAME_print_ex(bio, name, 0, XN_FLAG_RFC2253);
 }
 
 static inline void tether_OPENSSL_free(void *pointer) {

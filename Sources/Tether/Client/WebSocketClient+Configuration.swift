@@ -206,6 +206,12 @@ public struct WebSocketConfiguration: Sendable {
                 property: "tls.pins", requirement: "sha256/ followed by the base64 of a SHA-256 digest",
                 value: "a malformed pin")
         }
+        if let identity = self.tls.clientIdentity, let problem = identity.problem(for: self.transport) {
+            throw WebSocketConfigurationError(
+                property: "tls.clientIdentity",
+                requirement: "a readable certificate chain and the private key of its certificate, decrypted by the "
+                    + "passphrase when encrypted", value: problem)
+        }
         do throws(WireUsageError) {
             try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: [])
         } catch {

@@ -117,6 +117,17 @@ package enum CommandLineParser {
             case .flag("--insecure"):
                 try cursor.noValue(for: "--insecure")
                 scratch.insecure = true
+            case .flag("--cert"):
+                scratch.clientCertificate = try cursor.value(for: "--cert")
+            case .flag("--key"):
+                scratch.clientKey = try cursor.value(for: "--key")
+            case .flag("--key-passphrase-env"):
+                let name = try cursor.value(for: "--key-passphrase-env")
+                guard !name.isEmpty, !name.contains("=") else {
+                    throw .invalidValue(
+                        flag: "--key-passphrase-env", value: name, expected: "the name of an environment variable")
+                }
+                scratch.keyPassphraseVariable = name
             case .flag("--queue"):
                 try cursor.noValue(for: "--queue")
                 scratch.queue = true
@@ -140,6 +151,15 @@ package enum CommandLineParser {
         }
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
         if proxyGiven, proxyEnvironmentGiven { throw .conflicting("--proxy", "--proxy-env") }
+        if scratch.clientCertificate != nil, scratch.clientKey == nil {
+            throw .requires(flag: "--cert", other: "--key")
+        }
+        if scratch.clientKey != nil, scratch.clientCertificate == nil {
+            throw .requires(flag: "--key", other: "--cert")
+        }
+        if scratch.keyPassphraseVariable != nil, scratch.clientKey == nil {
+            throw .requires(flag: "--key-passphrase-env", other: "--key")
+        }
         guard scratch.backoffBase <= scratch.backoffCap else {
             throw .invalidValue(
                 flag: "--backoff-cap", value: String(scratch.backoffCap),
@@ -220,6 +240,8 @@ package enum CommandLineParser {
                 options.tlsCertificate = try cursor.value(for: "--tls-cert")
             case .flag("--tls-key"):
                 options.tlsKey = try cursor.value(for: "--tls-key")
+            case .flag("--require-client-cert"):
+                options.clientCertificateAuthorities = try cursor.value(for: "--require-client-cert")
             case .flag("--record-limit"):
                 options.recordLimit = try cursor.integer(
                     for: "--record-limit", in: 0...10_000_000, expected: "a count 0...10000000")
@@ -247,6 +269,9 @@ package enum CommandLineParser {
         }
         if options.tlsKey != nil, options.tlsCertificate == nil {
             throw .requires(flag: "--tls-key", other: "--tls-cert")
+        }
+        if options.clientCertificateAuthorities != nil, options.tlsCertificate == nil {
+            throw .requires(flag: "--require-client-cert", other: "--tls-cert")
         }
         if sizeGiven, options.send == nil { throw .requires(flag: "--size", other: "--send") }
         return .serve(options)

@@ -65,6 +65,13 @@ package struct ConnectOptions: Equatable, Sendable {
     package var pins: [String] = []
     /// No certificate verification (`--insecure`): local testing only.
     package var insecure = false
+    /// The client certificate chain (`--cert F`) and its private key (`--key F`), PEM files, presented to a server
+    /// that asks for one (mutual TLS).
+    package var clientCertificate: String?
+    package var clientKey: String?
+    /// `--key-passphrase-env VAR`: the environment variable holding the passphrase of an encrypted `--key`. A
+    /// passphrase is never taken on the command line, where `ps` and shell histories would show it.
+    package var keyPassphraseVariable: String?
     /// `--queue`: stdin lines go through the client's outbox (`SendPolicy.queued`), kept in order across reconnects
     /// and sent after the greeting, instead of waiting for an open connection line by line.
     package var queue = false
@@ -105,6 +112,8 @@ package struct ServeOptions: Equatable, Sendable {
     /// Serve `wss://` with this PEM certificate chain (`--tls-cert`) and private key (`--tls-key`).
     package var tlsCertificate: String?
     package var tlsKey: String?
+    /// `--require-client-cert F`: require a client certificate issued by a CA certificate of PEM file F (mutual TLS).
+    package var clientCertificateAuthorities: String?
 
     package init() {}
 }

@@ -41,6 +41,11 @@ enum Usage {
           --ca-file F           for wss://, also trust the CA certificates in PEM file F (repeatable)
           --pin sha256/BASE64   for wss://, require this SPKI SHA-256 pin in the chain (repeatable)
           --insecure            for wss://, skip certificate verification (local testing only)
+          --cert F --key F      for wss://, present the PEM client certificate chain F and its PEM private
+                                key F to a server that asks for one (mutual TLS)
+          --key-passphrase-env VAR
+                                decrypt an encrypted --key with the passphrase in environment variable VAR
+                                (never on the command line, where ps and shell histories show it)
           --queue               queue stdin lines in the client's outbox (kept across reconnects, sent in
                                 order after the greeting); a line that finds the outbox full is reported
           --greeting-file PATH  send each line of PATH as a text message first on every open
@@ -78,6 +83,9 @@ enum Usage {
           --record-limit N       records kept per list of a connection; counts stay exact (default 1000)
           --tls-cert F --tls-key F
                                  serve wss:// with the PEM certificate chain F and its PEM private key
+          --require-client-cert F
+                                 with --tls-cert: require a client certificate issued by a CA of PEM file F
+                                 (mutual TLS); the subject of each one accepted is printed
 
         prints the URL, then one line per connection event (lines that find a full output queue are
         counted, not kept); stops on SIGINT or SIGTERM within a second, even when nobody reads stdout.

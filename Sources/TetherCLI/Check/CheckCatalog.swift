@@ -62,6 +62,11 @@ package enum CheckCatalog {
             body: S.tlsBadCertificate
         ),
         Entry(
+            name: "mutual-tls",
+            title: "wss:// requiring a client certificate: presented and verified; none: tls_failed",
+            body: S.mutualTLS
+        ),
+        Entry(
             name: "background-keep", title: "Background with keepAndProbe: every message delivered",
             body: S.backgroundKeep
         ),

@@ -533,6 +533,51 @@ enum CheckScenarios {
         run.note("phase", state.phase.name)
     }
 
+    static func mutualTLS(_ run: ScenarioRun) async throws(CheckFailure) {
+        let (authority, trusting) = Self.privateAuthority()
+        let clientAuthority = TestCertificateAuthority(commonName: "tether check client CA")
+        let server = try run.server(
+            .echo, tls: authority.issue(hosts: ["127.0.0.1"])
+                .serverTLS(requiringClientCertificatesFrom: clientAuthority.certificate))
+        let device = clientAuthority.issueClient(commonName: "tether-check-device")
+        var presenting = trusting
+        presenting.clientIdentity = .pem(
+            certificateChain: .pem(Data(device.certificatePEM)), privateKey: .pem(Data(device.privateKeyPEM)))
+        let (client, recorder) = try run.client(url: server.url(path: "/mutual"), tls: presenting)
+        await client.start()
+        // The first pong: open (the `opened` record can come just before the state says so) and heartbeating.
+        _ = try await run.wait(recorder, "a pong over mutual TLS") { !$0.records.of(.pong).isEmpty }
+        do {
+            try await client.send(text: "from a known device")
+        } catch {
+            throw .setup("send over mutual TLS: \(error)")
+        }
+        let echoed = try await run.wait(recorder, "the echo") { !$0.messages.isEmpty }.messages.first
+        let subject = server.connection(1)?.clientCertificateSubject
+        run.expect(subject == "CN=tether-check-device",
+                   "the server verified the client certificate and saw its subject", subject ?? "none")
+        run.expect(echoed == .text("from a known device"), "a message echoed through mutual TLS",
+                   "\(echoed.map { "\($0)" } ?? "none")")
+        await client.stop()
+
+        // Without a certificate: refused, typed, and not retried.
+        let (anonymous, anonymousRecorder) = try run.client(url: server.url(path: "/mutual"), tls: trusting)
+        await anonymous.start()
+        let records = try await run.wait(anonymousRecorder, "the refusal") { $0.records.first(.closed) != nil }.records
+        let close = records.first(.closed)
+        let state = await anonymous.state
+        let required = CloseReason.tlsFailed(detail: "client certificate required")
+        run.expect(close?.reason == required, "without a certificate: tls_failed, client certificate required",
+                   "\(close?.reason?.name ?? "none") \(close?.reason?.detail ?? "")")
+        run.expect(state.phase == .failed && records.of(.retryScheduled).isEmpty, "failed at once, no retry",
+                   "\(state.phase.name), \(records.of(.retryScheduled).count) retries")
+        let refused = server.connection(2)
+        run.expect(refused?.request == nil && server.connections.count == 2, "no upgrade request without a certificate",
+                   "\(server.connections.count) connections, request \(refused?.request == nil ? "none" : "sent")")
+        run.note("subject", subject ?? "none")
+        run.note("without_certificate", close?.reason?.detail ?? "none")
+    }
+
     // MARK: Session semantics (issue 16)
 
     static func backgroundKeep(_ run: ScenarioRun) async throws(CheckFailure) {

@@ -33,6 +33,18 @@ package enum ConnectCommand {
         configuration.tls = TLSOptions(
             additionalTrustRoots: options.caFiles.map { .pemFile($0) }, pins: options.pins,
             insecureSkipVerification: options.insecure)
+        if let certificate = options.clientCertificate, let key = options.clientKey {
+            var passphrase: String?
+            if let variable = options.keyPassphraseVariable {
+                guard let value = io.environment[variable] else {
+                    io.writeError("tether connect: --key-passphrase-env: environment variable \(variable) is not set\n")
+                    return 2
+                }
+                passphrase = value
+            }
+            configuration.tls.clientIdentity = .pem(
+                certificateChain: .pemFile(certificate), privateKey: .pemFile(key), passphrase: passphrase)
+        }
         if let proxy = options.proxy { configuration.proxy = proxy }
         if let path = options.greetingFile {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {

@@ -24,6 +24,8 @@ package struct CommandIO: Sendable {
     /// Returns the number of the interrupting signal (SIGINT or SIGTERM) once the user asks the command to stop,
     /// or 0 when the waiting task is cancelled. Nil: nothing interrupts (tests stop commands their own way).
     package var waitForInterrupt: (@Sendable () async -> Int32)?
+    /// The environment variables a command reads (`connect --key-passphrase-env`): the process's by default.
+    package var environment: [String: String] = ProcessInfo.processInfo.environment
 
     package init(
         write: @escaping @Sendable (String) -> Void,

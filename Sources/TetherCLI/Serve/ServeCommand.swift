@@ -23,7 +23,9 @@ package enum ServeCommand {
         let server: TestServer
         var tls: TestServerTLS?
         if let certificate = options.tlsCertificate, let key = options.tlsKey {
-            tls = TestServerTLS(certificateChain: .file(certificate), privateKey: .file(key))
+            tls = TestServerTLS(
+                certificateChain: .file(certificate), privateKey: .file(key),
+                clientCertificateAuthorities: options.clientCertificateAuthorities.map { .file($0) })
         }
         do {
             try scenario.validate()

@@ -88,8 +88,112 @@ public final class TLSContext: @unchecked Sendable {
         } else {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
         }
+        // Notes on the session that the server asked for a certificate: its failure can then be told apart.
+        SSL_CTX_set_cert_cb(context, { ssl, _ in TLSSession.certificateRequested(ssl: ssl) }, nil)
+        if let identity = options.clientIdentity { try Self.use(identity, in: context) }
         ERR_clear_error()
         return result
+    }
+
+    /// Checks that `identity` can be used (its chain and key read, the key decrypted and matching the
+    /// certificate), without keeping anything.
+    /// - Throws: the `TLSConfigurationError` that creating a client context with it would throw.
+    public static func check(_ identity: TLSClientIdentity) throws(TLSConfigurationError) {
+        let context = try Self.makeContext(method: TLS_client_method())
+        defer { SSL_CTX_free(context) }
+        try Self.use(identity, in: context)
+    }
+
+    /// Sets `identity`'s certificate chain and key on a client context.
+    private static func use(_ identity: TLSClientIdentity, in context: OpaquePointer) throws(TLSConfigurationError) {
+        let key: OpaquePointer
+        switch identity.form {
+        case .pem(let chain, let privateKey):
+            try Self.useChain(chain, in: context, failure: .invalidClientCertificate)
+            switch PEM.privateKey(privateKey, passphrase: identity.passphrase) {
+            case .key(let read): key = read
+            case .unreadable: throw .invalidClientKey
+            case .passphraseRefused: throw .clientKeyPassphrase
+            }
+        case .pkcs12(let archive):
+            key = try Self.usePKCS12(archive, passphrase: identity.passphrase ?? "", in: context)
+        }
+        defer { EVP_PKEY_free(key) }
+        guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
+            ERR_clear_error()
+            throw .clientKeyMismatch
+        }
+    }
+
+    /// Sets the certificate and chain of a PKCS#12 archive on a client context; returns its key (the caller frees
+    /// it).
+    private static func usePKCS12(
+        _ source: PEMSource, passphrase: String, in context: OpaquePointer
+    ) throws(TLSConfigurationError) -> OpaquePointer {
+        guard let bio = PEM.bio(source) else {
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        defer { BIO_free(bio) }
+        guard let archive = d2i_PKCS12_bio(bio, nil) else {
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        defer { PKCS12_free(archive) }
+        guard PKCS12_verify_mac(archive, passphrase, Int32(passphrase.utf8.count)) == 1 else {
+            ERR_clear_error()
+            throw .clientKeyPassphrase
+        }
+        var key: OpaquePointer?
+        var leaf: OpaquePointer?
+        var chain: OpaquePointer?
+        let parsed = PKCS12_parse(archive, passphrase, &key, &leaf, &chain)
+        defer {
+            X509_free(leaf)
+            tether_X509_chain_free(chain)
+        }
+        guard parsed == 1, let key, let leaf else {
+            EVP_PKEY_free(key)
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        var usable = SSL_CTX_use_certificate(context, leaf) == 1
+        for index in 0..<tether_X509_chain_count(chain) where usable {
+            // The context takes over a reference of its own only on success.
+            guard let certificate = tether_X509_chain_at(chain, index), X509_up_ref(certificate) == 1 else { continue }
+            if tether_SSL_CTX_add_extra_chain_cert(context, certificate) != 1 {
+                X509_free(certificate)
+                usable = false
+            }
+        }
+        guard usable else {
+            EVP_PKEY_free(key)
+            ERR_clear_error()
+            throw .invalidClientArchive
+        }
+        return key
+    }
+
+    /// Sets the leaf of `source` as the context's certificate and the rest as its chain.
+    private static func useChain(
+        _ source: PEMSource, in context: OpaquePointer, failure: TLSConfigurationError
+    ) throws(TLSConfigurationError) {
+        var certificates = try PEM.certificates(source, failure: failure)
+        let leaf = certificates.removeFirst()
+        defer { X509_free(leaf) }
+        guard SSL_CTX_use_certificate(context, leaf) == 1 else {
+            certificates.forEach { X509_free($0) }
+            ERR_clear_error()
+            throw failure
+        }
+        for (index, intermediate) in certificates.enumerated() where
+            tether_SSL_CTX_add_extra_chain_cert(context, intermediate) != 1
+        {
+            // Ownership passes to the context only on success.
+            certificates[index...].forEach { X509_free($0) }
+            ERR_clear_error()
+            throw failure
+        }
     }
 
     /// A client context for `options`, shared with every caller asking for the same options (a context reads the
@@ -130,21 +234,13 @@ public final class TLSContext: @unchecked Sendable {
                 tether_SSL_CTX_set_max_proto_version(context, TLS1_1_VERSION) == 1
             else { throw .contextUnavailable }
         }
-        var certificates = try PEM.certificates(options.certificateChain, failure: .invalidCertificate)
-        let leaf = certificates.removeFirst()
-        defer { X509_free(leaf) }
-        guard SSL_CTX_use_certificate(context, leaf) == 1 else {
-            certificates.forEach { X509_free($0) }
-            throw .invalidCertificate
+        try Self.useChain(options.certificateChain, in: context, failure: .invalidCertificate)
+        if let authorities = options.clientCertificateAuthorities {
+            try Self.requireClientCertificates(from: authorities, in: context)
         }
-        for (index, intermediate) in certificates.enumerated() where
-            tether_SSL_CTX_add_extra_chain_cert(context, intermediate) != 1
-        {
-            // Ownership passes to the context only on success.
-            certificates[index...].forEach { X509_free($0) }
-            throw .invalidCertificate
+        guard case .key(let key) = PEM.privateKey(options.privateKey, passphrase: nil) else {
+            throw .invalidPrivateKey
         }
-        guard let key = try PEM.privateKey(options.privateKey) else { throw .invalidPrivateKey }
         defer { EVP_PKEY_free(key) }
         guard SSL_CTX_use_PrivateKey(context, key) == 1, SSL_CTX_check_private_key(context) == 1 else {
             ERR_clear_error()
@@ -152,6 +248,24 @@ public final class TLSContext: @unchecked Sendable {
         }
         ERR_clear_error()
         return result
+    }
+
+    /// Makes a server context require a client certificate that chains to one of `authorities`, whose names
+    /// its certificate request lists.
+    private static func requireClientCertificates(
+        from authorities: PEMSource, in context: OpaquePointer
+    ) throws(TLSConfigurationError) {
+        let certificates = try PEM.certificates(authorities, failure: .invalidClientCertificateAuthorities)
+        let store = SSL_CTX_get_cert_store(context)
+        for certificate in certificates {
+            defer { X509_free(certificate) }
+            _ = X509_STORE_add_cert(store, certificate)
+            guard SSL_CTX_add_client_CA(context, certificate) == 1 else {
+                ERR_clear_error()
+                throw .invalidClientCertificateAuthorities
+            }
+        }
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
     }
 
     private static func makeContext(method: OpaquePointer?) throws(TLSConfigurationError) -> OpaquePointer {
@@ -222,16 +336,50 @@ package enum PEM {
         return certificates
     }
 
-    /// The first private key in `source` (the caller frees it), or nil.
-    package static func privateKey(_ source: PEMSource) throws(TLSConfigurationError) -> OpaquePointer? {
+    /// What reading a private key gave.
+    package enum KeyRead {
+        /// The key, which the caller frees.
+        case key(OpaquePointer)
+        /// No PEM private key could be read (an unreadable file, no key in it).
+        case unreadable
+        /// The key is encrypted, and the passphrase is missing or does not decrypt it.
+        case passphraseRefused
+    }
+
+    /// The first private key in `source`, decrypted with `passphrase` when it is encrypted. The passphrase is
+    /// copied only into OpenSSL's own buffer, for the duration of the read, and never to a terminal prompt: a key
+    /// that is encrypted without a passphrase given is refused.
+    package static func privateKey(_ source: PEMSource, passphrase: String?) -> KeyRead {
         guard let bio = Self.bio(source) else {
             ERR_clear_error()
-            throw .invalidPrivateKey
+            return .unreadable
         }
         defer { BIO_free(bio) }
-        let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        var request = PassphraseRequest(passphrase: passphrase.map { Array($0.utf8) })
+        let key = withUnsafeMutablePointer(to: &request) { pointer in
+            PEM_read_bio_PrivateKey(bio, nil, { buffer, size, _, userdata in
+                guard let buffer, let userdata else { return -1 }
+                let request = userdata.assumingMemoryBound(to: PassphraseRequest.self)
+                request.pointee.asked = true
+                guard let passphrase = request.pointee.passphrase, passphrase.count <= Int(size) else { return -1 }
+                passphrase.withUnsafeBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: bytes.count)
+                }
+                return Int32(passphrase.count)
+            }, pointer)
+        }
+        // Our copy is overwritten (OpenSSL cleanses its own buffer).
+        if let count = request.passphrase?.count { request.passphrase = [UInt8](repeating: 0, count: count) }
         ERR_clear_error()
-        return key
+        if let key { return .key(key) }
+        return request.asked ? .passphraseRefused : .unreadable
+    }
+
+    /// The passphrase handed to OpenSSL's password callback, and whether it was asked for (the key is encrypted).
+    private struct PassphraseRequest {
+        var passphrase: [UInt8]?
+        var asked = false
     }
 }
 #endif

@@ -21,12 +21,19 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case truncated
     /// A failure after the handshake (a bad record, an alert), with OpenSSL's reason text.
     case protocolError(String)
+    /// The server requires a client certificate (mutual TLS) and the client had none to present. On a server:
+    /// the client presented none.
+    case clientCertificateRequired
+    /// The server refused the client's certificate, with the alert it sent (for example "unknown ca",
+    /// "certificate expired"): a fixed text from Tether's table, never peer data. With TLS 1.3 it arrives after
+    /// the client's side of the handshake completed, on the first read, and is still this failure.
+    case clientCertificateRejected(alert: String)
 
     /// Whether the failure is about the peer's certificate: retrying will not help.
     public var isCertificateFailure: Bool {
         switch self {
         case .hostnameMismatch, .certificateExpired, .certificateNotYetValid, .untrustedIssuer, .certificateInvalid,
-            .pinMismatch:
+            .pinMismatch, .clientCertificateRequired, .clientCertificateRejected:
             true
         case .protocolVersion, .handshakeFailed, .truncated, .protocolError:
             false
@@ -46,6 +53,8 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .handshakeFailed(let reason): "handshake failed: \(reason)"
         case .truncated: "truncated (no close_notify)"
         case .protocolError(let reason): "protocol error: \(reason)"
+        case .clientCertificateRequired: "client certificate required"
+        case .clientCertificateRejected(let alert): "client certificate rejected: \(alert)"
         }
     }
 }

@@ -22,15 +22,66 @@ public struct TLSClientOptions: Sendable, Hashable {
     /// certificate chain or its verification. A session is only offered by the context that verified it when it
     /// was made. False: every connection makes a full handshake, and connections cannot be linked by a ticket.
     public var sessionResumption: Bool
+    /// The certificate and key presented when a server asks for one (mutual TLS); nil presents none.
+    public var clientIdentity: TLSClientIdentity?
 
     public init(
         additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false,
-        sessionResumption: Bool = true
+        sessionResumption: Bool = true, clientIdentity: TLSClientIdentity? = nil
     ) {
         self.additionalTrustRoots = additionalTrustRoots
         self.pins = pins
         self.insecureSkipVerification = insecureSkipVerification
         self.sessionResumption = sessionResumption
+        self.clientIdentity = clientIdentity
+    }
+}
+
+/// A TLS client's identity for servers that require one (mutual TLS): its certificate chain (leaf first, then any
+/// intermediates) and private key, as PEM with the passphrase of an encrypted key, or a PKCS#12 archive with its
+/// passphrase. The key and the passphrase are secrets: `description`, `debugDescription` and the mirror (`dump`)
+/// never show them.
+public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    enum Form: Sendable, Hashable {
+        case pem(certificateChain: PEMSource, privateKey: PEMSource)
+        /// A DER PKCS#12 archive (a file or its bytes).
+        case pkcs12(PEMSource)
+    }
+
+    let form: Form
+    /// The passphrase of an encrypted private key (PKCS#8 or OpenSSL's traditional encryption) or of the PKCS#12
+    /// archive; nil for a plain key. Used only while the key is read, when a context is created.
+    let passphrase: String?
+
+    /// A PEM certificate chain and private key; `passphrase` decrypts an encrypted key.
+    public init(certificateChain: PEMSource, privateKey: PEMSource, passphrase: String? = nil) {
+        self.form = .pem(certificateChain: certificateChain, privateKey: privateKey)
+        self.passphrase = passphrase
+    }
+
+    /// A PKCS#12 archive (`.p12`, `.pfx`, DER) holding the certificate, its chain and its key.
+    public init(pkcs12 archive: PEMSource, passphrase: String) {
+        self.form = .pkcs12(archive)
+        self.passphrase = passphrase
+    }
+
+    public var description: String {
+        ClientIdentityRedaction.description(
+            typeName: "TLSClientIdentity", isArchive: self.chain == nil, hasPassphrase: self.passphrase != nil)
+    }
+
+    public var debugDescription: String { self.description }
+
+    /// See `ClientIdentityRedaction`.
+    public var customMirror: Mirror {
+        ClientIdentityRedaction.mirror(of: self, certificateChain: self.chain, hasPassphrase: self.passphrase != nil)
+    }
+
+    /// The certificate chain of a PEM identity; nil for an archive.
+    private var chain: PEMSource? {
+        if case .pem(let chain, _) = self.form { chain } else { nil }
     }
 }
 
@@ -45,10 +96,14 @@ public struct TLSServerOptions: Sendable, Hashable {
     /// For tests only: a server that speaks TLS 1.2 and nothing newer, to test what differs from TLS 1.3 (sessions
     /// resumed by a TLS 1.2 ticket). False (default): TLS 1.2 or later.
     package var tls12OnlyForTesting = false
+    /// When set, the server requires a client certificate (mutual TLS) that chains to one of these CA
+    /// certificates, and refuses a client without one. Nil (default): no client certificate is asked for.
+    public var clientCertificateAuthorities: PEMSource?
 
-    public init(certificateChain: PEMSource, privateKey: PEMSource) {
+    public init(certificateChain: PEMSource, privateKey: PEMSource, clientCertificateAuthorities: PEMSource? = nil) {
         self.certificateChain = certificateChain
         self.privateKey = privateKey
+        self.clientCertificateAuthorities = clientCertificateAuthorities
     }
 }
 
@@ -64,6 +119,20 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
     case invalidPrivateKey
     /// OpenSSL refused to create the context.
     case contextUnavailable
+    /// The client identity's certificate chain could not be read or holds no PEM certificate (or its PKCS#12
+    /// archive could not be read).
+    case invalidClientCertificate
+    /// The client identity's private key could not be read as a PEM private key.
+    case invalidClientKey
+    /// The client identity's private key (or PKCS#12 archive) is encrypted, and no passphrase was given or it is
+    /// not the right one.
+    case clientKeyPassphrase
+    /// The client identity's private key is not the key of its certificate.
+    case clientKeyMismatch
+    /// The client identity's PKCS#12 archive could not be read, or holds no certificate and key.
+    case invalidClientArchive
+    /// The client certificate authorities a server requires could not be read as PEM certificates.
+    case invalidClientCertificateAuthorities
 
     public var description: String {
         switch self {
@@ -72,6 +141,14 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
         case .invalidCertificate: "the certificate chain could not be read as PEM certificates"
         case .invalidPrivateKey: "the private key could not be read as PEM or does not match the certificate"
         case .contextUnavailable: "OpenSSL could not create a TLS context"
+        case .invalidClientCertificate: "the client certificate chain could not be read as PEM certificates"
+        case .invalidClientKey: "the client private key could not be read as a PEM private key"
+        case .clientKeyPassphrase:
+            "the client private key is encrypted and the passphrase is missing or does not decrypt it"
+        case .invalidClientArchive: "the client PKCS#12 archive could not be read or holds no certificate and key"
+        case .clientKeyMismatch: "the client private key does not match the client certificate"
+        case .invalidClientCertificateAuthorities:
+            "the client certificate authorities could not be read as PEM certificates"
         }
     }
 }

@@ -37,6 +37,12 @@ public final class TLSSession {
     public private(set) var isResumed = false
     /// A client's server, under which its context keeps sessions; nil for a server or without resumption.
     private let resumptionKey: TLSSessionCache.Key?
+    /// The peer's certificate subject (RFC 2253, for example `CN=device-7,O=Example`) once the handshake
+    /// completed: for a server that requires client certificates, the client's; nil without one.
+    public private(set) var peerCertificateSubject: String?
+    /// A client's server asked for a certificate (mutual TLS) during the handshake: a handshake failure or an alert
+    /// that follows is about our certificate, or our lack of one.
+    private var serverRequestedCertificate = false
     /// The session a client offered (one reference, ours), until the handshake ends: on a failure, it leaves the
     /// cache. Holding the reference keeps its address from being reused by another session meanwhile.
     private var offeredSession: OpaquePointer?
@@ -97,8 +103,9 @@ public final class TLSSession {
         // The sink outlives the BIO: `SSL_free` (in `deinit`) frees the BIO before the stored properties go.
         BIO_set_data(outbound, Unmanaged.passUnretained(self.sink).toOpaque())
         SSL_set_bio(ssl, inbound, outbound)
-        if resumptionKey != nil {
-            // For `sessionIssued`; see there why the unretained pointer is valid whenever OpenSSL reads it.
+        if !context.isServer {
+            // For `sessionIssued` and `certificateRequested`; see there why the unretained pointer is valid whenever
+            // OpenSSL reads it.
             _ = SSL_set_ex_data(ssl, Self.ownerIndex, Unmanaged.passUnretained(self).toOpaque())
         }
     }
@@ -162,6 +169,7 @@ public final class TLSSession {
                 throw .pinMismatch
             }
             self.isHandshakeComplete = true
+            self.peerCertificateSubject = self.peerSubject()
             self.forgetOfferedSession(failed: false)
             // A TLS 1.2 session is made by the handshake, before the pins were checked: the callback passed it
             // over (see `sessionIssued`), so it is kept now. A TLS 1.3 one is not resumable yet: its tickets come
@@ -184,7 +192,8 @@ public final class TLSSession {
 
     // MARK: - Resumption
 
-    /// The `SSL` ex_data slot holding a client session's unretained `TLSSession` (for `sessionIssued`).
+    /// The `SSL` ex_data slot holding a client session's unretained `TLSSession` (for `sessionIssued` and
+    /// `certificateRequested`).
     private static let ownerIndex = tether_SSL_get_ex_new_index()
 
     /// OpenSSL's new-session callback on a client context that resumes sessions: a server issued `session` on
@@ -205,6 +214,16 @@ public final class TLSSession {
         SSL_SESSION_up_ref(session)
         client.keepSession(session)
         return 0
+    }
+
+    /// OpenSSL's certificate callback on a client context: the server sent a certificate request. Notes it on the
+    /// session (the unretained owner is valid here for the reasons given at `sessionIssued`: this runs synchronously
+    /// inside `SSL_do_handshake` on the owner's `ssl`) and lets the handshake go on with the context's identity, or
+    /// none. Returns 1 (go on).
+    static func certificateRequested(ssl: OpaquePointer?) -> Int32 {
+        guard let ssl, let owner = SSL_get_ex_data(ssl, Self.ownerIndex) else { return 1 }
+        Unmanaged<TLSSession>.fromOpaque(owner).takeUnretainedValue().serverRequestedCertificate = true
+        return 1
     }
 
     /// Keeps `session` (our reference, taken over) as the server's latest, if it can be resumed.
@@ -242,6 +261,12 @@ public final class TLSSession {
             self.receivedCloseNotify = true
             return .closed
         default:
+            // With TLS 1.3 the server checks our certificate after our side of the handshake completed: its refusal
+            // comes as an alert on the first read.
+            if let refusal = self.clientCertificateRefusal() {
+                ERR_clear_error()
+                throw refusal
+            }
             throw .protocolError(Self.reasonText())
         }
     }
@@ -271,13 +296,21 @@ public final class TLSSession {
 
     private func handshakeFailure() -> TLSFailure {
         let verifyResult = SSL_get_verify_result(self.ssl)
-        if !self.context.isServer, self.context.verifies, verifyResult != X509_V_OK {
+        // A server verifies only when it requires client certificates.
+        if self.context.isServer || self.context.verifies, verifyResult != X509_V_OK {
             ERR_clear_error()
             return Self.verificationFailure(Int32(verifyResult))
+        }
+        if let refusal = self.clientCertificateRefusal() {
+            ERR_clear_error()
+            return refusal
         }
         let error = ERR_peek_last_error()
         if error != 0 {
             switch tether_ERR_GET_REASON(error) {
+            case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+                ERR_clear_error()
+                return .clientCertificateRequired
             case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION,
                 SSL_R_NO_PROTOCOLS_AVAILABLE, SSL_R_VERSION_TOO_LOW, SSL_R_VERSION_TOO_HIGH:
                 ERR_clear_error()
@@ -304,6 +337,49 @@ public final class TLSSession {
         default:
             .certificateInvalid(code: code)
         }
+    }
+
+    /// For a client whose server asked for a certificate: the failure the server's alert means for it (none sent,
+    /// or ours refused), or nil when the latest error is not such an alert.
+    private func clientCertificateRefusal() -> TLSFailure? {
+        guard !self.context.isServer else { return nil }
+        let error = ERR_peek_last_error()
+        guard error != 0, tether_ERR_GET_LIB(error) == ERR_LIB_SSL else { return nil }
+        let reason = tether_ERR_GET_REASON(error)
+        // TLS 1.3's own alert says it whatever we know.
+        if reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED { return .clientCertificateRequired }
+        guard self.serverRequestedCertificate else { return nil }
+        let presented = SSL_get_certificate(self.ssl) != nil
+        // A TLS 1.2 server without a certificate to check can only say `handshake_failure`.
+        if !presented { return reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE ? .clientCertificateRequired : nil }
+        let alert: String? =
+            switch reason {
+            case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE: "bad certificate"
+            case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE: "unsupported certificate"
+            case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED: "certificate revoked"
+            case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED: "certificate expired"
+            case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN: "certificate unknown"
+            case SSL_R_TLSV1_ALERT_UNKNOWN_CA: "unknown ca"
+            case SSL_R_TLSV1_ALERT_ACCESS_DENIED: "access denied"
+            case SSL_R_TLSV1_ALERT_DECRYPT_ERROR: "decrypt error"
+            case SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE: "handshake failure"
+            default: nil
+            }
+        return alert.map { .clientCertificateRejected(alert: $0) }
+    }
+
+    /// The subject of the peer's certificate in RFC 2253 form, or nil without one.
+    private func peerSubject() -> String? {
+        guard let certificate = SSL_get0_peer_certificate(self.ssl), let bio = BIO_new(BIO_s_mem()) else {
+            return nil
+        }
+        defer { BIO_free(bio) }
+        guard tether_X509_NAME_print_rfc2253(bio, X509_get_subject_name(certificate)) >= 0 else { return nil }
+        let count = Int(BIO_ctrl_pending(bio))
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            initialized = Int(max(0, BIO_read(bio, buffer.baseAddress, Int32(count))))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// OpenSSL's fixed reason text for the latest error (never peer data); clears the queue.

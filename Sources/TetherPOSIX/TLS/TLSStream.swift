@@ -53,6 +53,11 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// Whether the handshake resumed an earlier session (see `TLSSession.isResumed`); false until it completed.
     public var isResumed: Bool { self.engine { $0.handshakeComplete && $0.session.isResumed } }
 
+    /// The peer's certificate subject (see `TLSSession.peerCertificateSubject`); nil until the handshake completed.
+    public var peerCertificateSubject: String? {
+        self.engine { $0.handshakeComplete ? $0.session.peerCertificateSubject : nil }
+    }
+
     // MARK: - ByteStream
 
     public func setStreamHandler(_ handler: any ByteStreamHandler) {

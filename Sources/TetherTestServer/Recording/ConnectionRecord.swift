@@ -10,6 +10,9 @@ public struct ConnectionRecord: Sendable {
     /// Over TLS, once the request was read: whether the client resumed a session (a ticket or session the server
     /// issued on an earlier connection) instead of a full handshake. Nil without TLS or before the request.
     public var tlsResumed: Bool?
+    /// Over TLS with client certificates required, once the request was read: the subject of the certificate the
+    /// client presented, in RFC 2253 form (for example `CN=device-7`). Nil otherwise.
+    public var clientCertificateSubject: String?
     /// The scenario applied (once the request was read and valid).
     public var scenario: Scenario?
     /// How the handshake was answered, once it was.

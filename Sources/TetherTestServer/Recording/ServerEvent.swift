@@ -5,8 +5,9 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// TCP connection accepted.
         case connected
-        /// The upgrade request was read; `path` has no query.
-        case request(path: String, headerCount: Int)
+        /// The upgrade request was read; `path` has no query. `clientCertificate`: the subject of the client
+        /// certificate the server required and accepted (mutual TLS), if any.
+        case request(path: String, headerCount: Int, clientCertificate: String? = nil)
         /// 101 sent, with the selected subprotocol.
         case opened(subprotocol: String?)
         /// The scenario rejected the handshake.
@@ -56,7 +57,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         let detail: String =
             switch self.kind {
             case .connected: "connected"
-            case .request(let path, let headerCount): "request \(path) (\(headerCount) headers)"
+            case .request(let path, let headerCount, let subject):
+                "request \(path) (\(headerCount) headers)" + (subject.map { ", client certificate \($0)" } ?? "")
             case .opened(let subprotocol): "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "")
             case .rejected(let status, let retryAfter):
                 "rejected \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? "")

@@ -201,12 +201,16 @@ final class ConnectionDriver {
         self.leaveHandshake()
         let headers = request.headers.map { HeaderField(name: $0.name, value: $0.value) }
         // The TLS handshake has completed: the request came through it.
-        let tlsResumed = (self.connection as? TLSStream)?.isResumed
+        let tls = self.connection as? TLSStream
+        let tlsResumed = tls?.isResumed
+        let clientSubject = tls?.peerCertificateSubject
         self.recorder.update(self.index) { record, now in
             record.request = RequestRecord(
                 at: now, target: request.target, headers: headers, subprotocols: request.subprotocols)
             record.tlsResumed = tlsResumed
-            return .request(path: pathOnly(request.target), headerCount: headers.count)
+            record.clientCertificateSubject = clientSubject
+            return .request(
+                path: pathOnly(request.target), headerCount: headers.count, clientCertificate: clientSubject)
         }
         let context = ConnectionContext(
             index: self.index, target: request.target, headers: headers, subprotocols: request.subprotocols)

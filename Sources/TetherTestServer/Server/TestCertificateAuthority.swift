@@ -12,6 +12,43 @@ public struct TestCertificate: Sendable, Hashable {
     /// What a `TestServer` needs to present this certificate.
     public var serverTLS: TestServerTLS { TestServerTLS(self.serverOptions) }
 
+    /// What a `TestServer` needs to present this certificate and require a client certificate issued by
+    /// `authority` (mutual TLS).
+    public func serverTLS(requiringClientCertificatesFrom authority: TestCertificate) -> TestServerTLS {
+        var options = self.serverOptions
+        options.clientCertificateAuthorities = .bytes(authority.certificatePEM)
+        return TestServerTLS(options)
+    }
+
+    /// The certificate and its key as a PKCS#12 archive (DER) that `passphrase` opens.
+    public func pkcs12(passphrase: String) -> [UInt8] {
+        let certificates = try? PEM.certificates(.bytes(self.certificatePEM), failure: .invalidCertificate)
+        guard let certificate = certificates?.first,
+            case .key(let key) = PEM.privateKey(.bytes(self.privateKeyPEM), passphrase: nil)
+        else { fatalError("the certificate's own PEM does not read back") }
+        defer {
+            certificates?.forEach { X509_free($0) }
+            EVP_PKEY_free(key)
+        }
+        guard let archive = PKCS12_create(passphrase, "tether test", key, certificate, nil, 0, 0, 0, 0, 0) else {
+            fatalError("OpenSSL could not make a PKCS#12 archive")
+        }
+        defer { PKCS12_free(archive) }
+        return TestCertificateAuthority.write { i2d_PKCS12_bio($0, archive) }
+    }
+
+    /// The private key as encrypted PKCS#8 PEM (AES-256-CBC), which `passphrase` decrypts.
+    public func encryptedPrivateKeyPEM(passphrase: String) -> [UInt8] {
+        guard case .key(let key) = PEM.privateKey(.bytes(self.privateKeyPEM), passphrase: nil) else {
+            fatalError("the certificate's own key does not read back")
+        }
+        defer { EVP_PKEY_free(key) }
+        let secret = Array(passphrase.utf8)
+        return TestCertificateAuthority.write { bio in
+            PEM_write_bio_PKCS8PrivateKey(bio, key, EVP_aes_256_cbc(), secret, Int32(secret.count), nil, nil)
+        }
+    }
+
     /// What a TLS server of the package's own tests needs to present this certificate.
     package var serverOptions: TLSServerOptions {
         TLSServerOptions(certificateChain: .bytes(self.certificatePEM), privateKey: .bytes(self.privateKeyPEM))
@@ -42,6 +79,23 @@ public struct TestCertificateAuthority: Sendable {
     public func issue(
         hosts: [String] = ["localhost", "127.0.0.1", "::1"], notBefore: Int = -3600, notAfter: Int = 86_400
     ) -> TestCertificate {
+        self.sign(
+            commonName: hosts.first ?? "localhost", hosts: hosts, usage: "serverAuth", notBefore: notBefore,
+            notAfter: notAfter)
+    }
+
+    /// A client certificate (mutual TLS) for `commonName`, signed by this CA: its subject is `CN=commonName`, its
+    /// extended key usage `clientAuth`.
+    /// - Parameters:
+    ///   - notBefore, notAfter: the validity, in seconds from now (an expired one: both negative).
+    public func issueClient(commonName: String, notBefore: Int = -3600, notAfter: Int = 86_400) -> TestCertificate {
+        self.sign(commonName: commonName, hosts: [], usage: "clientAuth", notBefore: notBefore, notAfter: notAfter)
+    }
+
+    /// A certificate with a new key, signed by this CA, for `usage` (an extended key usage).
+    private func sign(
+        commonName: String, hosts: [String], usage: String, notBefore: Int, notAfter: Int
+    ) -> TestCertificate {
         let issuer = Self.read(self.certificate)
         defer {
             X509_free(issuer.certificate)
@@ -50,8 +104,8 @@ public struct TestCertificateAuthority: Sendable {
         let key = Self.makeKey()
         defer { EVP_PKEY_free(key) }
         let certificate = Self.makeCertificate(
-            commonName: hosts.first ?? "localhost", key: key, issuer: issuer.certificate, issuerKey: issuer.key,
-            hosts: hosts, isAuthority: false, notBefore: notBefore, notAfter: notAfter)
+            commonName: commonName, key: key, issuer: issuer.certificate, issuerKey: issuer.key, hosts: hosts,
+            isAuthority: false, notBefore: notBefore, notAfter: notAfter, usage: usage)
         defer { X509_free(certificate) }
         return Self.pem(certificate, key: key)
     }
@@ -76,7 +130,7 @@ public struct TestCertificateAuthority: Sendable {
 
     private static func makeCertificate(
         commonName: String, key: OpaquePointer, issuer: OpaquePointer?, issuerKey: OpaquePointer, hosts: [String],
-        isAuthority: Bool, notBefore: Int, notAfter: Int
+        isAuthority: Bool, notBefore: Int, notAfter: Int, usage: String = "serverAuth"
     ) -> OpaquePointer {
         guard let certificate = X509_new() else { fatalError("OpenSSL could not allocate a certificate") }
         _ = X509_set_version(certificate, 2)  // v3
@@ -95,7 +149,7 @@ public struct TestCertificateAuthority: Sendable {
             ]
         } else {
             extensions += [
-                (NID_basic_constraints, "critical,CA:FALSE"), (NID_ext_key_usage, "serverAuth"),
+                (NID_basic_constraints, "critical,CA:FALSE"), (NID_ext_key_usage, usage),
                 (NID_authority_key_identifier, "keyid:always"),
             ]
             let names = hosts.map { TLSSession.isIPAddress($0) ? "IP:\($0)" : "DNS:\($0)" }
@@ -120,7 +174,7 @@ public struct TestCertificateAuthority: Sendable {
         return TestCertificate(certificatePEM: certificatePEM, privateKeyPEM: keyPEM, pin: pin)
     }
 
-    private static func write(_ body: (OpaquePointer) -> Int32) -> [UInt8] {
+    fileprivate static func write(_ body: (OpaquePointer) -> Int32) -> [UInt8] {
         guard let bio = BIO_new(BIO_s_mem()) else { fatalError("OpenSSL could not allocate a BIO") }
         defer { BIO_free(bio) }
         guard body(bio) == 1 else { fatalError("OpenSSL could not write PEM") }
@@ -135,7 +189,7 @@ public struct TestCertificateAuthority: Sendable {
         do {
             let certificates = try PEM.certificates(.bytes(pem.certificatePEM), failure: .invalidCertificate)
             guard let certificate = certificates.first,
-                let key = try PEM.privateKey(.bytes(pem.privateKeyPEM))
+                case .key(let key) = PEM.privateKey(.bytes(pem.privateKeyPEM), passphrase: nil)
             else { fatalError("the CA's own PEM does not read back") }
             return (certificate, key)
         } catch {

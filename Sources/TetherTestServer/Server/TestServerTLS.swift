@@ -18,9 +18,13 @@ public struct TestServerTLS: Sendable, Hashable {
     /// - Parameters:
     ///   - certificateChain: the server's certificate, then any intermediates.
     ///   - privateKey: the certificate's key.
-    public init(certificateChain: PEM, privateKey: PEM) {
+    ///   - clientCertificateAuthorities: when given, the server requires a client certificate (mutual TLS) issued
+    ///     by one of these CA certificates and refuses a client without one (recorded as `.tlsFailed`); the
+    ///     subject of the certificate it accepted is in `ConnectionRecord.clientCertificateSubject`. Default nil.
+    public init(certificateChain: PEM, privateKey: PEM, clientCertificateAuthorities: PEM? = nil) {
         self.options = TLSServerOptions(
-            certificateChain: certificateChain.source, privateKey: privateKey.source)
+            certificateChain: certificateChain.source, privateKey: privateKey.source,
+            clientCertificateAuthorities: clientCertificateAuthorities?.source)
     }
 
     /// For the package's tests and tools, which make throw-away certificates in memory (`TestCertificateAuthority`).

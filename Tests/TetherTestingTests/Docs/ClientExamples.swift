@@ -52,6 +52,31 @@ enum ClientExamples {
         // example end
     }
 
+    static func clientCertificate() throws {
+        // example begin: docs/tls.md#client-certificate
+        var configuration = WebSocketConfiguration(url: URL(string: "wss://api.internal.example/feed")!)
+        configuration.tls.clientIdentity = .pem(
+            certificateChain: .pemFile("/etc/myapp/device.pem"),    // or .pem(data)
+            privateKey: .pemFile("/etc/myapp/device.key"))          // or .pem(data)
+        let client = try WebSocketClient(configuration: configuration)
+        // example end
+        _ = client
+    }
+
+    static func encryptedKey(_ configuration: inout WebSocketConfiguration, _ passphraseFromYourKeychain: String) {
+        // example begin: docs/tls.md#encrypted-key
+        configuration.tls.clientIdentity = .pem(
+            certificateChain: .pemFile("/etc/myapp/device.pem"), privateKey: .pemFile("/etc/myapp/device.key"),
+            passphrase: passphraseFromYourKeychain)
+        // example end
+    }
+
+    static func pkcs12(_ configuration: inout WebSocketConfiguration, _ p12URL: URL) throws {
+        // example begin: docs/tls.md#pkcs12
+        configuration.tls.clientIdentity = .pkcs12(try Data(contentsOf: p12URL), passphrase: "…")
+        // example end
+    }
+
     // What the examples call: an app's own code.
     static func handle(_ message: WebSocketMessage) {}
     static func handle(_ event: WebSocketEvent) {}

@@ -79,15 +79,11 @@ struct SocketEndpoint: Sendable {
 
     static func clientOptions(_ options: TLSOptions) -> TLSClientOptions {
         TLSClientOptions(
-            additionalTrustRoots: options.additionalTrustRoots.map { roots in
-                switch roots {
-                case .pemFile(let path): .file(path)
-                case .pem(let data): .bytes(Array(data))
-                }
-            },
+            additionalTrustRoots: options.additionalTrustRoots.map(\.source),
             pins: options.pins,
             insecureSkipVerification: options.insecureSkipVerification,
-            sessionResumption: options.sessionResumption
+            sessionResumption: options.sessionResumption,
+            clientIdentity: options.clientIdentity?.socketIdentity
         )
     }
 
@@ -97,6 +93,44 @@ struct SocketEndpoint: Sendable {
         case .invalidHandshakeField(let field): "invalid \(field)"
         case .reservedHeader(let name): "the handshake sets header \(name) itself"
         case .invalidKeyLength, .controlPayloadTooLong, .invalidCloseCode, .closeReasonWithoutCode: "\(error)"
+        }
+    }
+}
+
+extension TLSOptions.Certificates {
+    var source: PEMSource {
+        switch self {
+        case .pemFile(let path): .file(path)
+        case .pem(let data): .bytes(Array(data))
+        }
+    }
+}
+
+extension TLSOptions.ClientIdentity {
+    /// The identity as OpenSSL reads it.
+    var socketIdentity: TLSClientIdentity {
+        switch self.source {
+        case .pem(let chain, let key):
+            let privateKey: PEMSource =
+                switch key {
+                case .pemFile(let path): .file(path)
+                case .pem(let data): .bytes(Array(data))
+                }
+            return TLSClientIdentity(
+                certificateChain: chain.source, privateKey: privateKey, passphrase: self.passphrase)
+        case .pkcs12(let archive):
+            return TLSClientIdentity(pkcs12: .bytes(Array(archive)), passphrase: self.passphrase ?? "")
+        }
+    }
+
+    /// Why `SocketTransport` cannot present this identity, or nil when it can (read, decrypted, and the key
+    /// matching the certificate). Reads the files.
+    var socketProblem: String? {
+        do throws(TLSConfigurationError) {
+            try TLSContext.check(self.socketIdentity)
+            return nil
+        } catch {
+            return error.description
         }
     }
 }

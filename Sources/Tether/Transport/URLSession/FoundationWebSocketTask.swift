@@ -7,10 +7,12 @@ import FoundationNetworking
 struct FoundationWebSocketTaskFactory: WebSocketTaskFactory {
     let configuration: URLSessionConfiguration
 
-    func makeTask(for request: URLRequest, delegate: any WebSocketTaskDelegate) -> any WebSocketTask {
+    func makeTask(
+        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+    ) -> any WebSocketTask {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
-        let bridge = WebSocketTaskDelegateBridge(delegate)
+        let bridge = WebSocketTaskDelegateBridge(delegate, clientIdentity: clientIdentity)
         let session = URLSession(configuration: self.configuration, delegate: bridge, delegateQueue: queue)
         return FoundationWebSocketTask(session: session, task: session.webSocketTask(with: request))
     }
@@ -65,9 +67,12 @@ final class FoundationWebSocketTask: WebSocketTask {
 /// retains it (and so the connection) until `invalidateSession()`.
 final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
     private let delegate: any WebSocketTaskDelegate
+    /// Presented on the client-certificate challenge (Apple platforms).
+    let clientIdentity: TLSOptions.ClientIdentity?
 
-    init(_ delegate: any WebSocketTaskDelegate) {
+    init(_ delegate: any WebSocketTaskDelegate, clientIdentity: TLSOptions.ClientIdentity? = nil) {
         self.delegate = delegate
+        self.clientIdentity = clientIdentity
     }
 
     func urlSession(

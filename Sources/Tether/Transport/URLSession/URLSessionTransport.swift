@@ -81,7 +81,7 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             let offered = request.subprotocols.joined(separator: ", ")
             urlRequest.setValue(offered, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
-        let task = factory.makeTask(for: urlRequest, delegate: self)
+        let task = factory.makeTask(for: urlRequest, clientIdentity: request.tls.clientIdentity, delegate: self)
         task.maximumMessageSize = request.maximumMessageSize
         self.task.withLock { $0 = task }
         task.resume()
@@ -313,6 +313,10 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         case .notConnectedToInternet, .networkConnectionLost: return .connectFailed(.unreachable)
         case .timedOut: return .connectFailed(.timedOut)
         case .badServerResponse: return .handshakeInvalid(detail: "bad server response")
+        // Mutual TLS: the server wanted a client certificate (`TLSOptions.clientIdentity`) or refused ours; the same
+        // details as `SocketTransport`'s (which adds the alert), and as permanent: retrying cannot help.
+        case .clientCertificateRequired: return .tlsFailed(detail: "client certificate required", permanent: true)
+        case .clientCertificateRejected: return .tlsFailed(detail: "client certificate rejected", permanent: true)
         default: return .connectFailed(.system(Int32(truncatingIfNeeded: error.code.rawValue)))
         }
     }

@@ -39,5 +39,8 @@ protocol WebSocketTaskDelegate: AnyObject, Sendable {
 
 /// Makes the task of one connection, delivering its callbacks to `delegate`.
 protocol WebSocketTaskFactory: Sendable {
-    func makeTask(for request: URLRequest, delegate: any WebSocketTaskDelegate) -> any WebSocketTask
+    /// `clientIdentity`: what the task presents when the server asks for a client certificate.
+    func makeTask(
+        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+    ) -> any WebSocketTask
 }

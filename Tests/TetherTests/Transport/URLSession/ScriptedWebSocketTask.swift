@@ -145,7 +145,9 @@ final class ScriptedWebSocketTaskFactory: WebSocketTaskFactory {
     var tasks: [ScriptedWebSocketTask] { self.made.withLock { $0.map(\.task) } }
     var requests: [URLRequest] { self.made.withLock { $0.map(\.request) } }
 
-    func makeTask(for request: URLRequest, delegate: any WebSocketTaskDelegate) -> any WebSocketTask {
+    func makeTask(
+        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+    ) -> any WebSocketTask {
         let task = ScriptedWebSocketTask(delegate: delegate)
         self.made.withLock { $0.append((request, task)) }
         return task

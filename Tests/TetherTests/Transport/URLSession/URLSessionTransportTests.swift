@@ -61,4 +61,11 @@ import TetherTesting
             == .connectFailed(.nameResolution))
         #expect(URLSessionConnection.end(for: URLError(.networkConnectionLost), opened: true) == .receiveFailed)
     }
+
+    @Test func aClientCertificateRefusalIsAPermanentTLSFailure() {
+        #expect(URLSessionConnection.end(for: URLError(.clientCertificateRequired), opened: false)
+            == .tlsFailed(detail: "client certificate required", permanent: true))
+        #expect(URLSessionConnection.end(for: URLError(.clientCertificateRejected), opened: false)
+            == .tlsFailed(detail: "client certificate rejected", permanent: true))
+    }
 }
