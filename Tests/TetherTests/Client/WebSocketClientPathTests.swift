@@ -41,6 +41,43 @@ import TetherTesting
         #expect(await probe.state(.offline) != nil)
     }
 
+    /// The sixth case of the path hint: a metered or Low Data path reaches the app in the state, so it can hold
+    /// back large transfers, and the state changes when only that changes (the connection stays as it is).
+    @Test func anExpensiveOrConstrainedPathIsInTheStateAndChangesIt() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = try self.makeClient(monitor: monitor)
+        await client.start()
+        let first = try await self.nextConnection()
+        first.emit(.opened(subprotocol: nil))
+        let open = try #require(await probe.state(.open))
+        #expect(!open.pathIsExpensive && !open.pathIsConstrained)
+
+        monitor.deliver(Self.cellular)
+        let metered = await probe.next { event in
+            if case .stateChanged(let state, _) = event { return state.pathIsExpensive }
+            return false
+        }
+        guard case .stateChanged(let meteredState, _)? = metered else {
+            Issue.record("no state change for the expensive path")
+            return
+        }
+        #expect(meteredState.phase == .open && !meteredState.pathIsConstrained)
+
+        let lowData = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular])
+        monitor.deliver(lowData)
+        let constrained = await probe.next { event in
+            if case .stateChanged(let state, _) = event { return state.pathIsConstrained }
+            return false
+        }
+        guard case .stateChanged(let constrainedState, _)? = constrained else {
+            Issue.record("no state change for the constrained path")
+            return
+        }
+        #expect(constrainedState.pathIsExpensive && constrainedState.phase == .open)
+        #expect(self.transport.all.count == 1)
+        await client.stop()
+    }
+
     @Test func anOutageConsumesNoAttemptsAndItsEndConnectsAtOnce() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline)
         let (client, probe) = try self.makeClient(monitor: monitor)
