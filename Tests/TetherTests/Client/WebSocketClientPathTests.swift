@@ -52,7 +52,8 @@ import TetherTesting
         let open = try #require(await probe.state(.open))
         #expect(!open.pathIsExpensive && !open.pathIsConstrained)
 
-        monitor.deliver(Self.cellular)
+        // A personal hotspot: the same Wi-Fi interface (no switch, no probe), now expensive.
+        monitor.deliver(PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: false, interfaces: [.wifi]))
         let metered = await probe.next { event in
             if case .stateChanged(let state, _) = event { return state.pathIsExpensive }
             return false
@@ -63,7 +64,7 @@ import TetherTesting
         }
         #expect(meteredState.phase == .open && !meteredState.pathIsConstrained)
 
-        let lowData = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.cellular])
+        let lowData = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.wifi])
         monitor.deliver(lowData)
         let constrained = await probe.next { event in
             if case .stateChanged(let state, _) = event { return state.pathIsConstrained }
@@ -75,7 +76,6 @@ import TetherTesting
         }
         #expect(constrainedState.pathIsExpensive && constrainedState.phase == .open)
         #expect(self.transport.all.count == 1)
-        await client.stop()
     }
 
     @Test func anOutageConsumesNoAttemptsAndItsEndConnectsAtOnce() async throws {
