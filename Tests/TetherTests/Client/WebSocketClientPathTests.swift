@@ -41,6 +41,18 @@ import TetherTesting
         #expect(await probe.state(.offline) != nil)
     }
 
+    /// The next state change whose state satisfies `matches`.
+    static func nextState(
+        _ probe: EventRecorder, where matches: @escaping @Sendable (ConnectionState) -> Bool
+    ) async -> ConnectionState? {
+        let event = await probe.next { event in
+            if case .stateChanged(let state, _) = event { return matches(state) }
+            return false
+        }
+        guard case .stateChanged(let state, _)? = event else { return nil }
+        return state
+    }
+
     /// The sixth case of the path hint: a metered or Low Data path reaches the app in the state, so it can hold
     /// back large transfers, and the state changes when only that changes (the connection stays as it is).
     @Test func anExpensiveOrConstrainedPathIsInTheStateAndChangesIt() async throws {
@@ -54,26 +66,12 @@ import TetherTesting
 
         // A personal hotspot: the same Wi-Fi interface (no switch, no probe), now expensive.
         monitor.deliver(PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: false, interfaces: [.wifi]))
-        let metered = await probe.next { event in
-            if case .stateChanged(let state, _) = event { return state.pathIsExpensive }
-            return false
-        }
-        guard case .stateChanged(let meteredState, _)? = metered else {
-            Issue.record("no state change for the expensive path")
-            return
-        }
+        let meteredState = try #require(await Self.nextState(probe) { $0.pathIsExpensive })
         #expect(meteredState.phase == .open && !meteredState.pathIsConstrained)
 
         let lowData = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.wifi])
         monitor.deliver(lowData)
-        let constrained = await probe.next { event in
-            if case .stateChanged(let state, _) = event { return state.pathIsConstrained }
-            return false
-        }
-        guard case .stateChanged(let constrainedState, _)? = constrained else {
-            Issue.record("no state change for the constrained path")
-            return
-        }
+        let constrainedState = try #require(await Self.nextState(probe) { $0.pathIsConstrained })
         #expect(constrainedState.pathIsExpensive && constrainedState.phase == .open)
         #expect(self.transport.all.count == 1)
     }
