@@ -65,7 +65,8 @@ public struct WebSocketConfiguration: Sendable {
     /// the environment names (`https_proxy`, `http_proxy`, `all_proxy`, `no_proxy`). A refusal ends the attempt with
     /// `proxy_rejected` and its status, retried by the rules of a handshake rejection (407 and 403 stop); a proxy
     /// that cannot be reached with `proxy_unreachable`. Credentials never appear in a record, log or error.
-    /// `SocketTransport` only.
+    /// `URLSessionTransport` applies a proxy without credentials as its session's `connectionProxyDictionary` on
+    /// Apple platforms and refuses the rest (see docs/platforms.md).
     public var proxy = ProxyConfiguration.none
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
     public var lifecycle: LifecyclePolicy
@@ -212,6 +213,8 @@ public struct WebSocketConfiguration: Sendable {
                 requirement: "a readable certificate chain and the private key of its certificate, decrypted by the "
                     + "passphrase when encrypted", value: problem)
         }
+        // What the transport cannot honour (TLS options, a proxy) is refused here, never ignored.
+        try self.transport.checkSupport(of: self.transportRequest)
         do throws(WireUsageError) {
             try ClientHandshake.checkOffer(subprotocols: self.subprotocols, headers: [])
         } catch {

@@ -805,7 +805,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             failure: machine.phase == .failed ? machine.failure : nil,
             lastRTT: machine.lastRTT,
             path: machine.hint.state,
-            connectivity: machine.connectivity
+            connectivity: machine.connectivity,
+            pathIsExpensive: machine.hint.expensive,
+            pathIsConstrained: machine.hint.constrained
         )
     }
 }

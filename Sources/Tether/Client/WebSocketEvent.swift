@@ -17,6 +17,12 @@ public struct ConnectionState: Equatable, Sendable {
     public var lastRTT: Int?
     /// The network-path hint. Informs the UI; it never blocks a connection attempt.
     public var path: PathState
+    /// Whether the path is expensive (cellular, a personal hotspot): the monitor's `isExpensive`. An app can defer
+    /// large transfers while it is. False while the path is unknown and with a monitor that cannot tell.
+    public var pathIsExpensive: Bool
+    /// Whether the path is constrained (Low Data Mode): the monitor's `isConstrained`. An app should keep to what
+    /// the user asked for while it is. False while the path is unknown and with a monitor that cannot tell.
+    public var pathIsConstrained: Bool
     /// What a banner shows, from the path and the session's request outcomes kept apart: `.online`, `.offline`
     /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
     /// with how), or `.unknown` before anything is known. See `SessionMachine.connectivity`.
@@ -24,7 +30,8 @@ public struct ConnectionState: Equatable, Sendable {
 
     public init(
         phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
-        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown
+        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown,
+        pathIsExpensive: Bool = false, pathIsConstrained: Bool = false
     ) {
         self.connectivity = connectivity
         self.phase = phase
@@ -34,6 +41,8 @@ public struct ConnectionState: Equatable, Sendable {
         self.failure = failure
         self.lastRTT = lastRTT
         self.path = path
+        self.pathIsExpensive = pathIsExpensive
+        self.pathIsConstrained = pathIsConstrained
     }
 }
 

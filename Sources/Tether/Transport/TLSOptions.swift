@@ -4,8 +4,10 @@ import TetherPOSIX
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
 /// verified against the system trust store and the host name (or IP address) of the URL, SNI sent for names.
 ///
-/// Applies to `SocketTransport` (Linux, over the system OpenSSL). `URLSessionTransport` uses the platform's own
-/// trust evaluation and ignores these options.
+/// `SocketTransport` applies them over the system OpenSSL; `URLSessionTransport` on Apple platforms through the
+/// session's server-trust challenge (pins and roots alike, with the same failures). A transport that cannot honour
+/// an option refuses it when the client is created (`WebSocketTransport.checkSupport(of:)`): `URLSessionTransport`
+/// on Linux refuses them all, and `sessionResumption` off everywhere. See docs/platforms.md.
 public struct TLSOptions: Sendable, Hashable {
     /// PEM certificates: a file to read when connecting, or the text itself.
     public enum Certificates: Sendable, Hashable {

@@ -153,6 +153,14 @@ public protocol WebSocketTransport: Sendable {
     /// Failures (bad URL scheme, refused, rejected handshake) arrive as `.ended(...)`, never as a throw.
     func connect(_ request: TransportRequest) -> any TransportConnection
 
+    /// Whether this transport honours every setting of `request` (its TLS options and proxy, say): called when a
+    /// client is created, with the request its configuration makes, so that a setting the transport cannot honour
+    /// fails there, with the property named, instead of being ignored. A setting that can only be judged when
+    /// connecting (a proxy from the environment) ends that connection instead. The default accepts everything: a
+    /// transport of your own that ignores a setting should refuse it here.
+    /// - Throws: `WebSocketConfigurationError` naming the first setting it cannot honour.
+    func checkSupport(of request: TransportRequest) throws(WebSocketConfigurationError)
+
     /// Connects like `connect(_:)`, but hands every event of the connection to `handler` by a direct call on
     /// `executor`'s thread (isolated to it), in order, instead of the `events` stream (which then only finishes):
     /// no stream and no task between the transport and a consumer that runs on that executor. Returns nil, without
@@ -170,6 +178,8 @@ public protocol WebSocketTransport: Sendable {
 }
 
 extension WebSocketTransport {
+    public func checkSupport(of request: TransportRequest) throws(WebSocketConfigurationError) {}
+
     public func connect(
         _ request: TransportRequest, deliveringOn executor: any SerialExecutor,
         _ handler: @escaping @Sendable (TransportEvent) -> Void

@@ -48,11 +48,14 @@ final class StatusLine: Sendable {
         }
     }
 
-    private func line(for connection: ConnectionState) -> String {
+    func line(for connection: ConnectionState) -> String {
         var line = "\(self.url) \(connection.phase.name) gen=\(connection.generation)"
         line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
         line += " attempt=\(connection.attempts)"
         line += " path=\(connection.path.name)"
+        // A metered or Low Data path, so that whoever watches sees why an app may hold back large transfers.
+        if connection.pathIsExpensive { line += "+expensive" }
+        if connection.pathIsConstrained { line += "+constrained" }
         line += " net=\(connection.connectivity.name)"
         return line
     }

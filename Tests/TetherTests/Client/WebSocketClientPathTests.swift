@@ -41,6 +41,41 @@ import TetherTesting
         #expect(await probe.state(.offline) != nil)
     }
 
+    /// The next state change whose state satisfies `matches`.
+    static func nextState(
+        _ probe: EventRecorder, where matches: @escaping @Sendable (ConnectionState) -> Bool
+    ) async -> ConnectionState? {
+        let event = await probe.next { event in
+            if case .stateChanged(let state, _) = event { return matches(state) }
+            return false
+        }
+        guard case .stateChanged(let state, _)? = event else { return nil }
+        return state
+    }
+
+    /// The sixth case of the path hint: a metered or Low Data path reaches the app in the state, so it can hold
+    /// back large transfers, and the state changes when only that changes (the connection stays as it is).
+    @Test func anExpensiveOrConstrainedPathIsInTheStateAndChangesIt() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = try self.makeClient(monitor: monitor)
+        await client.start()
+        let first = try await self.nextConnection()
+        first.emit(.opened(subprotocol: nil))
+        let open = try #require(await probe.state(.open))
+        #expect(!open.pathIsExpensive && !open.pathIsConstrained)
+
+        // A personal hotspot: the same Wi-Fi interface (no switch, no probe), now expensive.
+        monitor.deliver(PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: false, interfaces: [.wifi]))
+        let meteredState = try #require(await Self.nextState(probe) { $0.pathIsExpensive })
+        #expect(meteredState.phase == .open && !meteredState.pathIsConstrained)
+
+        let lowData = PathSnapshot(status: .satisfied, isExpensive: true, isConstrained: true, interfaces: [.wifi])
+        monitor.deliver(lowData)
+        let constrainedState = try #require(await Self.nextState(probe) { $0.pathIsConstrained })
+        #expect(constrainedState.pathIsExpensive && constrainedState.phase == .open)
+        #expect(self.transport.all.count == 1)
+    }
+
     @Test func anOutageConsumesNoAttemptsAndItsEndConnectsAtOnce() async throws {
         let monitor = ScriptedPathMonitor(current: Self.offline)
         let (client, probe) = try self.makeClient(monitor: monitor)

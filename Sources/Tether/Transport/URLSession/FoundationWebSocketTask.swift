@@ -3,17 +3,24 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Makes each connection's `URLSessionWebSocketTask` in a session of its own, created from `configuration`.
+/// Makes each connection's `URLSessionWebSocketTask` in a session of its own, created from `configuration` with
+/// the connection's proxy, if any.
 struct FoundationWebSocketTaskFactory: WebSocketTaskFactory {
     let configuration: URLSessionConfiguration
 
     func makeTask(
-        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+        for request: URLRequest, connection: WebSocketTaskSettings, delegate: any WebSocketTaskDelegate
     ) -> any WebSocketTask {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
-        let bridge = WebSocketTaskDelegateBridge(delegate, clientIdentity: clientIdentity)
-        let session = URLSession(configuration: self.configuration, delegate: bridge, delegateQueue: queue)
+        let bridge = WebSocketTaskDelegateBridge(
+            delegate, trust: connection.trust, host: request.url?.host ?? "", clientIdentity: connection.clientIdentity)
+        var configuration = self.configuration
+        if let proxy = connection.proxy, let copy = self.configuration.copy() as? URLSessionConfiguration {
+            copy.connectionProxyDictionary = proxy
+            configuration = copy
+        }
+        let session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: queue)
         return FoundationWebSocketTask(session: session, task: session.webSocketTask(with: request))
     }
 }
@@ -66,14 +73,24 @@ final class FoundationWebSocketTask: WebSocketTask {
 /// The session's delegate: hands each callback to the connection as a `WebSocketTaskDelegate` call. The session
 /// retains it (and so the connection) until `invalidateSession()`.
 final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
-    private let delegate: any WebSocketTaskDelegate
+    let delegate: any WebSocketTaskDelegate
+    /// How the server-trust challenge is answered, and the host name the certificate must name (see
+    /// `WebSocketTaskDelegateBridge+ServerTrust.swift`, Apple platforms only).
+    let trust: ServerTrustPolicy
+    let host: String
     /// Presented on the client-certificate challenge (Apple platforms).
     let clientIdentity: TLSOptions.ClientIdentity?
 
-    init(_ delegate: any WebSocketTaskDelegate, clientIdentity: TLSOptions.ClientIdentity? = nil) {
+    init(
+        _ delegate: any WebSocketTaskDelegate, trust: ServerTrustPolicy, host: String,
+        clientIdentity: TLSOptions.ClientIdentity? = nil
+    ) {
         self.delegate = delegate
+        self.trust = trust
+        self.host = host
         self.clientIdentity = clientIdentity
     }
+
 
     func urlSession(
         _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?

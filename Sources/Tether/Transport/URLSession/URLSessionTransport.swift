@@ -14,6 +14,14 @@ import FoundationNetworking
 /// invalidated on teardown (a session holds its delegate until then); closes always carry an explicit code
 /// (`cancel()` sends none); `maximumMessageSize` is set from the request (the platform default is 1 MiB).
 ///
+/// `TLSOptions` apply through the session's server-trust challenge on Apple platforms: the chain is evaluated with
+/// `additionalTrustRoots` as anchors besides the system's and the URL's host name required, then the pins are
+/// matched against each chain certificate's SubjectPublicKeyInfo; a refusal ends the connection with a permanent
+/// `.tlsFailed` whose detail reads as `SocketTransport`'s (`pin mismatch`, `untrusted issuer`, ...). An HTTP proxy
+/// becomes the per-connection session's `connectionProxyDictionary`. What it cannot honour, it refuses when the
+/// client is created (`checkSupport(of:)`): `tls.sessionResumption` off, a proxy with credentials, and on Linux
+/// (no server-trust challenge there) any TLS option or proxy. See docs/platforms.md.
+///
 /// On Linux, Foundation needs a libcurl built with WebSocket support; Debian's is not, and the
 /// connection then ends with `.connectFailed(.unsupported)`. Use `SocketTransport` there.
 public struct URLSessionTransport: WebSocketTransport {
@@ -35,6 +43,63 @@ public struct URLSessionTransport: WebSocketTransport {
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
         URLSessionConnection(request: request, factory: self.factory, clock: self.clock)
+    }
+
+    /// Refuses what this transport cannot honour on this platform (see the type's documentation).
+    public func checkSupport(of request: TransportRequest) throws(WebSocketConfigurationError) {
+        if let refusal = Self.unsupportedSetting(in: request, evaluatesServerTrust: Self.evaluatesServerTrust) {
+            throw refusal
+        }
+    }
+
+    /// Whether this platform's Foundation hands the server's certificate chain to the session's delegate (Apple
+    /// platforms, with the Security framework); Linux's Foundation verifies inside libcurl and never asks.
+    static var evaluatesServerTrust: Bool {
+        #if canImport(Security)
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// The first setting of `request` this transport cannot honour, on a platform that does or does not evaluate
+    /// server trust itself; nil when it honours them all. A proxy from the environment is resolved only when
+    /// connecting: one that cannot be honoured then ends that connection (`URLSessionProxySettings`).
+    static func unsupportedSetting(
+        in request: TransportRequest, evaluatesServerTrust: Bool
+    ) -> WebSocketConfigurationError? {
+        let elsewhere = "with URLSessionTransport on this platform (use SocketTransport)"
+        if !request.tls.sessionResumption {
+            return WebSocketConfigurationError(
+                property: "tls.sessionResumption",
+                requirement: "true with URLSessionTransport (the platform decides when TLS sessions resume)",
+                value: "false")
+        }
+        if !evaluatesServerTrust {
+            if !request.tls.pins.isEmpty {
+                return WebSocketConfigurationError(
+                    property: "tls.pins", requirement: "empty " + elsewhere, value: "\(request.tls.pins.count) pins")
+            }
+            if !request.tls.additionalTrustRoots.isEmpty {
+                return WebSocketConfigurationError(
+                    property: "tls.additionalTrustRoots", requirement: "empty " + elsewhere,
+                    value: "\(request.tls.additionalTrustRoots.count) sources")
+            }
+            if request.tls.insecureSkipVerification {
+                return WebSocketConfigurationError(
+                    property: "tls.insecureSkipVerification", requirement: "false " + elsewhere, value: "true")
+            }
+            if request.proxy != .none {
+                return WebSocketConfigurationError(
+                    property: "proxy", requirement: ".none " + elsewhere, value: "\(request.proxy)")
+            }
+        }
+        if case .http(let proxy) = request.proxy, proxy.credentials != nil {
+            return WebSocketConfigurationError(
+                property: "proxy", requirement: "without credentials with URLSessionTransport",
+                value: proxy.description)
+        }
+        return nil
     }
 }
 
@@ -62,6 +127,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         var receiveParked = false
         /// Ends the connection if the task does not complete within the close timeout; cancelled by the end.
         var closeTimer: Task<Void, Never>?
+        /// Why the server's certificate was refused, reported before the task completes (cancelled).
+        var trustFailure: ServerTrustFailure?
     }
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
@@ -81,7 +148,20 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             let offered = request.subprotocols.joined(separator: ", ")
             urlRequest.setValue(offered, forHTTPHeaderField: "Sec-WebSocket-Protocol")
         }
-        let task = factory.makeTask(for: urlRequest, clientIdentity: request.tls.clientIdentity, delegate: self)
+        let proxySettings: [String: any Sendable]?
+        switch URLSessionProxySettings.resolve(request.proxy, for: request.url) {
+        case .direct: proxySettings = nil
+        case .proxy(let settings): proxySettings = settings
+        case .refused(let end):
+            self.finish(end)
+            return
+        }
+        let task = factory.makeTask(
+            for: urlRequest,
+            connection: WebSocketTaskSettings(
+                trust: ServerTrustPolicy(request.tls), proxy: proxySettings,
+                clientIdentity: request.tls.clientIdentity),
+            delegate: self)
         task.maximumMessageSize = request.maximumMessageSize
         self.task.withLock { $0 = task }
         task.resume()
@@ -189,11 +269,21 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         self.state.withLock { $0.peerCloseCode = .some(peerCode) }
     }
 
+    func taskDidRefuseServerTrust(_ failure: ServerTrustFailure) {
+        self.state.withLock { state in
+            if state.trustFailure == nil { state.trustFailure = failure }
+        }
+    }
+
     func taskDidComplete(error: (any Error)?) {
-        let (closingLocally, peerCode) = self.state.withLock { ($0.closingLocally, $0.peerCloseCode) }
+        let (closingLocally, peerCode, trustFailure) = self.state.withLock {
+            ($0.closingLocally, $0.peerCloseCode, $0.trustFailure)
+        }
         let response = self.task.withLock { $0 }?.response
         let end: TransportEnd
-        if let peerCode, !closingLocally {
+        if let trustFailure {
+            end = trustFailure.end  // the task completes as cancelled: the refusal is why
+        } else if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {
             end = .closedLocally

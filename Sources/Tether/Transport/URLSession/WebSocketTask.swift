@@ -33,14 +33,24 @@ protocol WebSocketTaskDelegate: AnyObject, Sendable {
     func taskDidOpen(subprotocol: String?)
     /// The peer's close frame arrived, with its raw code (not terminal: `taskDidComplete` follows).
     func taskDidClose(code: Int, reason: Data?)
+    /// The server's certificate was refused (the challenge is cancelled, and `taskDidComplete` follows).
+    func taskDidRefuseServerTrust(_ failure: ServerTrustFailure)
     /// The terminal callback: the task ended, with `error` unless it ended cleanly.
     func taskDidComplete(error: (any Error)?)
 }
 
+/// What one connection's session applies besides the request: how it answers the server-trust challenge, the
+/// proxy it goes through (a `connectionProxyDictionary`, nil for none), and the identity it presents when the
+/// server asks for a client certificate.
+struct WebSocketTaskSettings: Sendable {
+    var trust: ServerTrustPolicy
+    var proxy: [String: any Sendable]?
+    var clientIdentity: TLSOptions.ClientIdentity?
+}
+
 /// Makes the task of one connection, delivering its callbacks to `delegate`.
 protocol WebSocketTaskFactory: Sendable {
-    /// `clientIdentity`: what the task presents when the server asks for a client certificate.
     func makeTask(
-        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+        for request: URLRequest, connection: WebSocketTaskSettings, delegate: any WebSocketTaskDelegate
     ) -> any WebSocketTask
 }

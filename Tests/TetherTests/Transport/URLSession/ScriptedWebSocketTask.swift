@@ -87,6 +87,9 @@ final class ScriptedWebSocketTask: WebSocketTask {
 
     func complete(error: (any Error)? = nil) { self.delegate.taskDidComplete(error: error) }
 
+    /// What the delegate bridge does when `ServerTrustEvaluator` refuses the server (before the task completes).
+    func refuseServerTrust(_ failure: ServerTrustFailure) { self.delegate.taskDidRefuseServerTrust(failure) }
+
     // MARK: WebSocketTask
 
     var maximumMessageSize: Int {
@@ -140,16 +143,19 @@ final class ScriptedWebSocketTask: WebSocketTask {
 
 /// Hands out `ScriptedWebSocketTask`s and keeps them for the test, with the requests they were made for.
 final class ScriptedWebSocketTaskFactory: WebSocketTaskFactory {
-    private let made = Mutex<[(request: URLRequest, task: ScriptedWebSocketTask)]>([])
+    private let made = Mutex<[(request: URLRequest, settings: WebSocketTaskSettings, task: ScriptedWebSocketTask)]>(
+        [])
 
     var tasks: [ScriptedWebSocketTask] { self.made.withLock { $0.map(\.task) } }
     var requests: [URLRequest] { self.made.withLock { $0.map(\.request) } }
+    /// The trust policy and proxy each task's session was given.
+    var settings: [WebSocketTaskSettings] { self.made.withLock { $0.map(\.settings) } }
 
     func makeTask(
-        for request: URLRequest, clientIdentity: TLSOptions.ClientIdentity?, delegate: any WebSocketTaskDelegate
+        for request: URLRequest, connection: WebSocketTaskSettings, delegate: any WebSocketTaskDelegate
     ) -> any WebSocketTask {
         let task = ScriptedWebSocketTask(delegate: delegate)
-        self.made.withLock { $0.append((request, task)) }
+        self.made.withLock { $0.append((request, connection, task)) }
         return task
     }
 }

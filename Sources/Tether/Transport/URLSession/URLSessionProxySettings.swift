@@ -1,0 +1,57 @@
+import Foundation
+import TetherCore
+
+/// A `ProxyConfiguration` as `URLSessionConfiguration.connectionProxyDictionary` takes it: the HTTP and HTTPS proxy
+/// entries (CFNetwork's `kCFNetworkProxiesHTTP*` and `kCFNetworkProxiesHTTPS*` keys, spelled out because the
+/// HTTPS ones are declared for macOS only, while their values are read on every Apple platform). Pure, so that the
+/// mapping is tested on Linux.
+enum URLSessionProxySettings {
+    /// How one connection goes.
+    enum Resolution: Sendable {
+        /// No proxy: the session's configuration as given.
+        case direct
+        /// The session's `connectionProxyDictionary`.
+        case proxy([String: any Sendable])
+        /// The connection ends at once, this way.
+        case refused(TransportEnd)
+    }
+
+    /// The dictionary for one connection to `url`, or none to connect directly; a proxy this transport cannot use
+    /// ends the connection at once: one with credentials (the dictionary has no place for them) or one the environment
+    /// names with another scheme than `http://`, both as `.connectFailed(.unsupported)`, like `SocketTransport`'s
+    /// answer to a proxy scheme it cannot speak.
+    static func resolve(
+        _ configuration: ProxyConfiguration, for url: URL,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Resolution {
+        let proxy: HTTPProxy
+        switch configuration {
+        case .none:
+            return .direct
+        case .http(let given):
+            proxy = given
+        case .environment, .variables:
+            let variables: [String: String]
+            if case .variables(let given) = configuration { variables = given } else { variables = environment }
+            let secure = url.scheme?.lowercased() == "wss"
+            let decision = ProxyEnvironment.decide(
+                host: url.host ?? "", port: url.port ?? (secure ? 443 : 80), secure: secure, variables: variables)
+            switch decision {
+            case .direct: return .direct
+            case .unsupported: return .refused(.connectFailed(.unsupported))
+            case .proxy(let named): proxy = named
+            }
+        }
+        guard proxy.credentials == nil else { return .refused(.connectFailed(.unsupported)) }
+        return .proxy(Self.dictionary(for: proxy))
+    }
+
+    /// The proxy for both schemes: the session is the connection's own, so that `ws://` (HTTP) and `wss://`
+    /// (HTTPS, tunnelled with CONNECT) go the same way.
+    static func dictionary(for proxy: HTTPProxy) -> [String: any Sendable] {
+        [
+            "HTTPEnable": 1, "HTTPProxy": proxy.host, "HTTPPort": proxy.port,
+            "HTTPSEnable": 1, "HTTPSProxy": proxy.host, "HTTPSPort": proxy.port,
+        ]
+    }
+}
