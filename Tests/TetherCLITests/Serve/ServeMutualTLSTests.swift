@@ -68,24 +68,11 @@ struct ServeMutualTLSTests {
 
     /// Runs `tether serve` requiring client certificates until `body` returns; passes it the URL and the output.
     private func serving(_ files: Files, _ body: (String) async throws -> Void) async throws -> CapturedIO {
-        guard case .serve(let options) = try CommandLineParser.parse([
-            "serve", "--tls-cert", files.server.certificateFile, "--tls-key", files.server.keyFile,
+        let options = try serveOptions([
+            "--tls-cert", files.server.certificateFile, "--tls-key", files.server.keyFile,
             "--require-client-cert", files.clientCAFile, "--echo",
-        ]) else {
-            Issue.record("expected serve")
-            return CapturedIO()
-        }
-        let served = CapturedIO()
-        let stop = ServeCommandTests.StopSignal()
-        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
-        let serving = Task {
-            await ServeCommand.run(options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
-        }
-        var iterator = urls.makeAsyncIterator()
-        try await body(try #require(await iterator.next()))
-        stop.raise()
-        #expect(await serving.value == 0)
-        return served
+        ])
+        return try await TetherCLITests.serving(options, body).served
     }
 
     @Test func connectPresentsItsCertificateAndServePrintsTheSubject() async throws {
