@@ -18,7 +18,7 @@ export TSAN_OPTIONS="suppressions=$suppressions history_size=4 halt_on_error=0 $
 # Suites left out under TSan (`--skip` patterns), each with why:
 # - FloodScenariosTests runs `tether check --only slow-consumer|ping-flood` in a child process, which is the TSan
 #   build here: those scenarios measure a flood against real-time bounds of their own (a 5 s flood, 100 ms stall
-#   windows), which TSan's slowdown breaks. The scenarios' code runs under TSan in CheckScenariosTests' other runs.
+#   windows), which TSan's slowdown breaks. The flood peer itself still runs under TSan (PingFloodPeerTests).
 skips=(--skip FloodScenariosTests)
 
 swift build --build-tests --sanitize=thread --scratch-path "$scratch"
