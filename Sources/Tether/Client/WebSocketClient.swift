@@ -685,6 +685,9 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     private func publishRecordsAndState() {
+        // The send target first: a consumer that sees an `.opened` record may send at once, from another thread, and
+        // must find the connection open (published after the records, such a send could throw `.notOpen`).
+        self.updateSendTarget()
         var cause: CloseReason?
         self.machine.drainRecords { record in
             self.publish(.record(record))
@@ -695,7 +698,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 cause = record.reason
             }
         }
-        self.updateSendTarget()
         let state = Self.snapshot(of: self.machine)
         if state != self.published {
             // A new round-trip time alone is not a state change: it has its own `.roundTrip` event.

@@ -39,6 +39,8 @@ public final class EventLoop: Sendable {
 
     /// The thread's name (at most 15 bytes are shown by the kernel).
     public let name: String
+    /// Where the timers read the time.
+    package let clock: EventLoopClock
     let identity = LoopThreadIdentity()
     private let poller: Poller
     private let inbox = Mutex(Inbox())
@@ -65,8 +67,14 @@ public final class EventLoop: Sendable {
     /// Creates a loop and starts its thread.
     /// - Parameter name: the thread's name, visible in debuggers and `top -H`.
     /// - Throws: when the kernel refuses an epoll instance, an eventfd or a thread.
-    public init(name: String = "tether-loop") throws(SocketError) {
+    public convenience init(name: String = "tether-loop") throws(SocketError) {
+        try self.init(name: name, clock: .continuous)
+    }
+
+    /// Creates a loop whose timers read `clock` (tests pass a manual one) and starts its thread.
+    package init(name: String = "tether-loop", clock: EventLoopClock) throws(SocketError) {
         self.name = name
+        self.clock = clock
         self.afterShutdown = DispatchQueue(label: "\(name).after-shutdown")
         self.poller = try Poller()
         self.ownedDescriptors.store(2, ordering: .relaxed)
@@ -85,10 +93,26 @@ public final class EventLoop: Sendable {
         }
         GNUExtensions.setThreadName.map { _ = $0(handle, String(name.utf8.prefix(15)) ?? "tether-loop") }
         self.thread.withLock { $0 = handle }
+        clock.attach(self)
     }
 
     /// `true` when called on this loop's thread.
     public var inEventLoop: Bool { self.identity.isCurrent }
+
+    /// The time on the loop's clock: what `schedule(at:)` deadlines are compared with. Timer code reads the time
+    /// here (never from `ContinuousClock.now`), so that it runs on a manual clock in tests.
+    package var now: ContinuousClock.Instant { self.clock.now }
+
+    /// Returns once the loop has run everything queued before this call, including the timers a manual clock's
+    /// advance made due: the barrier a test waits on after moving the clock.
+    package func settle() async {
+        _ = try? await self.submit {}
+    }
+
+    /// A manual clock moved: fire what became due, ahead of work queued after the move.
+    func clockMoved() {
+        self.execute { [self] in self.runDueTimers(self.state.value) }
+    }
 
     /// Runs `work` on the loop's thread, after what is already queued. Callable from any thread,
     /// including the loop's own (then `work` runs on the next turn, never re-entrantly).
@@ -132,16 +156,16 @@ public final class EventLoop: Sendable {
     /// Callable from any thread. Work scheduled on a loop that is shut down never runs.
     @discardableResult
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
-        self.schedule(at: ContinuousClock.now + delay, work)
+        self.schedule(at: self.clock.now + delay, work)
     }
 
     /// Like `schedule(after:_:)` with the delay in milliseconds (the unit of Tether's state machines).
     @discardableResult
     public func schedule(afterMilliseconds delay: Int, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
-        self.schedule(at: ContinuousClock.now + .milliseconds(delay), work)
+        self.schedule(at: self.clock.now + .milliseconds(delay), work)
     }
 
-    /// Runs `work` on the loop's thread once `deadline` is reached.
+    /// Runs `work` on the loop's thread once `deadline` is reached on the loop's clock (`now`).
     /// - Parameter leeway: how much later the timer may fire (never earlier). Timers whose windows overlap
     ///   fire on one wake-up of the loop, which saves CPU and power when many connections keep timers of their
     ///   own (heartbeats). Zero (the default): as soon as the loop is free after `deadline`.
@@ -233,8 +257,13 @@ public final class EventLoop: Sendable {
     /// early), 0 when work is queued, or -1 (sleep until woken) when there is nothing to wait for.
     private func pollTimeout(_ state: LoopState) -> Int32 {
         if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
+        guard self.clock.movesWithRealTime else {
+            // A manual clock fires what its moves make due (`clockMoved`); waiting in real time brings nothing closer.
+            guard let first = state.timers.peekPending() else { return -1 }
+            return first.deadline <= self.clock.now ? 0 : -1
+        }
         guard let wake = state.timers.wakeTime() else { return -1 }
-        let remaining = ContinuousClock.now.duration(to: wake)
+        let remaining = self.clock.now.duration(to: wake)
         guard remaining > .zero else { return 0 }
         let (seconds, attoseconds) = remaining.components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
@@ -242,7 +271,7 @@ public final class EventLoop: Sendable {
     }
 
     private func runDueTimers(_ state: LoopState) {
-        let now = ContinuousClock.now
+        let now = self.clock.now
         while let first = state.timers.peekPending(), first.deadline <= now {
             state.timers.popFirst()
             first.take()?()

@@ -15,19 +15,14 @@ public protocol ByteStream: AnyObject, Sendable {
     /// Installs the handler and starts reading. Call on the loop thread, at most once.
     func setStreamHandler(_ handler: any ByteStreamHandler)
 
-    /// Writes borrowed bytes; `completion` (on the loop thread, never inside this call) says when they were all
-    /// handed to the kernel, or why not. `sealing`: the last write accepted.
-    func write(borrowing bytes: UnsafeRawBufferPointer, sealing: Bool, completion: TCPConnection.WriteCompletion?)
-
-    /// Writes `bytes` like `write(borrowing:sealing:completion:)`, where what the kernel does not take at once may be
-    /// queued as the array itself, without a copy (plain TCP does; TLS encrypts it into records either way).
-    func write(_ bytes: [UInt8], sealing: Bool, completion: TCPConnection.WriteCompletion?)
-
-    /// Writes `bytes`, reporting only a failure (on the loop thread, never inside this call).
-    func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void)
-
-    /// Writes `bytes` and returns once they were all handed to the kernel.
-    func send(_ bytes: [UInt8], sealing: Bool) async throws(SocketError)
+    /// Writes `bytes` (borrowed; `array` is the same bytes as an array when the caller has one, which plain TCP
+    /// queues without a copy) and reports the outcome by `delivery`: the one write behind the entry points
+    /// `write(_:sealing:completion:)`, `write(borrowing:sealing:completion:)`, `write(_:onFailure:)` and
+    /// `send(_:sealing:)`. A completion or failure handler runs on the loop thread, never inside this call; for
+    /// `.awaited` the returned value is what to await. `sealing`: the last write accepted.
+    func startWrite(
+        _ bytes: UnsafeRawBufferPointer, array: [UInt8]?, sealing: Bool, delivery: WriteDelivery
+    ) -> StartedSend
 
     /// Bytes accepted and not yet handed to the kernel (for TLS: the records waiting, and any plaintext waiting
     /// for the handshake).

@@ -42,7 +42,7 @@ extension TCPConnection {
         let attempt = ConnectAttempt(
             addresses: addresses,
             sockets: sockets,
-            deadline: ContinuousClock.now + timeout,
+            deadline: loop.now + timeout,
             loop: loop
         )
         let result: Result<TCPConnection, SocketError> = await withTaskCancellationHandler {

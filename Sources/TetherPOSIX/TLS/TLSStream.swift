@@ -26,7 +26,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// The TLS engine and the write side, shared by writing threads and the loop: only inside `engine(_:)`.
     private let unguardedEngine: Engine
     /// The read side, on the loop thread only.
-    private let reader: LoopBound<Reader>
+    private let loopState: LoopBound<TLSLoopState>
 
     /// Whether `tcp` already has a handler, which this stream replaces (TLS inside a proxy's tunnel).
     private let takesOverHandler: Bool
@@ -39,7 +39,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         self.tcp = tcp
         self.takesOverHandler = takingOver
         self.unguardedEngine = Engine(session: session)
-        self.reader = LoopBound(Reader(), loop: tcp.loop)
+        self.loopState = LoopBound(TLSLoopState(), loop: tcp.loop)
     }
 
     /// Runs `body` with the engine, under the lock.
@@ -62,9 +62,9 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
 
     public func setStreamHandler(_ handler: any ByteStreamHandler) {
         precondition(self.loop.inEventLoop, "TLSStream.setStreamHandler must be called on the loop thread")
-        let reader = self.reader.value
-        precondition(reader.handler == nil && !reader.delivered, "TLSStream.setStreamHandler called twice")
-        reader.handler = handler
+        let state = self.loopState.value
+        precondition(state.handler == nil && !state.delivered, "TLSStream.setStreamHandler called twice")
+        state.handler = handler
         if self.takesOverHandler {
             self.tcp.replaceHandler(self)
         } else {
@@ -73,47 +73,25 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         self.process()  // a client's first flight; nothing reaches the handler before the handshake completes
     }
 
-    public func write(
-        borrowing bytes: UnsafeRawBufferPointer, sealing: Bool, completion: TCPConnection.WriteCompletion?
-    ) {
+    /// Encrypts `bytes` into records on the calling thread and hands them to the TCP connection (see `ByteStream`):
+    /// the records are what waits, so `array` is not needed. Before the handshake completed, a copy waits for it.
+    public func startWrite(
+        _ bytes: UnsafeRawBufferPointer, array: [UInt8]?, sealing: Bool, delivery: WriteDelivery
+    ) -> StartedSend {
         let outcome = self.engine { engine in
-            engine.write(bytes, sealing: sealing, tcp: self.tcp, delivery: .completion(completion))
-        }
-        self.settle(outcome, completion: completion)
-    }
-
-    /// Encrypts `bytes` into records like `write(borrowing:sealing:completion:)`: the records are what waits.
-    public func write(_ bytes: [UInt8], sealing: Bool, completion: TCPConnection.WriteCompletion?) {
-        bytes.withUnsafeBytes { self.write(borrowing: $0, sealing: sealing, completion: completion) }
-    }
-
-    public func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void) {
-        let outcome = bytes.withUnsafeBytes { raw in
-            self.engine { engine in
-                engine.write(raw, sealing: false, tcp: self.tcp, delivery: .failuresOnly(onFailure))
-            }
-        }
-        self.settle(outcome) { result in
-            if case .failure(let error) = result { onFailure(error) }
-        }
-    }
-
-    public func send(_ bytes: [UInt8], sealing: Bool) async throws(SocketError) {
-        let outcome = bytes.withUnsafeBytes { raw in
-            self.engine { engine in
-                engine.write(raw, sealing: sealing, tcp: self.tcp, delivery: .awaited)
-            }
+            engine.write(bytes, sealing: sealing, tcp: self.tcp, delivery: delivery)
         }
         switch outcome {
         case .sent(let started):
-            try await started.finish()
+            return started
         case .waiting(let waiter):
-            try await waiter?.result().get()
+            return waiter.map(StartedSend.waiting) ?? .done
         case .refused:
-            throw .closed
+            return delivery.failed(.closed, on: self.loop)
         case .broken:
+            let started = delivery.failed(.closed, on: self.loop)
             self.tcp.reset()
-            throw .closed
+            return started
         }
     }
 
@@ -128,20 +106,20 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     }
 
     public func pauseReading() {
-        self.onLoop { stream in
-            stream.reader.value.paused = true
-            stream.tcp.pauseReading()
+        self.loop.runOnLoop { [self] in
+            self.loopState.value.paused = true
+            self.tcp.pauseReading()
         }
     }
 
     public func resumeReading() {
-        self.onLoop { stream in
-            let reader = stream.reader.value
-            guard reader.paused else { return }
-            reader.paused = false
-            stream.tcp.resumeReading()
+        self.loop.runOnLoop { [self] in
+            let state = self.loopState.value
+            guard state.paused else { return }
+            state.paused = false
+            self.tcp.resumeReading()
             // Records already received (and a TCP end behind them) are not announced by the socket again.
-            stream.loop.execute { stream.processThenEndIfDrained() }
+            self.loop.execute { self.processThenEndIfDrained() }
         }
     }
 
@@ -156,7 +134,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
             return engine.takeEarly()
         }
         self.fail(early)
-        self.onLoop { $0.reader.value.stopped = true }
+        self.loop.runOnLoop { [self] in self.loopState.value.stopped = true }
         self.tcp.close()
     }
 
@@ -166,7 +144,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
             return engine.takeEarly()
         }
         self.fail(early)
-        self.onLoop { $0.reader.value.stopped = true }
+        self.loop.runOnLoop { [self] in self.loopState.value.stopped = true }
         self.tcp.reset()
     }
 
@@ -178,7 +156,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     }
 
     public func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        self.reader.value.tcpEnd = end
+        self.loopState.value.tcpEnd = end
         self.processThenEndIfDrained()
     }
 
@@ -187,11 +165,11 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// Decrypts and delivers plaintext until more ciphertext is needed, reading is paused or stopped, or TLS fails
     /// (then the alert goes out and TCP closes; its end reports the failure).
     private func process() {
-        let reader = self.reader.value
+        let state = self.loopState.value
         // The loop's read buffer is free here: TCP has handed over its bytes (copied into the engine) before this
         // runs, and reads into it again only after this returns.
         let buffer = self.loop.readBuffer
-        while let handler = reader.handler, !reader.paused, !reader.stopped {
+        while let handler = state.handler, !state.paused, !state.stopped {
             let step = self.engine { $0.step(into: buffer, tcp: self.tcp) }
             switch step {
             case .plaintext(let count):
@@ -199,7 +177,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
             case .needMore:
                 return
             case .failed(let early):
-                reader.stopped = true
+                state.stopped = true
                 self.fail(early)
                 self.tcp.close()  // flushes the alert
                 return
@@ -211,62 +189,27 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// stopped), reports the end.
     private func processThenEndIfDrained() {
         self.process()
-        let reader = self.reader.value
-        guard let tcpEnd = reader.tcpEnd, !reader.delivered, let handler = reader.handler else { return }
+        let state = self.loopState.value
+        guard let tcpEnd = state.tcpEnd, !state.delivered, let handler = state.handler else { return }
         let (drained, end, early) = self.engine { engine in
-            (engine.session.bufferedCiphertext == 0 || reader.stopped || engine.failure != nil,
+            (engine.session.bufferedCiphertext == 0 || state.stopped || engine.failure != nil,
              engine.end(after: tcpEnd), engine.takeEarly())
         }
         // Paused with records still undecrypted: the end waits for `resumeReading`.
-        guard drained || !reader.paused else { return }
-        reader.delivered = true
-        reader.handler = nil
+        guard drained || !state.paused else { return }
+        state.delivered = true
+        state.handler = nil
         self.fail(early)
         handler.ended(end, on: self)
     }
 
     // MARK: - Helpers
 
-    private func settle(_ outcome: WriteOutcome, completion: TCPConnection.WriteCompletion?) {
-        switch outcome {
-        case .sent, .waiting:
-            break
-        case .refused:
-            self.completeLater(completion, with: .failure(.closed))
-        case .broken:
-            self.completeLater(completion, with: .failure(.closed))
-            self.tcp.reset()
-        }
-    }
-
     private func fail(_ completions: [TCPConnection.WriteCompletion]) {
         for completion in completions {
-            self.completeLater(completion, with: .failure(.closed))
+            self.loop.completeLater(completion, with: .failure(.closed))
         }
     }
-
-    private func completeLater(_ completion: TCPConnection.WriteCompletion?, with result: Result<Void, SocketError>) {
-        guard let completion else { return }
-        if !self.loop.execute({ completion(result) }) { completion(result) }
-    }
-
-    private func onLoop(_ body: @escaping @Sendable (TLSStream) -> Void) {
-        if self.loop.inEventLoop {
-            body(self)
-        } else {
-            self.loop.execute { [self] in body(self) }
-        }
-    }
-}
-
-/// How a write's outcome is reported.
-private enum Delivery {
-    /// By this completion (success or failure), if any.
-    case completion(TCPConnection.WriteCompletion?)
-    /// Failures only, so that a write the kernel takes at once costs no loop turn.
-    case failuresOnly(@Sendable (SocketError) -> Void)
-    /// By the `StartedSend` (or the waiter) returned, which an async `send` awaits.
-    case awaited
 }
 
 /// What a write did under the lock.
@@ -289,8 +232,8 @@ private enum ReadStep {
     case failed([TCPConnection.WriteCompletion])
 }
 
-/// The read side's state, on the loop thread.
-private final class Reader {
+/// The stream's loop state: the read side, on the loop thread.
+private final class TLSLoopState {
     var handler: (any ByteStreamHandler)?
     var paused = false
     /// `close()` or `reset()` was called, or TLS failed: no more plaintext is delivered.
@@ -320,25 +263,12 @@ private final class Engine {
 
     /// Encrypts `bytes` and hands the records to `tcp`, or keeps them for after the handshake.
     func write(
-        _ bytes: UnsafeRawBufferPointer, sealing: Bool, tcp: TCPConnection, delivery: Delivery
+        _ bytes: UnsafeRawBufferPointer, sealing: Bool, tcp: TCPConnection, delivery: WriteDelivery
     ) -> WriteOutcome {
         guard self.accepting else { return .refused }
         if sealing { self.accepting = false }
         guard self.handshakeComplete else {
-            var waiter: WriteWaiter?
-            let completion: TCPConnection.WriteCompletion?
-            switch delivery {
-            case .completion(let given):
-                completion = given
-            case .failuresOnly(let onFailure):
-                completion = { result in
-                    if case .failure(let error) = result { onFailure(error) }
-                }
-            case .awaited:
-                let created = WriteWaiter()
-                waiter = created
-                completion = { created.finish($0) }
-            }
+            let (completion, waiter) = delivery.completionForWaiting()
             self.early.append((Array(bytes), completion))
             self.earlyBytes += bytes.count
             return .waiting(waiter)
@@ -352,16 +282,9 @@ private final class Engine {
         }
         let records = self.session.takeCiphertext()
         // TLS seals itself (above): the TCP connection stays open for the close_notify that `close()` sends.
-        switch delivery {
-        case .completion(let completion):
-            tcp.write(records, sealing: false, completion: completion)
-            return .sent(.done)
-        case .failuresOnly(let onFailure):
-            tcp.write(records, onFailure: onFailure)
-            return .sent(.done)
-        case .awaited:
-            return .sent(tcp.beginSend(records, sealing: false))
-        }
+        return .sent(records.withUnsafeBytes { raw in
+            tcp.startWrite(raw, array: records, sealing: false, delivery: delivery)
+        })
     }
 
     /// One step of the handshake or of reading; writes what the engine produced (handshake flights, alerts).

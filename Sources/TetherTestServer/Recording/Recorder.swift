@@ -25,7 +25,7 @@ final class Recorder: Sendable {
     private struct Waiter {
         let condition: Condition
         let continuation: CheckedContinuation<WaitResult, Never>
-        var timeout: TimerHandle?
+        var timeout: Task<Void, Never>?
     }
 
     private struct State {
@@ -52,9 +52,9 @@ final class Recorder: Sendable {
         self.state = Mutex(State())
     }
 
-    /// Milliseconds since the server started.
+    /// Milliseconds since the server started, on its loop's clock.
     func now() -> Int {
-        let (seconds, attoseconds) = (ContinuousClock.now - self.start).components
+        let (seconds, attoseconds) = (self.loop.now - self.start).components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 
@@ -103,7 +103,7 @@ final class Recorder: Sendable {
     /// Applies a change under the lock, then (outside it) publishes the event and resumes the
     /// waiters whose condition now holds.
     private func change<Value>(_ body: (inout State) -> (Value, ServerEvent?)) -> Value {
-        var satisfied: [(CheckedContinuation<WaitResult, Never>, TimerHandle?)] = []
+        var satisfied: [(CheckedContinuation<WaitResult, Never>, Task<Void, Never>?)] = []
         var subscribers: [AsyncStream<ServerEvent>.Continuation] = []
         var snapshot: [ConnectionRecord] = []
         let (value, event) = self.state.withLock { state in
@@ -163,7 +163,11 @@ final class Recorder: Sendable {
             continuation.resume(returning: immediate)
             return
         }
-        let timer = self.loop.schedule(after: timeout) { [self] in self.finishWait(id, with: .timedOut(timeout)) }
+        // Real time, not the loop's clock: a wait's timeout is the test's safety net, also on a manual clock.
+        let timer = Task { [self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self.finishWait(id, with: .timedOut(timeout))
+        }
         let stillWaiting = self.state.withLock { state in
             guard state.waiters[id] != nil else { return false }
             state.waiters[id]?.timeout = timer

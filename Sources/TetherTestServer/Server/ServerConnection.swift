@@ -257,7 +257,7 @@ final class ConnectionDriver {
             return .opened(subprotocol: subprotocol)
         }
         // The scenario's times (pings, stream, close, reset) count from here, no earlier than the recorded open.
-        self.scenarioStart = ContinuousClock.now
+        self.scenarioStart = self.core.loop.now
         if let close = scenario.close { self.schedule(.close, after: close.afterMilliseconds, shell: shell) }
         if let reset = scenario.resetAfterMilliseconds { self.schedule(.reset, after: reset, shell: shell) }
         if let interval = scenario.pingIntervalMilliseconds { self.schedule(.ping, after: interval, shell: shell) }
@@ -490,7 +490,7 @@ final class ConnectionDriver {
     // MARK: Timers
 
     private func schedule(_ action: TimerAction, after milliseconds: Int, shell: ServerConnection) {
-        self.schedule(action, at: ContinuousClock.now + .milliseconds(milliseconds), shell: shell)
+        self.schedule(action, at: self.core.loop.now + .milliseconds(milliseconds), shell: shell)
     }
 
     private func schedule(_ action: TimerAction, at deadline: ContinuousClock.Instant, shell: ServerConnection) {

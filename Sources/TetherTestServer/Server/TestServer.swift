@@ -86,6 +86,9 @@ public final class TestServer: Sendable {
     /// The main initializer, with where the server runs: for the package's own tests and tools.
     /// - Parameters:
     ///   - loop: the loop to run on; nil starts one for this server and stops it in `stop()`.
+    ///   - clock: the clock of the loop started when `loop` is nil (a given loop has its own): a manual one makes
+    ///     the scenario's times (pings, pong delays, close, reset) and the handshake timeout move only when a test
+    ///     advances it, and the record's times read it.
     ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
     ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil: the process's
     ///     own namespace. Real-link tests put the server behind a link they can break.
@@ -100,6 +103,7 @@ public final class TestServer: Sendable {
         maximumHandshakingConnections: Int = 128,
         outboundWatermarks: Watermarks = .standard,
         loop: EventLoop?,
+        clock: EventLoopClock = .continuous,
         namespace: NetworkNamespace?,
         tls: TestServerTLS? = nil,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
@@ -128,7 +132,7 @@ public final class TestServer: Sendable {
             serverLoop = loop
         } else {
             do throws(SocketError) {
-                serverLoop = try EventLoop(name: "tether-testsrv")
+                serverLoop = try EventLoop(name: "tether-testsrv", clock: clock)
             } catch {
                 throw .listen(error.description)
             }
@@ -149,7 +153,7 @@ public final class TestServer: Sendable {
         self.ownsLoop = loop == nil
         self.listener = listener
         let recorder = Recorder(
-            start: .now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
+            start: serverLoop.now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
         let core = ServerCore(
             loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
             handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
@@ -352,7 +356,7 @@ final class ServerCore: Sendable {
             }
         let shell = ServerConnection(index: index, connection: stream, core: self)
         registry.live[index] = shell
-        registry.handshaking.append((index, .now))
+        registry.handshaking.append((index, self.loop.now))
         stream.setStreamHandler(shell)
         shell.driver.value.startHandshakeTimer(shell: shell)
     }
@@ -373,7 +377,7 @@ final class ServerCore: Sendable {
     /// a burst of connections accepted just now (their requests often already waiting, unread) must
     /// not be reset one by one to accept the rest of the backlog. Returns whether one was freed.
     func makeRoomForAccept() -> Bool {
-        self.dropOldestHandshaking(acceptedBy: .now - TCPListener.acceptBackoff)
+        self.dropOldestHandshaking(acceptedBy: self.loop.now - TCPListener.acceptBackoff)
     }
 
     /// Loop thread: connection `index` has left the handshake (its request was read, or it ended).

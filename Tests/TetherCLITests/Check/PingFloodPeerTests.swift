@@ -7,15 +7,23 @@ import Glibc
 #endif
 
 @Suite struct PingFloodPeerTests {
+    /// A fresh `Sec-WebSocket-Key`, made in a synchronous function: under ThreadSanitizer, the instrumented
+    /// `inout` access to a zero-sized `SystemRandomNumberGenerator` kept in an async function's frame reads the shadow
+    /// of an address that is not memory (the generator has no storage) and crashes with SEGV inside TSan; in a
+    /// synchronous frame it is a real stack address.
+    private static func randomKey() -> [UInt8] {
+        var random = SystemRandomNumberGenerator()
+        return ClientHandshake.randomKey(using: &random)
+    }
+
     @Test func thePeerFloodsAClientThatNeverReadsUntilItsWritesStall() async throws {
         let peer = try PingFloodPeer()
         defer { peer.close() }
         let socket = try LoopbackSockets.connect(to: peer.port)
         defer { close(socket) }
-        var random = SystemRandomNumberGenerator()
         let handshake = try ClientHandshake(
             host: "127.0.0.1", port: peer.port, secure: false, target: "/",
-            key: ClientHandshake.randomKey(using: &random))
+            key: Self.randomKey())
         let request = handshake.request
         #expect(request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) } == request.count)
         #expect(await peer.accept(within: .seconds(5)) == nil)
@@ -69,10 +77,9 @@ import Glibc
     /// A raw client socket that has sent its upgrade request to `peer`, which answered it.
     static func upgrade(to peer: PingFloodPeer) async throws -> Int32 {
         let socket = try LoopbackSockets.connect(to: peer.port)
-        var random = SystemRandomNumberGenerator()
         let handshake = try ClientHandshake(
             host: "127.0.0.1", port: peer.port, secure: false, target: "/",
-            key: ClientHandshake.randomKey(using: &random))
+            key: Self.randomKey())
         _ = handshake.request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
         let failure = await peer.accept(within: .seconds(5))
         #expect(failure == nil)

@@ -32,12 +32,12 @@ struct TestServerTests {
         let sent = ContinuousClock.now
         try await client.ping([1, 2])
         #expect(await client.nextMessage() == .pong([1, 2]))
-        let elapsed = milliseconds(since: sent)
-        #expect(elapsed >= 120 && elapsed < 120 + 1_000)
+        // Never early; how exactly on time is TestServerTimingTests' (a manual clock), not a wall-clock bound's.
+        #expect(milliseconds(since: sent) >= 120)
 
         let record = try await server.waitForConnection(1) { $0.pongsSent.count == 1 }
         let delay = record.pongsSent[0].at - record.pingsReceived[0].at
-        #expect(delay >= 119 && delay < 120 + 1_000)
+        #expect(delay >= 119)
         await server.stop()
     }
 
@@ -138,7 +138,12 @@ struct TestServerTests {
     }
 
     @Test func afterItsCloseTheServerRecordsButNeitherEchoesNorPongs() async throws {
-        let server = try TestServer(scenario: Scenario.echo.closing(afterMilliseconds: 0, code: 1001))
+        // On a manual clock that the test never advances, the close (due at once) goes out but the close timeout
+        // never runs out: on real time, a client slowed down by load for more than that second was reset before
+        // its reply, and its send failed (`socket is closed`).
+        let server = try TestServer(
+            loop: nil, clock: .manual(ManualLoopClock()), namespace: nil,
+            scenario: { _ in Scenario.echo.closing(afterMilliseconds: 0, code: 1001) })
         var (client, _) = try await RawClient.open(server)
 
         #expect(await client.nextMessage() == .close(code: 1001, reason: ""))
@@ -312,7 +317,6 @@ struct TestServerTests {
             arrivals.append(milliseconds(since: beforeOpen))
         }
         #expect(arrivals[3] >= 3 * 25)
-        #expect(arrivals[3] < 3 * 25 + 2_000)
         let record = try await server.waitForConnection(1) { $0.sentMessageCount == 4 }
         #expect(record.sentMessageBytes == 48)
         await server.stop()

@@ -89,10 +89,9 @@ struct RawClient {
         answersPings: Bool = false
     ) async throws -> RawClient {
         let connection = try await TCPConnection.connect(host: server.host, port: server.port, timeout: .seconds(2))
-        var random = SystemRandomNumberGenerator()
         let handshake = try ClientHandshake(
             host: server.host, port: server.port, secure: false, target: target,
-            subprotocols: subprotocols, headers: headers, key: ClientHandshake.randomKey(using: &random))
+            subprotocols: subprotocols, headers: headers, key: randomHandshakeKey())
         let (stream, continuation) = AsyncStream.makeStream(of: RawClientEvent.self)
         let parser = HandshakeResponseParser(handshake: handshake)
         try await connection.loop.submit {
@@ -188,6 +187,15 @@ struct RawClient {
 }
 
 /// Milliseconds elapsed since `start`.
+/// A fresh `Sec-WebSocket-Key`, made in a synchronous function: under ThreadSanitizer, the instrumented `inout` access
+/// to a zero-sized `SystemRandomNumberGenerator` kept in an async function's frame reads the shadow of an address that
+/// is not memory (the generator has no storage) and crashes with SEGV inside TSan; in a synchronous frame it is a real
+/// stack address.
+func randomHandshakeKey() -> [UInt8] {
+    var random = SystemRandomNumberGenerator()
+    return ClientHandshake.randomKey(using: &random)
+}
+
 func milliseconds(since start: ContinuousClock.Instant) -> Int {
     let (seconds, attoseconds) = (ContinuousClock.now - start).components
     return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)

@@ -221,6 +221,13 @@ final class PeerConnection {
         }
     }
 
+    /// The next raw bytes the client sends (such as its TLS ClientHello), or nil once the connection ended.
+    func readBytes() async -> [UInt8]? {
+        if self.buffered.isEmpty, !(await self.readMore()) { return nil }
+        defer { self.buffered.removeAll() }
+        return self.buffered
+    }
+
     /// Reads (and discards) until the TCP connection ends, and returns how it ended.
     func waitForEnd() async -> ByteStreamEnd {
         while await self.readMore() {
