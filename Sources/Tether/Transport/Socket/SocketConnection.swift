@@ -20,7 +20,8 @@ final class SocketConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
     private let loop: EventLoop
     private let core: LoopBound<SocketConnectionCore>
-    private let slot = WebSocketSlot()
+    /// Where `send` finds the open connection's engine (internal for tests).
+    let slot = WebSocketSlot()
     private let outlet: EventOutlet
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
