@@ -3,9 +3,9 @@ import PackageDescription
 
 // Tether: WebSocket connections that stay correct on unreliable networks.
 //
-// Module map (see DESIGN.md §1):
+// Module map (docs/ARCHITECTURE.md §1):
 //   TetherCore        pure state machines (standard library only)
-//   TetherWire        RFC 6455 sans-I/O codec (standard library only)
+//   TetherWire        RFC 6455 sans-I/O codec (standard library, and zlib for permessage-deflate)
 //   TetherPOSIX       non-blocking sockets on an epoll event loop (internal support module)
 //   Tether            the public client actor, transports, path monitors, lifecycle
 //   TetherTesting     what users' test targets import: manual clock, scripted transport and path monitor, recorder
@@ -29,7 +29,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "TetherCore"),
-        .target(name: "TetherWire"),
+        // The system zlib for permessage-deflate: Debian's zlib1g-dev, found with pkg-config.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "TetherWire", dependencies: ["CZlib"]),
         // Linux kernel headers (epoll, eventfd, rtnetlink) from Debian's libc6-dev / linux-libc-dev.
         .systemLibrary(name: "CTetherLinux", path: "Sources/CTetherLinux"),
         // The system OpenSSL (3.0+) for TLS on Linux: Debian's libssl-dev, found with pkg-config.
@@ -69,17 +71,25 @@ let package = Package(
             dependencies: ["TetherCore", "TetherWire", "TetherPOSIX", "Tether", "TetherTestServer"]
         ),
         .executableTarget(name: "tether-autobahn", dependencies: ["Tether", "TetherCore"]),
+        // What several test targets share (a reserved port, the process's sockets): not a product.
+        .target(name: "TetherTestSupport", path: "Tests/TetherTestSupport"),
         .testTarget(name: "TetherCoreTests", dependencies: ["TetherCore"]),
         .testTarget(name: "TetherWireTests", dependencies: ["TetherWire"]),
-        .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX", "TetherTestServer"]),
+        .testTarget(name: "TetherPOSIXTests", dependencies: ["TetherPOSIX", "TetherTestServer", "TetherTestSupport"]),
         .testTarget(
             name: "TetherTests",
-            dependencies: ["Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX"]
+            dependencies: [
+                "Tether", "TetherTesting", "TetherTestServer", "TetherCore", "TetherWire", "TetherPOSIX",
+                "TetherTestSupport",
+            ]
         ),
         .testTarget(
             name: "TetherTestingTests", dependencies: ["TetherTesting", "Tether", "TetherCore", "TetherTestServer"]
         ),
-        .testTarget(name: "TetherTestServerTests", dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX"]),
+        .testTarget(
+            name: "TetherTestServerTests",
+            dependencies: ["TetherTestServer", "TetherWire", "TetherPOSIX", "TetherTestSupport"]
+        ),
         .testTarget(
             name: "TetherCLITests",
             dependencies: [

@@ -21,7 +21,7 @@ for target in decoder handshake; do
         handshake) entry=Fuzz/HandshakeFuzz.swift ;;
     esac
     echo "== fuzz: building $target"
-    swiftc -sanitize=fuzzer,address -parse-as-library -O -g "${linker[@]}" -module-name TetherWireFuzz \
+    swiftc -sanitize=fuzzer,address -parse-as-library -O -g "${linker[@]}" -module-name TetherWireFuzz -package-name Tether -I Sources/CZlib \
         "${sources[@]}" "$entry" -o "$out/$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
     test -x "$out/$target"
     mkdir -p "$out/corpus-$target"

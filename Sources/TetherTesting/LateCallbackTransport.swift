@@ -5,7 +5,7 @@ import TetherCore
 
 /// A transport wrapper that can replay "late callbacks" into connections the client already left behind.
 ///
-/// Real platforms deliver queued callbacks after a task was cancelled (DESIGN.md §2). This wrapper makes
+/// Real platforms deliver queued callbacks after a task was cancelled (docs/ARCHITECTURE.md §2). This wrapper makes
 /// that reproducible over a real transport: it forwards each inner connection's events unchanged, but
 /// keeps the stream the client reads open after the inner connection ended, so that `inject(_:into:)`
 /// can deliver, say, an `.opened`, a `.pong` or a `.ended(.peerClosed)` on an old connection while a newer

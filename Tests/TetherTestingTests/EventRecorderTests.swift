@@ -3,9 +3,6 @@ import Testing
 import Tether
 import TetherCore
 @testable import TetherTesting
-#if os(Linux)
-import TetherTestServer
-#endif
 
 /// The recorder a test waits on: it must return the right event, never hang, and never miss one.
 @Suite struct EventRecorderTests {
@@ -113,24 +110,3 @@ import TetherTestServer
         #expect(await recorder.record(.pong) != nil)
     }
 }
-
-#if os(Linux)
-/// The README's "Testing your own code" example, as written there, over a real socket.
-@Suite struct EventRecorderReadmeTests {
-    @Test func theReadmeExampleSeesThePongTimeoutAndTheReconnect() async throws {
-        let server = try TestServer(scenario: .noPong)
-        var configuration = WebSocketConfiguration(url: URL(string: server.url(path: "/feed"))!)
-        configuration.heartbeatInterval = .milliseconds(50)
-        configuration.heartbeatTimeout = .milliseconds(100)
-        let client = try WebSocketClient(configuration: configuration)
-        let recorder = EventRecorder(client.events)
-        await client.start()
-        let close = await recorder.record(.closed)
-        #expect(close?.reason == .pongTimeout)
-        let reconnected = await recorder.wait { $0.records.contains { $0.kind == .opened && $0.generation == 2 } }
-        #expect(reconnected != nil)
-        await client.stop()
-        await server.stop()
-    }
-}
-#endif

@@ -5,7 +5,7 @@ import TetherCore
 import TetherTestServer
 import TetherWire
 
-/// The flow-control scenarios (DESIGN.md §10): a flood the consumer does not keep up with, and a peer that floods
+/// The flow-control scenarios (docs/ARCHITECTURE.md §10): a flood the consumer cannot keep up with, a peer that floods
 /// pings and reads nothing. Each states its bound, measures what the client held against it, and samples the
 /// process's resident memory meanwhile.
 extension CheckScenarios {

@@ -1,6 +1,6 @@
 /// The heartbeat of one connection at a time: when to ping, when a missing pong means the link is dead.
 ///
-/// The public API is the one in `seeds/heartbeat-generation-isolation.zh.txt`, plus `nextWake`, ping request ids
+/// The public API is the heartbeat specification's (docs/ARCHITECTURE.md §3), plus `nextWake`, ping request ids
 /// and `probe(now:timeout:)`. Time is integer milliseconds passed in; nothing here reads a clock.
 ///
 /// Rules:

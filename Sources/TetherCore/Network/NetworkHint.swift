@@ -15,7 +15,7 @@ public enum PathState: Equatable, Hashable, Sendable {
 
 /// The path hint, with the monitor generation that keeps a cancelled monitor's late updates out.
 ///
-/// The public API is exactly the one in `seeds/nwpathmonitor-network-hint.zh.txt`. Call it from one
+/// The public API is exactly the original network-hint specification's (docs/ARCHITECTURE.md §6). Call it from one
 /// serial domain; restart order: bump the generation with `restart()`, cancel the old monitor, create a new one.
 public struct NetworkHint: Sendable {
     public private(set) var generation = 0

@@ -1,4 +1,4 @@
-/// One structured log line produced by the session machine (DESIGN §8).
+/// One structured log line produced by the session machine (docs/ARCHITECTURE.md §8).
 ///
 /// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons (whose only
 /// text, an invalid handshake's detail, is one of the handshake parser's fixed phrases).

@@ -15,7 +15,7 @@
 /// during the closing handshake after a stop or a timeout); a message from an older generation, or after the
 /// end, is discarded, counted and recorded.
 ///
-/// Decisions taken where DESIGN.md is silent:
+/// Its decisions (the reasons are in docs/ARCHITECTURE.md §4 and §5):
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
 ///   accepted pong, or `stablePeriod` ms open; the latter is evaluated when the connection ends, so it needs no
 ///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
@@ -24,7 +24,7 @@
 ///   `tlsFailed` (the certificate does not verify) fail for good
 ///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
 ///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? throttleDelay)`: Retry-After is honoured even above the
-///   backoff cap, but never beyond `maximumRetryAfter` (DESIGN §10: every delay taken from the peer is capped,
+///   backoff cap, never beyond `maximumRetryAfter` (docs/ARCHITECTURE.md §10: every delay from the peer is capped,
 ///   here, in one place for every transport). Everything else (other close codes, 5xx, 408, connect errors,
 ///   broken connections, invalid handshakes, protocol violations) retries with backoff.
 /// - A failed liveness probe (`probeTimeout`, or `pingFailed` of a probe) reconnects at once without counting an

@@ -1,6 +1,6 @@
-/// The two levels of a bounded buffer (DESIGN.md §10): above `high` the side that fills it is pushed back (a socket
-/// stops being read, a sender suspends); at or below `low` it goes on. The gap keeps a buffer that hovers around its
-/// limit from switching on every byte.
+/// The two levels of a bounded buffer (docs/ARCHITECTURE.md §10): above `high` the side that fills it is pushed
+/// back (a socket stops being read, a sender suspends); at or below `low` it goes on. The gap keeps a buffer that
+/// hovers around its limit from switching on every byte.
 public struct Watermarks: Equatable, Hashable, Sendable {
     /// Above this many bytes, push back.
     public var high: Int

@@ -1,53 +1,15 @@
 #if os(Linux)
 import Foundation
-import Synchronization
 import Testing
 import TetherTestServer
 @testable import TetherCLI
 
 @Suite struct ServeCommandTests {
-    /// A one-shot signal a test raises to end `serve` (in place of SIGINT).
-    final class StopSignal: Sendable {
-        private let state = Mutex<(raised: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
-
-        func raise() {
-            let waiter = self.state.withLock { state in
-                state.raised = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
-        }
-
-        func wait() async {
-            await withCheckedContinuation { continuation in
-                let raised = self.state.withLock { state in
-                    if !state.raised { state.waiter = continuation }
-                    return state.raised
-                }
-                if raised { continuation.resume() }
-            }
-        }
-    }
-
     @Test func serveRejectsAsToldAndConnectExitsThree() async throws {
-        guard case .serve(let options) = try CommandLineParser.parse(["serve", "--reject", "401"]) else {
-            Issue.record("expected serve")
-            return
+        let (served, url) = try await serving(serveOptions(["--reject", "401"])) { url in
+            let client = CapturedIO()
+            #expect(await TetherCommand.run(["connect", url, "--no-path-monitor"], io: client.io) == 3)
         }
-        let served = CapturedIO()
-        let stop = StopSignal()
-        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
-        let serving = Task {
-            await ServeCommand.run(
-                options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
-        }
-        var iterator = urls.makeAsyncIterator()
-        let url = try #require(await iterator.next())
-        let client = CapturedIO()
-        #expect(await TetherCommand.run(["connect", url, "--no-path-monitor"], io: client.io) == 3)
-        stop.raise()
-        #expect(await serving.value == 0)
         #expect(served.outputLines.first == "listening on \(url) (reject 401)")
         #expect(served.outputLines.contains("conn 1 rejected 401"))
     }
@@ -66,22 +28,13 @@ import TetherTestServer
     }
 
     @Test func aPortInUseFailsWithAMessage() async throws {
-        let first = CapturedIO()
-        let stop = StopSignal()
-        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
-        let serving = Task {
-            await ServeCommand.run(
-                ServeOptions(), io: first.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
+        try await serving(ServeOptions()) { url in
+            var options = ServeOptions()
+            options.port = try #require(URLComponents(string: url)?.port)
+            let second = CapturedIO()
+            #expect(await ServeCommand.run(options, io: second.io, until: {}) == 1)
+            #expect(second.error.hasPrefix("tether serve: "))
         }
-        var iterator = urls.makeAsyncIterator()
-        let url = try #require(await iterator.next())
-        var options = ServeOptions()
-        options.port = try #require(URLComponents(string: url)?.port)
-        let second = CapturedIO()
-        #expect(await ServeCommand.run(options, io: second.io, until: {}) == 1)
-        #expect(second.error.hasPrefix("tether serve: "))
-        stop.raise()
-        #expect(await serving.value == 0)
     }
 
     @Test func aSignalEndsServeWhileStdoutIsBlocked() async throws {

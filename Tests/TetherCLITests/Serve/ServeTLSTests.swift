@@ -28,30 +28,10 @@ struct ServeTLSTests {
         }
     }
 
-    /// Runs `tether serve` with `arguments` until `body` returns; passes it the URL served.
-    private func serving(_ arguments: [String], _ body: (String) async throws -> Void) async throws {
-        guard case .serve(let options) = try CommandLineParser.parse(["serve"] + arguments) else {
-            Issue.record("expected serve")
-            return
-        }
-        let served = CapturedIO()
-        let stop = ServeCommandTests.StopSignal()
-        let (urls, urlSink) = AsyncStream.makeStream(of: String.self)
-        let serving = Task {
-            await ServeCommand.run(
-                options, io: served.io, started: { urlSink.yield($0) }, until: { await stop.wait() })
-        }
-        var iterator = urls.makeAsyncIterator()
-        let url = try #require(await iterator.next())
-        try await body(url)
-        stop.raise()
-        #expect(await serving.value == 0)
-    }
-
     @Test func serveOverTLSAndConnectTrustingTheCAFileExchangeMessages() async throws {
         let files = try Files()
         let flags = ["--tls-cert", files.certificateFile, "--tls-key", files.keyFile, "--send", "3", "--size", "4"]
-        try await self.serving(flags) { url in
+        try await serving(serveOptions(flags)) { url in
             #expect(url.hasPrefix("wss://127.0.0.1:"))
             let client = CapturedIO()
             let status = await TetherCommand.run(
@@ -63,7 +43,7 @@ struct ServeTLSTests {
 
     @Test func aCertificateThatDoesNotVerifyExitsThreeWithTheReasonAndInsecureOrAPinOverride() async throws {
         let files = try Files()
-        try await self.serving(["--tls-cert", files.certificateFile, "--tls-key", files.keyFile]) { url in
+        try await serving(serveOptions(["--tls-cert", files.certificateFile, "--tls-key", files.keyFile])) { url in
             let untrusted = CapturedIO()
             #expect(await TetherCommand.run(["connect", url, "--no-path-monitor"], io: untrusted.io) == 3)
             #expect(untrusted.error.contains("stopped: tls_failed (untrusted issuer)"), "\(untrusted.error)")

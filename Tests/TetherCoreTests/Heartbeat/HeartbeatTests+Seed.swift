@@ -1,7 +1,7 @@
 import Testing
 import TetherCore
 
-/// The assertion block of `seeds/heartbeat-generation-isolation.zh.txt`, verbatim.
+/// The assertion block of the original heartbeat specification (docs/ARCHITECTURE.md §3), verbatim.
 extension HeartbeatTests {
     @Test func seedAssertionBlockPassesUnchanged() {
         var h = Heartbeat(interval: 100, timeout: 1000)

@@ -1,7 +1,7 @@
 import Testing
 import TetherCore
 
-/// The assertion block of `seeds/nwpathmonitor-network-hint.zh.txt`, verbatim.
+/// The assertion block of the original network-hint specification (docs/ARCHITECTURE.md §6), verbatim.
 @Suite struct NetworkHintTests {
     @Test func seedAssertionBlockPassesUnchanged() {
         var hint = NetworkHint()

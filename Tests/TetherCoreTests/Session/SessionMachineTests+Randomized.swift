@@ -224,7 +224,7 @@ extension SessionMachineTests {
                     self.check(record.generation == before.heartbeat.generation, "close record for another generation")
                 }
                 self.check(records.count(where: { $0.kind == .closed }) <= 1, "two closes in one step")
-                // Every wait is bounded by the configuration, whatever the peer asked for (DESIGN §10).
+                // Every wait is bounded by the configuration, whatever the peer asked for (docs/ARCHITECTURE.md §10).
                 for record in records where record.kind == .retryScheduled {
                     let longest = max(
                         configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)

@@ -2,6 +2,7 @@
 import Glibc
 import Testing
 @testable import TetherPOSIX
+import TetherTestSupport
 
 /// iproute2's `ip`, if installed.
 private let ipCandidates: [String] = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"]

@@ -2,6 +2,7 @@
 import Glibc
 import Testing
 @testable import TetherPOSIX
+import TetherTestSupport
 
 /// What a `StreamingHandler` saw, in order.
 enum ConnectionEvent: Equatable, Sendable {
@@ -145,40 +146,8 @@ func startEchoServer(
     return listener
 }
 
-/// A port on 127.0.0.1 that nobody listens on while this value lives: a socket is bound to it but
-/// never listens, so connects are refused, and no other socket (another test's listener running in
-/// parallel) can take the port. A released port could be reused by a parallel test at once.
-final class ReservedPort: Sendable {
-    let port: Int
-    private let descriptor: Int32
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard descriptor >= 0, bound == 0, named == 0 else {
-            if descriptor >= 0 { close(descriptor) }
-            throw SocketError.system(operation: "reserve port", errno: errno)
-        }
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
+extension ReservedPort {
     var address: SocketAddress { loopback(port: self.port) }
-
-    deinit {
-        close(self.descriptor)
-    }
 }
 
 /// Connects to `addresses` on `loop` with a generous timeout (loopback answers at once).
@@ -216,30 +185,5 @@ func patternBytes(count: Int, seed: UInt32 = 1) -> [UInt8] {
         }
         initialized = count
     }
-}
-
-/// The inodes of the sockets this process has open, from /proc/self/fd (the kernel's view).
-func openSocketInodes() -> Set<String> {
-    var inodes = Set<String>()
-    guard let directory = opendir("/proc/self/fd") else { return inodes }
-    defer { closedir(directory) }
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) {
-            String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
-        }
-        var target = [CChar](repeating: 0, count: 256)
-        let length = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
-        guard length > 0 else { continue }
-        let link = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if link.hasPrefix("socket:[") { inodes.insert(link) }
-    }
-    return inodes
-}
-
-/// The `socket:[inode]` name of an open descriptor.
-func socketInode(of descriptor: Int32) -> String? {
-    var status = stat()
-    guard fstat(descriptor, &status) == 0 else { return nil }
-    return "socket:[\(status.st_ino)]"
 }
 #endif

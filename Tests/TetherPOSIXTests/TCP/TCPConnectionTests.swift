@@ -2,6 +2,7 @@
 import Glibc
 import Testing
 @testable import TetherPOSIX
+import TetherTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct TCPConnectionTests {
@@ -257,16 +258,16 @@ struct TCPConnectionTests {
 
     @Test func noDescriptorIsLeftOpenAfterConnectionsEndOrTheLoopShutsDown() async throws {
         let loop = try EventLoop(name: "test-leaks")
-        var inodes: [String] = []
+        var inodes: [UInt64] = []
         var accepted = try AcceptedConnections(loop: loop)
-        inodes.append(try #require(socketInode(of: accepted.listener.descriptor)))
+        inodes.append(try #require(SocketInventory.socketInode(of: accepted.listener.descriptor)))
         // A closed pair, a reset pair, an end-of-stream pair, and a pair still open at shutdown.
         for ending in 0..<4 {
             let client = try await connect(to: [accepted.address], loop: loop)
             var clientProbe = try await ConnectionProbe(client)
             var server = try await ConnectionProbe(await accepted.next())
-            inodes.append(try #require(socketInode(of: client.descriptor)))
-            inodes.append(try #require(socketInode(of: server.connection.descriptor)))
+            inodes.append(try #require(SocketInventory.socketInode(of: client.descriptor)))
+            inodes.append(try #require(SocketInventory.socketInode(of: server.connection.descriptor)))
             switch ending {
             case 0:
                 client.close()
@@ -288,7 +289,7 @@ struct TCPConnectionTests {
         _ = try? await connect(to: [reserved.address], loop: loop)
         loop.shutdown()
         #expect(loop.ownedDescriptorCount == 0)
-        let stillOpen = openSocketInodes().intersection(inodes)
+        let stillOpen = SocketInventory.openSocketInodes().intersection(inodes)
         #expect(stillOpen.isEmpty, "sockets still open: \(stillOpen)")
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import TetherPOSIX
+import TetherTestSupport
 
 @Suite(.timeLimit(.minutes(1)))
 struct TCPListenerTests {
@@ -63,12 +64,12 @@ struct TCPListenerTests {
         let loop = try EventLoop(name: "test-closedlistener")
         defer { loop.shutdown() }
         let listener = try startEchoServer(loop: loop)
-        let inode = try #require(socketInode(of: listener.descriptor))
-        #expect(openSocketInodes().contains(inode))
+        let inode = try #require(SocketInventory.socketInode(of: listener.descriptor))
+        #expect(SocketInventory.openSocketInodes().contains(inode))
         await listener.close()
         // Kernel truth: the socket is gone, so the port refuses connections. (Connecting to it here
         // could reach a listener of a test running in parallel that was given the same port.)
-        #expect(!openSocketInodes().contains(inode))
+        #expect(!SocketInventory.openSocketInodes().contains(inode))
         await listener.close()  // idempotent
         #expect(try await loop.submit { loop.ownedDescriptorCount } == 2)
     }

@@ -5,7 +5,7 @@ import Testing
 import TetherWire
 
 /// What a client cannot grow: records per connection, ended connections, event streams, the
-/// handshake phase in time and in number, and the accept loop out of descriptors (DESIGN §10).
+/// handshake phase in time and in number, and the accept loop out of descriptors (docs/ARCHITECTURE.md §10).
 @Suite(.timeLimit(.minutes(1)))
 struct TestServerBoundsTests {
     // MARK: Records

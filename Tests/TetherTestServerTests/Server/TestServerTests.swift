@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
+import TetherTestSupport
 import TetherWire
 
 @Suite(.timeLimit(.minutes(1)))
@@ -440,7 +441,7 @@ struct TestServerTests {
         var (pinged, _) = try await RawClient.open(server)
         var (flooded, _) = try await RawClient.open(server)
         try await server.waitUntil { $0.count == 3 && $0[0].handshake == .ignored }
-        #expect(!socketInodes(localPort: port).isEmpty)
+        #expect(!SocketInventory.tcpInodes(port: port, ends: .local).isEmpty)
 
         let neverMet = Task { () async throws(TestServerError) in try await server.waitUntil { _ in false } }
         await server.stop()
@@ -450,7 +451,8 @@ struct TestServerTests {
         #expect(await pinged.readToEnd().end == .failed(.reset))
         #expect(await flooded.readToEnd().end == .failed(.reset))
         #expect(server.connections.map(\.end?.reason) == Array(repeating: .serverStopped, count: 3))
-        #expect(socketInodes(localPort: port).isDisjoint(with: openSocketInodes()))
+        let serverSockets = SocketInventory.tcpInodes(port: port, ends: .local)
+        #expect(serverSockets.isDisjoint(with: SocketInventory.openSocketInodes()))
         #expect(server.loop.ownedDescriptorCount == 0)
         await server.stop()  // idempotent
     }

@@ -5,6 +5,7 @@ import TetherCore
 import TetherTestServer
 @testable import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// The seed's four outcomes and more, each over real loopback sockets: the real client and transport against
 /// the controllable test server, asserted on the client's event records and the server's recording.

@@ -8,9 +8,9 @@ import TetherPOSIX
 import TetherTestServer
 import TetherWire
 
-/// The client's bounds hold over TLS too (DESIGN.md §10): TLS buffers nothing beside the watermarks — records wait
-/// in the TCP write queue the outbound watermarks measure. (The held reader over TLS is the `tls: true` case of
-/// `ClientFlowControlTests`.)
+/// The client's bounds hold over TLS too (docs/ARCHITECTURE.md §10): TLS buffers nothing beside the watermarks —
+/// records wait in the TCP write queue the outbound watermarks measure. (The held reader over TLS is the
+/// `tls: true` case of `ClientFlowControlTests`.)
 @Suite(.timeLimit(.minutes(1)))
 struct ClientFlowControlTLSTests {
     static let authority = TestCertificateAuthority()

@@ -8,8 +8,8 @@ import TetherPOSIX
 import TetherTestServer
 import TetherWire
 
-/// The client's bounds over real sockets (DESIGN.md §10), each asserted on what the other side observes: a slow
-/// consumer stalls the server's stream; a peer that floods pings and never reads is pushed back and gets its
+/// The client's bounds over real sockets (docs/ARCHITECTURE.md §10), each asserted on what the other side observes:
+/// a slow consumer stalls the server's stream; a peer that floods pings and never reads is pushed back and gets its
 /// latest ping answered; a sender above the outbound watermark waits, and learns when its message was not sent.
 @Suite(.timeLimit(.minutes(1)))
 struct ClientFlowControlTests {

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A transport over `URLSessionWebSocketTask`, the default on Apple platforms.
 ///
-/// It handles the traps listed in DESIGN.md §7: each ping's completion is one-shot per ping id (it can run
+/// It handles the traps listed in docs/ARCHITECTURE.md §7: each ping's completion is one-shot per ping id (it can run
 /// twice or never; the session machine races it against its own deadline); `didCompleteWithError` is the
 /// terminal event (a pending `receive` may never complete on TCP loss); each connection's session is
 /// invalidated on teardown (a session holds its delegate until then); closes always carry an explicit code

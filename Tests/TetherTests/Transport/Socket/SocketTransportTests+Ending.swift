@@ -6,6 +6,7 @@ import TetherPOSIX
 import TetherWire
 @testable import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// How connections end: closing handshakes, failures to connect, rejected and invalid handshakes, protocol
 /// violations, and the descriptors left behind (none).

@@ -7,28 +7,9 @@ import TetherTesting
 import FoundationNetworking
 #endif
 
-/// Each trap of `URLSessionWebSocketTask` (DESIGN.md §7) that the connection claims to handle, played by a
+/// Each trap of `URLSessionWebSocketTask` (docs/ARCHITECTURE.md §7) that the connection claims to handle, played by a
 /// scripted task on any platform.
 @Suite struct URLSessionConnectionTests {
-    /// A `TransportEvent` that can be compared.
-    enum Seen: Equatable {
-        case opened(String?)
-        case message(WebSocketMessage)
-        case pong(UInt64)
-        case pingFailed(UInt64)
-        case ended(TransportEnd)
-
-        init(_ event: TransportEvent) {
-            switch event {
-            case .opened(let subprotocol): self = .opened(subprotocol)
-            case .message(let message): self = .message(message)
-            case .pong(let id): self = .pong(id)
-            case .pingFailed(let id): self = .pingFailed(id)
-            case .ended(let end): self = .ended(end)
-            }
-        }
-    }
-
     /// One connection over a scripted task, with a manual clock for its close timeout.
     struct Harness {
         let clock = ManualClock()
@@ -105,7 +86,7 @@ import FoundationNetworking
         task.peerClosed(code: 1000)
         task.complete()
         #expect(await harness.events() == [
-            .opened("chat"), .message(.text("one")), .message(.binary(Data([1, 2, 3]))), .message(.text("three")),
+            .opened("chat"), .text("one"), .binary(Data([1, 2, 3])), .text("three"),
             .ended(.peerClosed(code: 1000)),
         ])
     }
@@ -132,7 +113,7 @@ import FoundationNetworking
         #expect(task.pendingReceiveCount == 1)
         task.complete(error: URLError(.networkConnectionLost))
         #expect(await harness.events() == [
-            .opened(nil), .message(.text("held")), .message(.text("after")), .ended(.receiveFailed),
+            .opened(nil), .text("held"), .text("after"), .ended(.receiveFailed),
         ])
     }
 
@@ -261,7 +242,7 @@ import FoundationNetworking
         #expect(task.deliver(.string("before the timeout")))  // still open one millisecond before
         harness.clock.advance(toMilliseconds: hour)
         #expect(await harness.events() == [
-            .opened(nil), .message(.text("before the timeout")), .ended(.closedLocally),
+            .opened(nil), .text("before the timeout"), .ended(.closedLocally),
         ])
         #expect(task.count(.invalidateSession) == 1)
         task.complete(error: URLError(.cancelled))  // the invalidated session's own completion, after the end

@@ -1,13 +1,17 @@
+// example begin: docs/testing.md#manual-clock
 import Foundation
 import Testing
 import Tether
 import TetherCore
 import TetherTesting
+// example end
+#if os(Linux)
+import TetherTestServer
+#endif
 
-/// The README's "Testing your own code" example, compiled and run: the code between the markers is the README's
-/// block, character for character (`theReadmeShowsThisExampleAsItIs` checks), so that the README stays true.
-@Suite struct ReadmeExampleTests {
-    // README example begin
+/// The examples of docs/testing.md, run (`DocumentationExampleTests` checks that the page shows them as they are).
+@Suite struct TestingExamples {
+    // example begin: docs/testing.md#manual-clock
     @Test func aSilentServerIsDetectedAndTheClientReconnects() async throws {
         let clock = ManualClock()                                  // time moves only when the test says
         let transport = InMemoryTransport()                        // no sockets: the test plays the network
@@ -38,21 +42,26 @@ import TetherTesting
         second.emit(.ended(.closedLocally))
         await stopped
     }
-    // README example end
+    // example end
 
-    @Test func theReadmeShowsThisExampleAsItIs() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        let readme = try String(
-            contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md").standardized,
-            encoding: .utf8
-        )
-        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
-        let begin = try #require(lines.firstIndex { $0.hasSuffix("// README example begin") })
-        let end = try #require(lines.firstIndex { $0.hasSuffix("// README example end") })
-        // The README shows the test unindented by the suite's four spaces.
-        let example = lines[(begin + 1)..<end].map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }
-            .joined(separator: "\n")
-        #expect(readme.contains(example), "README.md's \"Testing your own code\" block differs from this test")
+    #if os(Linux)
+    /// The same story over a real socket, with the real clock.
+    @Test func aRealServerThatNeverAnswersPingsIsDetected() async throws {
+        // example begin: docs/testing.md#test-server
+        let server = try TestServer(scenario: .noPong)            // or .normal, .echo, .close(...), .reject(...)
+        var configuration = WebSocketConfiguration(url: URL(string: server.url(path: "/feed"))!)
+        configuration.heartbeatInterval = .milliseconds(50)
+        configuration.heartbeatTimeout = .milliseconds(100)
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)               // reads from now on: create it before start()
+        await client.start()
+        let close = await recorder.record(.closed)                // the next close record, or nil after 10 s
+        #expect(close?.reason == .pongTimeout)
+        let reconnected = await recorder.wait { $0.records.contains { $0.kind == .opened && $0.generation == 2 } }
+        #expect(reconnected != nil)
+        await client.stop()
+        await server.stop()
+        // example end
     }
+    #endif
 }

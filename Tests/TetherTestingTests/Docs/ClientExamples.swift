@@ -1,0 +1,60 @@
+// example begin: README.md#client
+import Tether
+// example end
+import Foundation
+import TetherCore
+
+/// The client examples of README.md and docs/client.md, compiled: they talk to a server on the internet, so the
+/// tests do not call them (`TestingExamples` runs the same calls against a scripted transport and a local server).
+/// `DocumentationExampleTests` checks that the pages show them as they are.
+enum ClientExamples {
+    static func readme() async throws {
+        // example begin: README.md#client
+        var configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!)
+        configuration.heartbeatInterval = .seconds(15)   // ping one interval after open / after each pong
+        configuration.heartbeatTimeout = .seconds(5)     // a pong at or after the deadline is late
+        let client = try WebSocketClient(configuration: configuration)  // WebSocketConfigurationError if out of range
+
+        await client.start()
+        Task {
+            for await event in client.events {           // unicast: one consumer
+                switch event {
+                case .message(let message): handle(message)
+                case .stateChanged(let state, let cause): updateBanner(state, cause)
+                case .outboxDropped(let message, let reason): report(message, reason)  // expired, interrupted, stopped
+                case .roundTrip, .record: break
+                }
+            }
+        }
+        try await client.send(text: "hello")              // throws WebSocketSendError.notOpen instead of dropping
+        try await client.send(.text("later"), policy: .queued(expiresAfter: .seconds(30)))  // the outbox
+        await client.reconnectNow()                       // the user's "retry": at once, whatever the path says
+        await client.enterBackground()                    // default policy: close with 1001, reconnect on return
+        await client.enterForeground()
+        await client.stop()                               // returns when every connection and timer is gone
+        // example end
+    }
+
+    static func eventsOnTheLoop(_ client: WebSocketClient<ContinuousClock>) {
+        // example begin: docs/client.md#event-executor
+        Task(executorPreference: client.eventExecutor) {
+            for await event in client.events { handle(event) }  // on the loop: answer quickly, hop away for heavy work
+        }
+        // example end
+    }
+
+    static func tls(_ configuration: inout WebSocketConfiguration) {
+        // example begin: docs/tls.md#options
+        configuration.tls.additionalTrustRoots = [.pemFile("/etc/myapp/ca.pem")]   // or .pem(data)
+        configuration.tls.pins = ["sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="]  // SPKI SHA-256, like curl's
+        configuration.tls.insecureSkipVerification = true                       // local testing only
+        configuration.tls.sessionResumption = false                             // default true, see below
+        // example end
+    }
+
+    // What the examples call: an app's own code.
+    static func handle(_ message: WebSocketMessage) {}
+    static func handle(_ event: WebSocketEvent) {}
+    static func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {}
+    static func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+}
