@@ -44,6 +44,7 @@ let package = Package(
         .target(
             name: "TetherPOSIX",
             dependencies: [
+                "TetherWire",
                 .target(name: "CTetherLinux", condition: .when(platforms: [.linux])),
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
             ]

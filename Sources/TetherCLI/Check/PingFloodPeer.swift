@@ -81,7 +81,7 @@ final class PingFloodPeer: Sendable {
         /// The client's port, once accepted.
         var clientPort = 0
         /// The client's frames, read after the flood.
-        var webSocket = WebSocketConnection(role: .server, automaticPongs: false)
+        var webSocket = WebSocketConnection(.init(role: .server, automaticPongs: false))
         /// The rest of the ping the kernel cut when the flood stopped.
         var unwritten: [UInt8] = []
     }
@@ -358,8 +358,9 @@ final class PingFloodPeer: Sendable {
                 drain.failure = count == 0 ? "the client ended the connection" : "recv: errno \(errno)"
                 break
             }
-            state.webSocket.receive(buffer[..<count])
-            while let event = state.webSocket.nextEvent({ Self.frame($0) }) {
+            state.webSocket.bytesReceived(buffer[..<count])
+            var unused: [UInt8] = []
+            for event in Self.run(&state.webSocket, writing: &unused) {
                 switch event {
                 case .pong(let number):
                     drain.pongs += 1
@@ -398,16 +399,15 @@ final class PingFloodPeer: Sendable {
                 closing.failure = errno == ECONNRESET ? "the client reset the connection" : "recv: errno \(errno)"
                 break
             }
-            state.webSocket.receive(buffer[..<count])
-            while let event = state.webSocket.nextEvent({ Self.frame($0) }) {
-                guard case .closed = event else { continue }
+            state.webSocket.bytesReceived(buffer[..<count])
+            // The engine writes the echo of the client's close code.
+            var output: [UInt8] = []
+            for event in Self.run(&state.webSocket, writing: &output) {
+                guard case .closed(let closure) = event else { continue }
                 closing.receivedClose = true
+                if case .byPeer(let code, _) = closure { closing.code = code }
             }
             guard closing.receivedClose, !closing.answered else { continue }
-            if case .closed(.byPeer(let code, _)) = state.webSocket.state { closing.code = code }
-            // The engine queued the echo of the client's close code.
-            var output: [UInt8] = []
-            state.webSocket.drainOutput { bytes, _ in output.append(contentsOf: bytes) }
             closing.answered = Self.writeAll(output, to: state.connection, deadline: deadline)
             if !closing.answered { closing.failure = "our close frame could not be written" }
         }
@@ -419,18 +419,35 @@ final class PingFloodPeer: Sendable {
     private enum Frame {
         case pong(Int)
         case other
-        case closed(String)
+        case closed(WebSocketClosure)
     }
 
-    /// What the engine lent: a pong to one of our pings (its number), another frame, or the end.
-    private static func frame(_ event: WebSocketConnection<SystemRandomNumberGenerator>.Event) -> Frame {
-        switch event {
-        case .received(let message):
-            guard message.opcode == .pong, message.payload.count == Self.payloadSize else { return .other }
-            return .pong(Int(UInt64(bigEndian: message.payload.loadUnaligned(as: UInt64.self))))
-        case .closed(let closure):
-            return .closed("\(closure)")
-        }
+    /// Runs the engine's actions until it needs more bytes: what it delivers, as frames (a pong to one of our pings
+    /// with its number), and what it writes, appended to `output`. Its stream actions (this peer closes the socket
+    /// itself) are not needed.
+    private static func run(
+        _ webSocket: inout WebSocketConnection<SystemRandomNumberGenerator>, writing output: inout [UInt8]
+    ) -> [Frame] {
+        var frames: [Frame] = []
+        while webSocket.nextAction(queuedWriteBytes: 0, { action in
+            switch action {
+            case .deliver(let message):
+                guard message.opcode == .pong, message.payload.count == Self.payloadSize else {
+                    return frames.append(.other)
+                }
+                frames.append(.pong(Int(UInt64(bigEndian: message.payload.loadUnaligned(as: UInt64.self)))))
+            case .closed(let closure):
+                frames.append(.closed(closure))
+            case .write(.borrowed(let bytes), _):
+                output.append(contentsOf: bytes)
+            case .write(.owned(let bytes), _):
+                output.append(contentsOf: bytes)
+            case .pongReceived, .pongSent, .pauseReading, .resumeReading, .awaitWriteRoom, .armCloseTimer,
+                 .closeStream, .resetStream, .ended:
+                break
+            }
+        }) != nil {}
+        return frames
     }
 
     /// Writes all of `bytes` to the non-blocking `descriptor`, waiting for room until `deadline`.

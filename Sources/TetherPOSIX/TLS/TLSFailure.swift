@@ -13,6 +13,9 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case certificateInvalid(code: Int32)
     /// No certificate of the chain matches a configured pin.
     case pinMismatch
+    /// OpenSSL refused the host name or address to verify (for example a name with an embedded NUL): the
+    /// connection fails closed, before the handshake, instead of going on without the check.
+    case hostCheckUnavailable
     /// The peers share no acceptable protocol version (Tether requires TLS 1.2 or later).
     case protocolVersion
     /// Any other handshake failure, with OpenSSL's reason text.
@@ -33,7 +36,7 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public var isCertificateFailure: Bool {
         switch self {
         case .hostnameMismatch, .certificateExpired, .certificateNotYetValid, .untrustedIssuer, .certificateInvalid,
-            .pinMismatch, .clientCertificateRequired, .clientCertificateRejected:
+            .pinMismatch, .clientCertificateRequired, .clientCertificateRejected, .hostCheckUnavailable:
             true
         case .protocolVersion, .handshakeFailed, .truncated, .protocolError:
             false
@@ -49,6 +52,7 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
         case .untrustedIssuer: "untrusted issuer"
         case .certificateInvalid(let code): "certificate invalid (X509_V_ERR \(code))"
         case .pinMismatch: "pin mismatch"
+        case .hostCheckUnavailable: "host check unavailable"
         case .protocolVersion: "protocol version"
         case .handshakeFailed(let reason): "handshake failed: \(reason)"
         case .truncated: "truncated (no close_notify)"

@@ -46,6 +46,8 @@ public final class TLSSession {
     /// The session a client offered (one reference, ours), until the handshake ends: on a failure, it leaves the
     /// cache. Holding the reference keeps its address from being reused by another session meanwhile.
     private var offeredSession: OpaquePointer?
+    /// Why the session cannot start (OpenSSL refused the host check): `handshake()` throws it before any byte.
+    private var setupFailure: TLSFailure?
 
     /// A client session for `serverName` (a host name, or an IP literal without brackets): SNI carries a host
     /// name (never an IP literal), and verification, when the context verifies, checks the name or the address.
@@ -60,12 +62,24 @@ public final class TLSSession {
         if !isAddress { _ = tether_SSL_set_tlsext_host_name(self.ssl, serverName) }
         if context.verifies {
             let parameters = SSL_get0_param(self.ssl)
+            // Fail closed: a name or address OpenSSL refuses would otherwise leave the check out silently.
+            let accepted: Bool
             if isAddress {
-                _ = X509_VERIFY_PARAM_set1_ip_asc(parameters, serverName)
+                accepted = X509_VERIFY_PARAM_set1_ip_asc(parameters, serverName) == 1
             } else {
                 X509_VERIFY_PARAM_set_hostflags(parameters, UInt32(X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
-                _ = SSL_set1_host(self.ssl, serverName)
+                // With its length, so that a name with an embedded NUL is refused rather than cut short.
+                var name = serverName
+                accepted = name.withUTF8 { utf8 in
+                    // An empty name has no storage: OpenSSL then takes the (empty) C string's length.
+                    guard let start = UnsafeRawPointer(utf8.baseAddress) else {
+                        return X509_VERIFY_PARAM_set1_host(parameters, "", 0) == 1
+                    }
+                    return X509_VERIFY_PARAM_set1_host(
+                        parameters, start.assumingMemoryBound(to: CChar.self), utf8.count) == 1
+                }
             }
+            if !accepted { self.setupFailure = .hostCheckUnavailable }
         }
         if let key {
             let now = Int(time(nil))
@@ -157,6 +171,7 @@ public final class TLSSession {
     /// - Throws: `TLSFailure` when the handshake failed (its alert, if any, is in `takeCiphertext`).
     public func handshake() throws(TLSFailure) -> Bool {
         guard !self.isHandshakeComplete else { return true }
+        if let failure = self.setupFailure { throw failure }
         ERR_clear_error()
         let result = SSL_do_handshake(self.ssl)
         if result == 1 {

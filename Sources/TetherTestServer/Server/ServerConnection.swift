@@ -22,25 +22,22 @@ final class ServerConnection: ByteStreamHandler, Sendable {
 
 /// Applies a scenario to one connection. Loop thread only.
 ///
-/// After the handshake, the WebSocket rules (the close echo, violations to close codes, pongs when the scenario
-/// answers at once) are the shared engine's, `WebSocketConnection`; this type is the scenario and the recording
-/// around it. The engine encodes outgoing frames into one reusable buffer that is written once per event (one
-/// read, one timer), so an echo costs one copy of the payload and one `send` per batch of messages.
-///
-/// Bounded: while the bytes waiting for the client (echoes, pongs) are above the server's outbound high
-/// watermark, the connection stops reading until they are down to the low one, so a client that sends and never
-/// reads slows itself down instead of growing the server's memory.
+/// After the handshake, the WebSocket protocol (pongs, the close echo and timeout, violations to close codes, the
+/// outbound watermarks) is the shared engine's, run by a `WebSocketDriver` as for the client; this type is the
+/// handshake, the scenario and the recording around it. The engine encodes outgoing frames into one reusable buffer
+/// that is written once per batch (one read, one timer), so an echo costs one copy of the payload and one write per
+/// batch of messages.
 final class ConnectionDriver {
+    typealias WebSocket = WebSocketDriver<ConnectionDriver, SystemRandomNumberGenerator>
+
     private enum Phase {
         /// Reading the upgrade request.
-        case handshake
+        case handshake(HandshakeRequestParser)
         /// The request was recorded and will never be answered.
         case ignoring
-        /// The WebSocket is open.
-        case open
-        /// The server sent its close frame and waits for the client's.
-        case closing
-        /// The TCP connection is being closed or has ended; nothing more is sent.
+        /// The WebSocket is open (or closing), run by its driver.
+        case webSocket(WebSocket)
+        /// The connection is being closed or has ended; nothing more is read into the protocol.
         case finished
     }
 
@@ -50,33 +47,31 @@ final class ConnectionDriver {
         case reset
         case stream
         case ping
-        case closeTimeout
+    }
+
+    /// What a delivered message asks of the scenario once the engine is unlocked.
+    enum Delivery {
+        case echo
+        case pongLater([UInt8])
     }
 
     /// A batch of streamed messages stops growing at this size, so pongs wait for at most one batch.
     private static let streamBatchBytes = 64 << 10
-    /// The output buffer's capacity is kept up to this size between writes.
-    private static let retainedOutputCapacity = 4 << 20
 
     let index: Int
     /// The TCP connection, or TLS over it.
     private let connection: any ByteStream
     private let core: ServerCore
-    private var phase = Phase.handshake
-    private var requestParser: HandshakeRequestParser? = HandshakeRequestParser()
+    private var phase = Phase.handshake(HandshakeRequestParser())
     private var scenario = Scenario()
-    /// The WebSocket engine, from the accepted handshake on.
-    private var webSocket: WebSocketConnection<SystemRandomNumberGenerator>?
-    /// HTTP bytes to write (the handshake's answer), before the engine's output.
-    private var output: [UInt8] = []
     /// The connection, for the callbacks that need it (set when its handshake timer starts).
     private weak var shell: ServerConnection?
-    /// Reading stopped until the write queue is down to the outbound low watermark.
-    private var waitingForWriteRoom = false
-    /// Close TCP once the output is written (after a close frame).
-    private var closeAfterWrite = false
+    /// The server sent its close frame: messages are recorded but neither echoed nor answered.
+    private var sentClose = false
     /// The reason recorded when the TCP connection ends, when the server decided it.
     private var endReason: ConnectionEnd?
+    /// How the stream ended, for the record once the engine has reported the end.
+    private var streamEnd = ByteStreamEnd.closedLocally
     private var timers: [Int: TimerHandle] = [:]
     private var nextTimerID = 0
     /// When the connection opened: the scenario's timed actions count from it.
@@ -101,25 +96,32 @@ final class ConnectionDriver {
 
     func received(_ bytes: UnsafeRawBufferPointer, shell: ServerConnection) {
         switch self.phase {
-        case .handshake:
-            self.readRequest(bytes, shell: shell)
-        case .open, .closing:
-            self.webSocket?.receive(bytes)
-            self.decodeMessages(shell: shell)
+        case .handshake(let parser):
+            self.readRequest(bytes, parser: parser, shell: shell)
+        case .webSocket(let webSocket):
+            webSocket.received(bytes)
         case .ignoring, .finished:
             return  // nothing more is read into the protocol
         }
-        self.flush()
     }
 
     func ended(_ end: ByteStreamEnd) {
         self.leaveHandshake()
         self.cancelTimers()
-        self.phase = .finished
+        self.streamEnd = end
+        guard case .webSocket(let webSocket) = self.phase else {
+            self.phase = .finished
+            self.recordEnd()
+            return
+        }
+        webSocket.streamEnded()  // the engine reports `ended`, which records the end
+    }
+
+    private func recordEnd() {
         let reason =
             self.endReason
             ?? {
-                switch end {
+                switch self.streamEnd {
                 case .endOfStream: .peerClosedWithoutCloseFrame
                 case .failed(.reset), .failed(.brokenPipe): .peerReset
                 case .failed(let error): .socketError(error.description)
@@ -138,8 +140,19 @@ final class ConnectionDriver {
     /// `TestServer.stop()`: reset at once.
     func stop() {
         self.endReason = self.endReason ?? .serverStopped
-        self.finish()
-        self.connection.reset()
+        self.resetConnection()
+    }
+
+    /// Drops the connection (RST), through the engine when the WebSocket is open.
+    private func resetConnection() {
+        self.cancelTimers()
+        guard case .webSocket(let webSocket) = self.phase else {
+            self.phase = .finished
+            self.connection.reset()
+            return
+        }
+        webSocket.withEngine { $0.reset() }
+        webSocket.runActions()
     }
 
     // MARK: Handshake
@@ -156,20 +169,20 @@ final class ConnectionDriver {
     /// The request did not arrive in time: close without an answer.
     private func handshakeTimedOut() {
         self.handshakeTimer = nil
-        guard self.inHandshake, self.phase == .handshake else { return }
+        guard self.inHandshake, case .handshake = self.phase else { return }
         self.leaveHandshake()
         self.endReason = .handshakeTimedOut
-        self.finish()
+        self.phase = .finished
         self.connection.close()
     }
 
     /// The core makes room for a newer connection (too many in the handshake, or out of descriptors):
     /// reset at once, which frees the descriptor now.
     func dropInHandshake() {
-        guard self.inHandshake, self.phase == .handshake else { return }
+        guard self.inHandshake, case .handshake = self.phase else { return }
         self.leaveHandshake()
         self.endReason = .handshakeDropped
-        self.finish()
+        self.phase = .finished
         self.connection.reset()
     }
 
@@ -182,14 +195,14 @@ final class ConnectionDriver {
         self.core.handshakeEnded(self.index)
     }
 
-    private func readRequest(_ bytes: UnsafeRawBufferPointer, shell: ServerConnection) {
-        guard var parser = self.requestParser else { return }
-        self.requestParser = nil
+    private func readRequest(_ bytes: UnsafeRawBufferPointer, parser: HandshakeRequestParser, shell: ServerConnection) {
+        var parser = parser
+        self.phase = .finished  // while the parser is out of the phase (it is not shared with a copy)
         parser.append(bytes)
         let request: HandshakeRequest
         do throws(HandshakeError) {
             guard let parsed = try parser.parse() else {
-                self.requestParser = parser
+                self.phase = .handshake(parser)
                 return
             }
             request = parsed
@@ -244,13 +257,16 @@ final class ConnectionDriver {
     private func accept(_ request: HandshakeRequest, shell: ServerConnection) {
         let scenario = self.scenario
         let subprotocol = scenario.subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
-        self.output.append(contentsOf: ServerHandshake.accept(request, subprotocol: subprotocol))
-        self.phase = .open
-        var webSocket = WebSocketConnection(
+        ServerHandshake.accept(request, subprotocol: subprotocol).withUnsafeBytes {
+            self.connection.write(borrowing: $0, sealing: false, completion: nil)
+        }
+        var engine = WebSocketConnection(.init(
             role: .server, maximumMessageSize: self.core.maximumMessageSize,
-            automaticPongs: scenario.pong == .immediate)
-        webSocket.receive(request.remaining)
-        self.webSocket = webSocket
+            automaticPongs: scenario.pong == .immediate, outbound: self.core.outboundWatermarks,
+            closeTimeoutMilliseconds: scenario.closeTimeoutMilliseconds))
+        engine.bytesReceived(request.remaining)
+        let webSocket = WebSocket(stream: self.connection, engine: engine, delegate: self)
+        self.phase = .webSocket(webSocket)
         self.recorder.update(self.index) { record, now in
             record.handshake = .accepted(subprotocol: subprotocol)
             record.openedAt = now
@@ -264,19 +280,18 @@ final class ConnectionDriver {
         if let stream = scenario.stream, stream.count > 0 {
             self.streamPayload = [UInt8](repeating: UInt8(ascii: "."), count: stream.size)
             if stream.intervalMilliseconds == 0 {
-                self.sendStreamBatch(shell: shell)
-            } else {
-                self.schedule(.stream, after: 0, shell: shell)
+                self.sendStreamBatch(webSocket, shell: shell)
+                return
             }
+            self.schedule(.stream, after: 0, shell: shell)
         }
-        self.decodeMessages(shell: shell)
+        webSocket.runActions()
     }
 
     private func reject(status: Int, retryAfterSeconds: Int?) {
-        self.output.append(contentsOf: ServerHandshake.reject(
-            status: status, reason: Self.reasonPhrase(status), retryAfterSeconds: retryAfterSeconds))
         self.endReason = .handshakeRejected(status: status)
-        self.finishAfterWrite()
+        self.answerAndClose(ServerHandshake.reject(
+            status: status, reason: Self.reasonPhrase(status), retryAfterSeconds: retryAfterSeconds))
         self.recorder.update(self.index) { record, _ in
             record.handshake = .rejected(status: status, retryAfterSeconds: retryAfterSeconds)
             return .rejected(status: status, retryAfterSeconds: retryAfterSeconds)
@@ -291,13 +306,20 @@ final class ConnectionDriver {
             case .headerTooLarge(let limit): "header block over \(limit) bytes"
             case .rejected(let status, _): "unexpected status \(status)"
             }
-        self.output.append(contentsOf: ServerHandshake.reject(status: 400, reason: "Bad Request"))
         self.endReason = .handshakeRejected(status: 400)
-        self.finishAfterWrite()
+        self.answerAndClose(ServerHandshake.reject(status: 400, reason: "Bad Request"))
         self.recorder.update(self.index) { record, _ in
             record.handshake = .invalid(reason: reason)
             return .badUpgrade(reason: reason)
         }
+    }
+
+    /// Writes the handshake's answer, then closes TCP (after it is flushed).
+    private func answerAndClose(_ answer: [UInt8]) {
+        self.phase = .finished
+        self.cancelTimers()
+        self.connection.write(answer, sealing: true, completion: nil)
+        self.connection.close()
     }
 
     static func reasonPhrase(_ status: Int) -> String {
@@ -315,55 +337,16 @@ final class ConnectionDriver {
         }
     }
 
-    // MARK: Messages
+    // MARK: Messages (the engine's delegate)
 
-    /// Handles every event the engine has, until more bytes are needed or the connection is over. A pong the engine
-    /// owes goes out per ping while the write queue has room; while it has none, the engine coalesces them.
-    private func decodeMessages(shell: ServerConnection) {
-        while case .some(let outcome) = self.webSocket?.nextEvent({ self.handle($0) }) {
-            switch outcome {
-            case .handled:
-                continue
-            case .message(let echo):
-                if echo { self.webSocket?.echoLastMessage() }
-            case .ping(let payload):
-                switch self.scenario.pong {
-                case .immediate:
-                    // The engine owes the pong: out at once while the kernel takes everything, else coalesced.
-                    if !self.waitingForWriteRoom, self.connection.queuedWriteBytes == 0 { self.flush() }
-                case .delayed(let milliseconds): self.schedule(.pong(payload), after: milliseconds, shell: shell)
-                case .never: break
-                }
-            case .closed(let closure, let phase):
-                self.connectionClosed(closure, in: phase)
-                return
-            }
-        }
-    }
-
-    /// What handling an event left to do once the engine has returned.
-    private enum Outcome {
-        case handled
-        /// A data message arrived; echo it when `echo`.
-        case message(echo: Bool)
-        /// A ping arrived while open.
-        case ping([UInt8])
-        /// The connection is over; `phase` is the one it was in.
-        case closed(WebSocketConnection<SystemRandomNumberGenerator>.Closure, in: Phase)
-    }
-
-    /// Records one event; the engine is mid-call, so nothing here touches it.
-    private func handle(_ event: WebSocketConnection<SystemRandomNumberGenerator>.Event) -> Outcome {
-        guard case .received(let message) = event else {
-            guard case .closed(let closure) = event else { preconditionFailure("an event is received or closed") }
-            return .closed(closure, in: self.phase)
-        }
+    /// Records one message the engine lends; the engine is locked, so nothing here touches it.
+    func received(_ message: BorrowedMessage) -> Delivery? {
         switch message.opcode {
         case .text, .binary:
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
             let size = message.payload.count
             let recordsPayload = self.scenario.recordsPayloads
-            let echoes = self.scenario.echo && self.phase == .open
+            let echoes = self.scenario.echo && !self.sentClose
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
@@ -376,40 +359,76 @@ final class ConnectionDriver {
                 }
                 return .message(kind, bytes: size)
             }
-            return .message(echo: echoes)
+            return echoes ? .echo : nil
         case .ping:
             let payload = Array(message.payload)
             self.recorder.update(self.index) { record, now in
                 record.pingsReceived.append(ControlFrameRecord(at: now, payload: payload))
                 return .pingReceived(bytes: payload.count)
             }
-            return self.phase == .open ? .ping(payload) : .handled
+            // An immediate pong is the engine's; a delayed one is the scenario's, while open.
+            guard case .delayed = self.scenario.pong, !self.sentClose else { return nil }
+            return .pongLater(payload)
         case .pong:
             let payload = Array(message.payload)
             self.recorder.update(self.index) { record, now in
                 record.pongsReceived.append(ControlFrameRecord(at: now, payload: payload))
                 return .pongReceived(bytes: payload.count)
             }
-            return .handled
+            return nil
         default:
             preconditionFailure("the engine lends only text, binary, ping and pong frames")
         }
     }
 
-    private func connectionClosed(_ closure: WebSocketConnection<SystemRandomNumberGenerator>.Closure, in phase: Phase) {
+    func deliver(_ delivery: Delivery) {
+        guard case .webSocket(let webSocket) = self.phase, let shell = self.shell else { return }
+        switch delivery {
+        case .echo:
+            webSocket.withEngine { _ = $0.echoLastMessage() }
+        case .pongLater(let payload):
+            guard case .delayed(let milliseconds) = self.scenario.pong else { return }
+            self.schedule(.pong(payload), after: milliseconds, shell: shell)
+        }
+    }
+
+    func pongReceived(id: UInt64) {}  // the server's pings are not tracked by id: every pong is recorded
+
+    func pongSent(payload: [UInt8]) {
+        self.recordPongSent(payload)
+    }
+
+    func closed(_ closure: WebSocketClosure) {
+        self.cancelTimers()  // nothing more is sent; the engine bounds the final flush with the close timeout
         switch closure {
         case .byPeer(let code, let reason):
             self.recordCloseReceived(code: code, reason: reason)
             self.recordCloseSent(code: code, reason: "")  // the engine echoed the code (RFC 6455 §5.5.1)
-            self.endReason = .closeHandshakeCompleted(initiatedByServer: false)
+            self.endReason = self.endReason ?? .closeHandshakeCompleted(initiatedByServer: false)
         case .byUs(_, let code, let reason):
             self.recordCloseReceived(code: code, reason: reason)
-            self.endReason = .closeHandshakeCompleted(initiatedByServer: true)
-        case .violation(let error):
-            if phase == .open { self.recordCloseSent(code: error.closeCode, reason: error.reason) }
-            self.endReason = .protocolError(code: error.closeCode)
+            self.endReason = self.endReason ?? .closeHandshakeCompleted(initiatedByServer: true)
+        case .violation(let error, let sentClose):
+            if sentClose { self.recordCloseSent(code: error.closeCode, reason: error.reason) }
+            self.endReason = self.endReason ?? .protocolError(code: error.closeCode)
         }
-        self.finishAfterWrite()
+    }
+
+    func ended(_ ending: WebSocketEnding, failedPings: [UInt64]) {
+        self.phase = .finished
+        if ending == .closeTimedOut { self.endReason = self.endReason ?? .closeTimedOut }
+        self.recordEnd()
+    }
+
+    func flow(_ event: WebSocketFlowEvent) {
+        switch event {
+        case .written:
+            break
+        case .pausedForWriteRoom(let queued):
+            self.recorder.update(self.index) { _, _ in .readingPaused(queuedBytes: queued) }
+        case .resumedAfterWriteRoom:
+            self.recorder.update(self.index) { _, _ in .readingResumed }
+        }
     }
 
     private func recordCloseReceived(code: UInt16?, reason: String) {
@@ -435,52 +454,70 @@ final class ConnectionDriver {
 
     // MARK: Stream and server pings
 
-    private func sendStreamBatch(shell: ServerConnection) {
-        guard self.phase == .open, let stream = self.scenario.stream else { return }
-        let start = self.webSocket?.outputByteCount ?? 0
-        while self.streamSent < stream.count, (self.webSocket?.outputByteCount ?? 0) - start < Self.streamBatchBytes {
-            self.encodeStreamMessage(stream)
+    private func sendStreamBatch(_ webSocket: WebSocket, shell: ServerConnection) {
+        guard !self.sentClose, let stream = self.scenario.stream else { return }
+        let sent = webSocket.withEngine { engine in
+            let start = engine.outputByteCount
+            var sent = 0
+            while self.streamSent + sent < stream.count, engine.outputByteCount - start < Self.streamBatchBytes {
+                guard self.encodeStreamMessage(stream, number: self.streamSent + sent, into: &engine) else { break }
+                sent += 1
+            }
+            return sent
         }
-        if self.streamSent == stream.count {
-            self.finishStream(stream)
-            self.flush()
+        self.recordStreamed(sent, of: stream)
+        guard self.streamSent < stream.count else {
+            webSocket.runActions()
             return
         }
         // The next batch goes out once this one is in the kernel: reads (and pongs) run in between.
-        self.flush { result in
+        webSocket.runActions { result in
             guard case .success = result else { return }
-            shell.driver.value.sendStreamBatch(shell: shell)
+            shell.driver.value.continueStream(shell: shell)
         }
     }
 
-    private func encodeStreamMessage(_ stream: Scenario.Stream) {
-        let digits = Array(String(self.streamSent).utf8)
+    private func continueStream(shell: ServerConnection) {
+        guard case .webSocket(let webSocket) = self.phase else { return }
+        self.sendStreamBatch(webSocket, shell: shell)
+    }
+
+    /// Encodes message `number` of the stream (its number in digits, then dots); false when the engine no longer
+    /// sends.
+    private func encodeStreamMessage(
+        _ stream: Scenario.Stream, number: Int, into engine: inout ConnectionDriver.WebSocket.Engine
+    ) -> Bool {
+        let digits = Array(String(number).utf8)
         let size = stream.size
         self.streamPayload.withUnsafeMutableBufferPointer { payload in
             for (offset, digit) in digits.prefix(size).enumerated() { payload[offset] = digit }
         }
-        self.streamPayload.withUnsafeBytes { payload in
-            _ = self.webSocket?.send(stream.kind == .text ? .text : .binary, payload: payload)
+        let sent = self.streamPayload.withUnsafeBytes { payload in
+            engine.send(stream.kind == .text ? .text : .binary, payload: payload)
         }
         for offset in 0..<min(digits.count, size) { self.streamPayload[offset] = UInt8(ascii: ".") }
-        self.streamSent += 1
-        self.recorder.update(self.index) { record, _ in
-            record.sentMessageCount += 1
-            record.sentMessageBytes += size
-            return nil
-        }
+        return sent
     }
 
-    private func finishStream(_ stream: Scenario.Stream) {
+    /// Records `count` more streamed messages, and the stream's end once all are out.
+    private func recordStreamed(_ count: Int, of stream: Scenario.Stream) {
+        guard count > 0 else { return }
+        self.streamSent += count
+        self.recorder.update(self.index) { record, _ in
+            record.sentMessageCount += count
+            record.sentMessageBytes += count * stream.size
+            return nil
+        }
+        guard self.streamSent == stream.count else { return }
         self.streamPayload = []
         self.recorder.update(self.index) { _, _ in .streamFinished(count: stream.count) }
     }
 
-    private func sendPing() {
+    private func sendPing(_ webSocket: WebSocket) {
         self.pingsSent += 1
         let payload = (0..<8).reversed().map { UInt8(truncatingIfNeeded: self.pingsSent >> (UInt64($0) * 8)) }
         // An 8-byte payload always fits a ping.
-        _ = try? self.webSocket?.ping(payload)
+        guard webSocket.withEngine({ (try? $0.ping(payload)) == true }) else { return }
         self.recorder.update(self.index) { record, now in
             record.pingsSent.append(ControlFrameRecord(at: now, payload: payload))
             return .pingSent(bytes: payload.count)
@@ -503,124 +540,50 @@ final class ConnectionDriver {
 
     private func timerFired(_ id: Int, _ action: TimerAction, shell: ServerConnection) {
         self.timers[id] = nil
+        if case .reset = action {
+            self.endReason = self.endReason ?? .serverReset
+            self.resetConnection()
+            return
+        }
+        guard case .webSocket(let webSocket) = self.phase, !self.sentClose else { return }
         switch action {
         case .pong(let payload):
-            guard self.phase == .open else { return }
             // A ping's payload is at most 125 bytes (the engine checks), so the pong cannot fail.
-            if (try? self.webSocket?.pong(payload)) == true { self.recordPongSent(payload) }
+            if webSocket.withEngine({ (try? $0.pong(payload)) == true }) { self.recordPongSent(payload) }
         case .close:
-            guard self.phase == .open, let close = self.scenario.close else { return }
-            // Codes come from a validated scenario.
-            self.webSocket?.close(code: close.code, reason: close.reason)
+            guard let close = self.scenario.close else { return }
+            // Codes come from a validated scenario. The engine arms the close timeout once the frame is written.
+            guard webSocket.withEngine({ $0.close(code: close.code, reason: close.reason) }) else { return }
+            self.sentClose = true
             self.recordCloseSent(code: close.code, reason: close.reason)
-            self.phase = .closing
             self.cancelTimers()
-            self.schedule(.closeTimeout, after: self.scenario.closeTimeoutMilliseconds, shell: shell)
             if let reset = self.scenario.resetAfterMilliseconds, reset > close.afterMilliseconds {
                 self.schedule(.reset, at: self.scenarioStart + .milliseconds(reset), shell: shell)
             }
-        case .reset:
-            guard self.phase != .finished else { return }
-            self.endReason = .serverReset
-            self.finish()
-            self.connection.reset()
-            return
         case .stream:
-            guard self.phase == .open, let stream = self.scenario.stream else { return }
-            self.encodeStreamMessage(stream)
-            if self.streamSent < stream.count {
+            guard let stream = self.scenario.stream else { return }
+            let sent = webSocket.withEngine { self.encodeStreamMessage(stream, number: self.streamSent, into: &$0) }
+            self.recordStreamed(sent ? 1 : 0, of: stream)
+            if sent, self.streamSent < stream.count {
                 let next = self.scenarioStart + .milliseconds(self.streamSent * stream.intervalMilliseconds)
                 self.schedule(.stream, at: next, shell: shell)
-            } else {
-                self.finishStream(stream)
             }
         case .ping:
-            guard self.phase == .open, let interval = self.scenario.pingIntervalMilliseconds else { return }
-            self.sendPing()
+            guard let interval = self.scenario.pingIntervalMilliseconds else { return }
+            self.sendPing(webSocket)
             let next = self.scenarioStart + .milliseconds(Int(self.pingsSent + 1) * interval)
             self.schedule(.ping, at: next, shell: shell)
-        case .closeTimeout:
-            guard self.phase == .closing else { return }
-            self.endReason = .closeTimedOut
-            self.finish()
-            self.connection.reset()
-            return
+        case .reset:
+            preconditionFailure("handled above")
         }
-        self.flush()
+        webSocket.runActions()
     }
 
     private func cancelTimers() {
         for timer in self.timers.values { timer.cancel() }
         self.timers.removeAll()
     }
-
-    // MARK: Output
-
-    /// Nothing more is sent after what is in `output`; then TCP is closed.
-    private func finishAfterWrite() {
-        self.phase = .finished
-        self.closeAfterWrite = true
-        self.cancelTimers()
-    }
-
-    /// Nothing more is sent; what is in the output is dropped.
-    private func finish() {
-        self.phase = .finished
-        self.closeAfterWrite = false
-        self.output.removeAll()
-        self.webSocket = nil
-        self.cancelTimers()
-    }
-
-    /// Writes the handshake's answer, then the engine's output (a pong owed first, recorded), with `completion` on
-    /// the last write; then closes TCP when asked, and stops reading while the write queue is over its watermark.
-    private func flush(completion: TCPConnection.WriteCompletion? = nil) {
-        if !self.output.isEmpty {
-            // The connection copies only the bytes the kernel did not take, so the buffer stays unique and its
-            // capacity is reused.
-            self.output.withUnsafeBytes { self.connection.write(borrowing: $0, sealing: false, completion: nil) }
-            self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
-        }
-        if let pong = self.webSocket?.owedPongPayload { self.recordPongSent(pong) }
-        var completion = completion
-        // A large echo's frame is queued as the engine's own array: the message is not copied once more.
-        self.webSocket?.drainOutput(
-            lending: { bytes, seals in
-                self.connection.write(borrowing: bytes, sealing: seals, completion: completion)
-                completion = nil
-            },
-            giving: { bytes, seals in
-                self.connection.write(bytes, sealing: seals, completion: completion)
-                completion = nil
-            })
-        if let completion {
-            self.core.loop.execute { completion(.success(())) }
-        }
-        if self.closeAfterWrite {
-            self.closeAfterWrite = false
-            self.connection.close()
-        }
-        self.stopReadingWhileTheQueueIsFull()
-    }
-
-    private func stopReadingWhileTheQueueIsFull() {
-        let watermarks = self.core.outboundWatermarks
-        guard !self.waitingForWriteRoom, self.phase == .open || self.phase == .closing,
-              self.connection.queuedWriteBytes > watermarks.high, let shell = self.shell else { return }
-        self.waitingForWriteRoom = true
-        self.connection.pauseReading()
-        let queued = self.connection.queuedWriteBytes
-        self.recorder.update(self.index) { _, _ in .readingPaused(queuedBytes: queued) }
-        self.connection.whenQueuedWrites(atMost: watermarks.low) {
-            shell.driver.value.writeRoomAvailable()
-        }
-    }
-
-    private func writeRoomAvailable() {
-        self.waitingForWriteRoom = false
-        guard self.phase == .open || self.phase == .closing else { return }
-        self.connection.resumeReading()
-        self.recorder.update(self.index) { _, _ in .readingResumed }
-    }
 }
+
+extension ConnectionDriver: WebSocketDriverDelegate {}
 #endif

@@ -1,117 +1,437 @@
-/// One WebSocket connection after its opening handshake, for either role, with no I/O (in the spirit of wsproto's
-/// `Connection`): bytes in with `receive(_:)`, events out with `nextEvent(_:)`; the frames this side owes the peer
-/// (pongs, close frames, and whatever the owner sends through it) accumulate in an output buffer that the owner
-/// writes to its socket with `drainOutput(_:)`.
+/// The WebSocket protocol engine of one connection after its opening handshake, for either role, with no I/O: facts
+/// in, actions out (in the style of async-http-client's `HTTP1ConnectionStateMachine`).
 ///
-/// It holds the rules both roles share, so that the client transport and the test server are only I/O around it:
-/// - pings are answered automatically (unless `automaticPongs` is off), and the pongs owed are coalesced: RFC 6455
-///   §5.5.3 lets an endpoint answer only the most recent ping it has not answered yet, so a flood of pings costs
-///   one pong per `drainOutput`, not one per ping;
-/// - a close frame from the peer is echoed with its status code (§5.5.1) and ends the connection; a close frame
-///   answering ours completes the closing handshake;
-/// - a protocol violation sends a close frame with the violation's code (1002, 1007, 1009) and ends the connection,
-///   after every message that arrived before it was delivered;
-/// - nothing is sent after our close frame, which is the last bytes of the output (`outputSeals`).
+/// The owner tells it what happened (`bytesReceived`, `send`, `sendPing`, `close`, `consumerHolds`,
+/// `writeRoomAvailable`, `closeTimerFired`, `reset`, `streamEnded`) and then runs what `nextAction` returns until it
+/// returns nil: deliver a message (borrowed, valid only inside the call), write bytes (sealing: the last write),
+/// pause or resume reading, wait for write room, arm the close timer, close or reset the stream, report the end.
 ///
-/// Flow control is the owner's: `bufferedInboundBytes` and the size of the output tell it when to stop reading its
-/// socket (docs/ARCHITECTURE.md §10).
+/// Every rule both roles share is written once, here:
+/// - pings are answered automatically (unless `automaticPongs` is off); the pong is written at once while the write
+///   queue is empty, and otherwise coalesced: RFC 6455 §5.5.3 lets an endpoint answer only the most recent ping, so
+///   a flood costs one pong per batch of frames, not one per ping;
+/// - a close frame from the peer is echoed with its code (§5.5.1); a protocol violation sends a close frame with the
+///   violation's code (1002, 1007, 1009); either way, after every message that came before it was delivered, the
+///   stream is closed gracefully, and reset if that flush takes longer than the close timeout;
+/// - after our own close frame nothing more is sent (it seals the output), and the peer has the close timeout to
+///   answer before the stream is reset;
+/// - the outbound watermarks: above `high` bytes waiting for the socket, reading stops (and a sender is told to
+///   wait) until the queue is down to `low`;
+/// - the ids of our pings (8 bytes, big-endian) are remembered until their pong arrives; those still outstanding at
+///   the end are reported as failed.
+///
+/// A future extension (permessage-deflate) sits in two places: `encodeMessage` (compress, RSV1 on the first frame)
+/// and `decodeNext` (inflate per message, counted against the watermarks with `bufferedInboundBytes`).
 public struct WebSocketConnection<Random: RandomNumberGenerator> {
+    /// The engine's fixed settings.
+    public struct Configuration: Sendable {
+        /// This endpoint's role (a client masks what it sends and expects unmasked frames).
+        public var role: Role
+        /// The largest message (and frame) accepted from the peer; larger is a 1009. At least 125 bytes are always
+        /// accepted for a frame, so that control frames fit.
+        public var maximumMessageSize: Int
+        /// Answer pings without the owner; off, the owner answers with `pong(_:)` and `.deliver` lends the ping.
+        public var automaticPongs: Bool
+        /// The write queue's levels: above `high` reading stops and senders wait, until it is down to `low`.
+        public var outbound: Watermarks
+        /// How long the peer has to answer our close frame, and how long the final flush may take, in milliseconds.
+        public var closeTimeoutMilliseconds: Int
+
+        public init(
+            role: Role, maximumMessageSize: Int = 16 << 20, automaticPongs: Bool = true,
+            outbound: Watermarks = .standard, closeTimeoutMilliseconds: Int = 5_000
+        ) {
+            self.role = role
+            self.maximumMessageSize = max(0, maximumMessageSize)
+            self.automaticPongs = automaticPongs
+            self.outbound = outbound
+            self.closeTimeoutMilliseconds = closeTimeoutMilliseconds
+        }
+    }
+
     /// Where the connection is. The data of each state lives in its case.
     public enum State: Equatable, Sendable {
         /// Both directions are open.
-        case open
+        case open(Open)
         /// Our close frame is in the output (or written); the peer's answer is awaited. Messages from the peer are
         /// still delivered; nothing more is sent.
-        case closing(sentCode: UInt16?)
-        /// The connection is over: nothing more is read or sent (a close frame may still be in the output).
+        case closing(Closing)
+        /// The protocol is over (closing handshake, violation, timeout or reset); the stream is being let go.
+        case finishing(Finishing)
+        /// The stream has ended.
+        case ended(Ending)
+    }
+
+    public struct Open: Equatable, Sendable {
+        /// The payload of the latest ping not answered yet (automatic pongs).
+        public var owedPong: [UInt8]?
+        /// Our pings not answered yet, oldest first.
+        public var outstandingPings: [UInt64]
+    }
+
+    public struct Closing: Equatable, Sendable {
+        /// The code of our close frame.
+        public var sentCode: UInt16?
+        public var outstandingPings: [UInt64]
+    }
+
+    public struct Finishing: Equatable, Sendable {
+        /// What `.ended` reports once the stream has ended.
+        public var ending: Ending
+        /// Our pings that will never be answered.
+        public var failedPings: [UInt64]
+    }
+
+    public typealias Closure = WebSocketClosure
+    public typealias Ending = WebSocketEnding
+
+    /// Bytes to write: lent (valid only inside the call), or an output grown past the capacity the engine keeps
+    /// (4 MiB: a large echo), given whole so that a writer can queue the array itself instead of copying it.
+    public enum Output {
+        case borrowed(UnsafeRawBufferPointer)
+        case owned([UInt8])
+    }
+
+    /// What the owner does next.
+    public enum Action {
+        /// A text or binary message, or a ping or pong frame (`opcode` says which), borrowed for the call.
+        case deliver(BorrowedMessage)
+        /// The pong for our ping `id` arrived (each id at most once).
+        case pongReceived(id: UInt64)
+        /// A pong answering the peer's ping (automatic pongs) was encoded into the output, which is written next.
+        case pongSent(payload: [UInt8])
+        /// Write these bytes; `seals`: they end with our close frame, the last write.
+        case write(Output, seals: Bool)
+        case pauseReading
+        case resumeReading
+        /// Tell the engine `writeRoomAvailable()` once at most `atMost` bytes wait to be written.
+        case awaitWriteRoom(atMost: Int)
+        /// (Re)arm the close timer: `closeTimerFired()` after this many milliseconds.
+        case armCloseTimer(milliseconds: Int)
+        /// The closing handshake completed (or the peer broke the protocol); nothing more is delivered.
         case closed(Closure)
+        /// Flush what is queued, then end the stream gracefully (FIN, or TLS close_notify then FIN).
+        case closeStream
+        /// Drop the stream (RST); what is queued is discarded.
+        case resetStream
+        /// The stream has ended: the last action. `failedPings`: our pings that were never answered.
+        case ended(Ending, failedPings: [UInt64])
     }
 
-    /// How the connection ended.
-    public enum Closure: Equatable, Sendable {
-        /// The peer closed first with `code` (nil: no status) and `reason`; our echo is in the output.
-        case byPeer(code: UInt16?, reason: String)
-        /// We closed first with `sentCode` and the peer answered with `answeredCode` and `answeredReason`.
-        case byUs(sentCode: UInt16?, answeredCode: UInt16?, answeredReason: String)
-        /// The peer broke the protocol. When this happened while open, a close frame with the error's code is in the
-        /// output; while closing, our close frame was already out.
-        case violation(ProtocolError)
+    /// What `encodeMessage` decided.
+    public enum SendDecision: Equatable {
+        /// The frame, ready to write.
+        case frame([UInt8])
+        /// The write queue is over the high watermark: wait until it is down to `atMost`, then send again.
+        case waitForRoom(atMost: Int)
+        /// Not open: our close frame went out, or the connection is over. Nothing was encoded.
+        case notOpen
     }
 
-    /// What `nextEvent(_:)` lends.
-    public enum Event {
-        /// A whole text or binary message, or a ping or pong frame (`opcode` says which). The payload is valid only
-        /// inside the closure. A ping's pong is already owed when pongs are automatic.
-        case received(BorrowedMessage)
-        /// The connection ended (the state is now `.closed`); no event follows.
+    private enum Pending {
+        case write
+        case pongReceived(UInt64)
+        case pongSent([UInt8])
+        case pauseReading
+        case resumeReading
+        case awaitWriteRoom
+        case armCloseTimer
         case closed(Closure)
+        case closeStream
+        case resetStream
+        case ended(Ending, failedPings: [UInt64])
     }
 
+    /// Whether reading runs: it stops while the consumer holds it or while the write queue waits for room.
+    private struct Reading {
+        var consumerHolds = false
+        var waitingForWriteRoom = false
+        /// What the owner was last told.
+        var paused = false
+        var wantsPause: Bool { self.consumerHolds || self.waitingForWriteRoom }
+    }
+
+    public let configuration: Configuration
+    public private(set) var state: State = .open(Open(owedPong: nil, outstandingPings: []))
     /// This side's role.
-    public var role: Role { self.decoder.role }
-    public private(set) var state = State.open
-    /// Whether pings are answered without the owner (default); off, the owner answers with `pong(_:)`.
-    public let automaticPongs: Bool
-    /// True once the output holds our close frame: write it as the connection's last write.
-    public private(set) var outputSeals = false
+    public var role: Role { self.configuration.role }
 
     private var decoder: WebSocketDecoder
     private var encoder: WebSocketEncoder<Random>
     private var output: [UInt8] = []
-    /// The payload of the latest ping not answered yet, when pongs are automatic.
-    private var owedPong: [UInt8]?
-    /// The output buffer's capacity is kept up to this size between drains.
+    /// The output ends with our close frame.
+    private var outputSeals = false
+    private var reading = Reading()
+    /// Actions decided by facts, in order, before any more frames are decoded.
+    private var pending: [Pending] = []
+    private var pendingHead = 0
+    /// The output buffer's capacity is kept up to this size between writes.
     private static var retainedOutputCapacity: Int { 4 << 20 }
 
-    /// - Parameters:
-    ///   - role: this endpoint's role (a client masks what it sends and expects unmasked frames).
-    ///   - maximumMessageSize: the largest message (and frame) accepted from the peer (default 16 MiB); larger is a
-    ///     1009. At least 125 bytes are always accepted for a frame, so that control frames fit.
-    ///   - automaticPongs: answer pings without the owner (default true).
-    ///   - random: the source of masking keys (used by the client role only).
-    public init(role: Role, maximumMessageSize: Int = 16 << 20, automaticPongs: Bool = true, random: Random) {
-        let limit = max(0, maximumMessageSize)
-        self.decoder = WebSocketDecoder(role: role, maximumFrameSize: max(125, limit), maximumMessageSize: limit)
-        self.encoder = WebSocketEncoder(role: role, random: random)
-        self.automaticPongs = automaticPongs
+    public init(_ configuration: Configuration, random: Random) {
+        self.configuration = configuration
+        let limit = configuration.maximumMessageSize
+        self.decoder = WebSocketDecoder(
+            role: configuration.role, maximumFrameSize: max(125, limit), maximumMessageSize: limit)
+        self.encoder = WebSocketEncoder(role: configuration.role, random: random)
     }
 
-    /// Bytes received and not yet returned as events: the frames in the parser's buffer and the fragments of the
-    /// message being assembled. At most one message of `maximumMessageSize` plus what one `receive` appended.
+    /// Bytes received and not yet delivered: the frames in the parser's buffer and the fragments of the message
+    /// being assembled. At most one message of `maximumMessageSize` plus what one read appended.
     public var bufferedInboundBytes: Int { self.decoder.bufferedByteCount }
 
-    /// Bytes waiting in the output (a pong owed counts once it is encoded by `drainOutput`).
+    /// Bytes encoded and not yet handed to the owner to write.
     public var outputByteCount: Int { self.output.count }
 
-    /// The payload of the pong owed for the latest unanswered ping, which the next `drainOutput` encodes (nil: none).
-    public var owedPongPayload: [UInt8]? {
-        guard case .open = self.state else { return nil }
-        return self.owedPong
+    /// Whether messages may still be sent: the one answer for every sender.
+    public var isOpen: Bool {
+        if case .open = self.state { return true }
+        return false
     }
 
-    // MARK: - Input
+    // MARK: - Facts
 
-    /// Appends bytes read from the socket. Ignored once the connection is closed.
-    public mutating func receive(_ bytes: UnsafeRawBufferPointer) {
-        guard !self.isClosed else { return }
+    /// Bytes read from the stream. Ignored once the protocol is over.
+    public mutating func bytesReceived(_ bytes: UnsafeRawBufferPointer) {
+        guard self.readsFrames else { return }
         self.decoder.append(bytes)
     }
 
-    /// Appends bytes read from the socket (for example what followed the handshake response in the same read).
-    public mutating func receive(_ bytes: some Sequence<UInt8>) {
-        guard !self.isClosed else { return }
+    /// Bytes read from the stream (for example what followed the handshake in the same read).
+    public mutating func bytesReceived(_ bytes: some Sequence<UInt8>) {
+        guard self.readsFrames else { return }
         self.decoder.append(bytes)
     }
 
-    /// Lends the next event to `body` and returns its result, or returns nil when more bytes are needed or the
-    /// connection is closed.
-    public mutating func nextEvent<Result>(_ body: (Event) -> Result) -> Result? {
-        guard !self.isClosed else { return nil }
+    /// A text or binary message to send, appended to the output; false (nothing appended) unless open.
+    @discardableResult
+    public mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer) -> Bool {
+        guard self.isOpen else { return false }
+        Self.encodeMessage(opcode, payload: payload, with: &self.encoder, into: &self.output)
+        return true
+    }
+
+    /// A message to send as its own frame, for a sender that writes it itself (on its own thread, outside the
+    /// owner's loop). With `queuedWriteBytes` over the high watermark, the sender is told to wait (pass nil after the
+    /// wait: it sends then).
+    public mutating func encodeMessage(
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, queuedWriteBytes: Int?
+    ) -> SendDecision {
+        guard self.isOpen else { return .notOpen }
+        if let queued = queuedWriteBytes, queued > self.configuration.outbound.high {
+            return .waitForRoom(atMost: self.configuration.outbound.low)
+        }
+        var frame: [UInt8] = []
+        frame.reserveCapacity(payload.count + 14)
+        Self.encodeMessage(opcode, payload: payload, with: &self.encoder, into: &frame)
+        return .frame(frame)
+    }
+
+    /// Sends the message the last `.deliver` lent (text or binary) back as our own, without copying it out of the
+    /// receive buffer first: an echo. False unless open and the last delivery was a data message.
+    @discardableResult
+    public mutating func echoLastMessage() -> Bool {
+        guard self.isOpen else { return false }
+        // A copy of the decoder value shares its buffers: it lends the payload while the encoder and the output,
+        // other stored properties, are written.
+        let decoder = self.decoder
+        let echoed = decoder.withLastMessage { message -> Bool in
+            guard message.opcode == .text || message.opcode == .binary else { return false }
+            Self.encodeMessage(message.opcode, payload: message.payload, with: &self.encoder, into: &self.output)
+            return true
+        }
+        guard echoed == true else { return false }
+        return true
+    }
+
+    /// Our ping with `id` (its 8-byte big-endian payload), remembered until its pong; false (nothing sent, the
+    /// ping failed) unless open.
+    @discardableResult
+    public mutating func sendPing(id: UInt64) -> Bool {
+        guard case .open(var open) = self.state else { return false }
+        withUnsafeBytes(of: id.bigEndian) { self.encodeControl(.ping, payload: $0) }
+        open.outstandingPings.append(id)
+        self.state = .open(open)
+        return true
+    }
+
+    /// A ping with any payload (at most 125 bytes), not tracked by id; false unless open.
+    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
+    @discardableResult
+    public mutating func ping(_ payload: some Collection<UInt8>) throws(WireUsageError) -> Bool {
+        guard self.isOpen else { return false }
+        try self.encoder.ping(payload, into: &self.output)
+        return true
+    }
+
+    /// A pong the owner sends itself (without automatic pongs); false unless open.
+    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
+    @discardableResult
+    public mutating func pong(_ payload: some Collection<UInt8>) throws(WireUsageError) -> Bool {
+        guard self.isOpen else { return false }
+        try self.encoder.pong(payload, into: &self.output)
+        return true
+    }
+
+    /// Starts the closing handshake: our close frame (after a pong still owed) seals the output, and the close timer
+    /// starts once it is written.
+    /// - Parameters:
+    ///   - code: a code valid on the wire; any other is sent as 1000.
+    ///   - reason: cut to 123 bytes of UTF-8 at a character boundary.
+    /// - Returns: false (nothing sent) unless open.
+    @discardableResult
+    public mutating func close(code: UInt16, reason: String) -> Bool {
+        guard case .open(let open) = self.state else { return false }
+        let code = CloseCode.isValidOnWire(code) ? code : 1000
+        self.queueClose(code: code, reason: Self.truncated(reason, toUTF8Count: 123))
+        self.state = .closing(Closing(sentCode: code, outstandingPings: open.outstandingPings))
+        self.pending.append(contentsOf: [.write, .armCloseTimer])
+        return true
+    }
+
+    /// The consumer of delivered messages is behind (`held`) or has caught up: delivery and reading stop or go on.
+    /// A hold that comes during a delivery stops the next one: the rest waits in the engine.
+    public mutating func consumerHolds(_ held: Bool) {
+        self.reading.consumerHolds = held
+        self.updateReading()
+    }
+
+    /// The write queue is down to the level `.awaitWriteRoom` named.
+    public mutating func writeRoomAvailable() {
+        self.reading.waitingForWriteRoom = false
+        self.updateReading()
+    }
+
+    /// The close timer fired: the peer did not answer our close frame in time, or the final flush stalled.
+    public mutating func closeTimerFired() {
+        switch self.state {
+        case .closing(let closing):
+            self.state = .finishing(Finishing(ending: .closeTimedOut, failedPings: closing.outstandingPings))
+            self.pending.append(.resetStream)
+        case .finishing:
+            self.pending.append(.resetStream)  // the peer does not read our last bytes
+        case .open, .ended:
+            break  // the timer lost a race with the end (or a new timer replaced it)
+        }
+    }
+
+    /// The owner gives up on the connection: the stream is reset.
+    public mutating func reset() {
+        switch self.state {
+        case .open(let open):
+            self.state = .finishing(Finishing(ending: .reset, failedPings: open.outstandingPings))
+        case .closing(let closing):
+            self.state = .finishing(Finishing(ending: .reset, failedPings: closing.outstandingPings))
+        case .finishing, .ended:
+            break
+        }
+        if !self.isEnded { self.pending.append(.resetStream) }
+    }
+
+    /// The stream has ended (whoever ended it): `.ended` is the last action.
+    public mutating func streamEnded() {
+        let ending: Ending
+        let failed: [UInt64]
+        switch self.state {
+        case .open(let open):
+            (ending, failed) = (.streamEnded(afterOurClose: false), open.outstandingPings)
+        case .closing(let closing):
+            (ending, failed) = (.streamEnded(afterOurClose: true), closing.outstandingPings)
+        case .finishing(let finishing):
+            (ending, failed) = (finishing.ending, finishing.failedPings)
+        case .ended:
+            return
+        }
+        self.state = .ended(ending)
+        self.output = []
+        self.pending.append(.ended(ending, failedPings: failed))
+    }
+
+    // MARK: - Actions
+
+    /// The next action, lent to `body` (a delivered message and written bytes are valid only inside it), or nil when
+    /// nothing is to be done until the next fact.
+    /// - Parameter queuedWriteBytes: the bytes waiting to be written to the socket now (the write queue's level).
+    public mutating func nextAction<Result>(queuedWriteBytes: Int, _ body: (Action) -> Result) -> Result? {
+        while true {
+            if self.pendingHead < self.pending.count {
+                let next = self.pending[self.pendingHead]
+                self.pendingHead += 1
+                if self.pendingHead == self.pending.count {
+                    self.pending.removeAll(keepingCapacity: true)
+                    self.pendingHead = 0
+                }
+                if let result = self.run(next, body) { return result }
+                continue
+            }
+            if self.readsFrames, !self.reading.waitingForWriteRoom,
+               queuedWriteBytes > self.configuration.outbound.high {
+                self.reading.waitingForWriteRoom = true
+                self.pending.append(.awaitWriteRoom)
+                self.updateReading()
+                continue
+            }
+            switch self.decodeNext(queuedWriteBytes: queuedWriteBytes, body) {
+            case .lent(let result):
+                return result
+            case .handled:
+                continue
+            case .none:
+                guard self.hasOutput else { return nil }
+                self.pending.append(.write)  // the end of a batch: what it owes goes out together
+            }
+        }
+    }
+
+    private mutating func run<Result>(_ pending: Pending, _ body: (Action) -> Result) -> Result? {
+        // Once the stream has ended, only what reports (not what acts on the stream) is still run.
+        switch pending {
+        case .write:
+            guard !self.isEnded else { return nil }
+            return self.lendOutput(body)
+        case .pongReceived(let id):
+            return body(.pongReceived(id: id))
+        case .pongSent(let payload):
+            return body(.pongSent(payload: payload))
+        case .pauseReading:
+            return self.isEnded ? nil : body(.pauseReading)
+        case .resumeReading:
+            return self.isEnded ? nil : body(.resumeReading)
+        case .awaitWriteRoom:
+            return self.isEnded ? nil : body(.awaitWriteRoom(atMost: self.configuration.outbound.low))
+        case .armCloseTimer:
+            return self.isEnded ? nil : body(.armCloseTimer(milliseconds: self.configuration.closeTimeoutMilliseconds))
+        case .closed(let closure):
+            return body(.closed(closure))
+        case .closeStream:
+            return self.isEnded ? nil : body(.closeStream)
+        case .resetStream:
+            return self.isEnded ? nil : body(.resetStream)
+        case .ended(let ending, let failedPings):
+            return body(.ended(ending, failedPings: failedPings))
+        }
+    }
+
+    private enum Decoded<Result> {
+        /// A message was lent; this is what the owner returned.
+        case lent(Result)
+        /// A frame the engine handled itself (a close frame, a violation): its actions are pending.
+        case handled
+        /// More bytes are needed, delivery is held, or the protocol is over.
+        case none
+    }
+
+    /// Decodes the next message and lends it, handling what the engine answers itself (pings, close frames,
+    /// violations).
+    private mutating func decodeNext<Result>(queuedWriteBytes: Int, _ body: (Action) -> Result) -> Decoded<Result> {
+        guard self.readsFrames, !self.reading.consumerHolds else { return .none }
         // The decoder lends the message while it is being mutated, so the closure touches no other state of this
         // value: it notes what to change, and the change happens once the decoder has returned.
+        // (permessage-deflate: inflate here, per message, before lending.)
         let answersPings: Bool
-        if case .open = self.state { answersPings = self.automaticPongs } else { answersPings = false }
-        var pingPayload: [UInt8]?
+        if case .open = self.state { answersPings = self.configuration.automaticPongs } else { answersPings = false }
+        var ping: [UInt8]?
+        var pong: UInt64?
         var closeFrame: (code: UInt16?, reason: String)?
         var result: Result?
         do throws(ProtocolError) {
@@ -119,149 +439,141 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
                 switch message.opcode {
                 case .close:
                     closeFrame = (message.closeCode, String(decoding: message.closeReason, as: UTF8.self))
-                case .ping:
-                    if answersPings { pingPayload = Array(message.payload) }
-                    result = body(.received(message))
+                    return
+                case .ping where answersPings:
+                    ping = Array(message.payload)
+                case .pong where message.payload.count == 8:
+                    pong = UInt64(bigEndian: message.payload.loadUnaligned(as: UInt64.self))
                 default:
-                    result = body(.received(message))
+                    break
                 }
+                result = body(.deliver(message))
             }
-            guard found != nil else { return nil }
+            guard found != nil else { return .none }
         } catch {
-            return body(.closed(self.violated(error)))
+            self.violated(error)
+            return .handled
         }
-        if let pingPayload {
-            self.owedPong = pingPayload  // only the latest unanswered ping needs its pong (§5.5.3)
+        if let ping, case .open(var open) = self.state {
+            open.owedPong = ping  // only the latest unanswered ping needs its pong (§5.5.3)
+            self.state = .open(open)
+            // Answered at once while the kernel takes everything; with a backlog, at the end of the batch.
+            if queuedWriteBytes == 0, !self.reading.waitingForWriteRoom { self.pending.append(.write) }
         }
+        if let pong { self.pongArrived(pong) }
         if let closeFrame {
-            return body(.closed(self.peerClosed(code: closeFrame.code, reason: closeFrame.reason)))
+            self.peerClosed(code: closeFrame.code, reason: closeFrame.reason)
+            return .handled
         }
-        return result
+        guard let result else { preconditionFailure("every frame but a close frame is lent") }
+        return .lent(result)
     }
 
-    private mutating func peerClosed(code: UInt16?, reason: String) -> Closure {
-        let closure: Closure
+    private mutating func pongArrived(_ id: UInt64) {
         switch self.state {
-        case .open:
+        case .open(var open):
+            guard let index = open.outstandingPings.firstIndex(of: id) else { return }  // unsolicited or repeated
+            open.outstandingPings.remove(at: index)
+            self.state = .open(open)
+        case .closing(var closing):
+            guard let index = closing.outstandingPings.firstIndex(of: id) else { return }
+            closing.outstandingPings.remove(at: index)
+            self.state = .closing(closing)
+        case .finishing, .ended:
+            return
+        }
+        self.pending.append(.pongReceived(id))
+    }
+
+    private mutating func peerClosed(code: UInt16?, reason: String) {
+        switch self.state {
+        case .open(let open):
             // §5.5.1: answer with a close frame echoing the status code (none if there was none).
             self.queueClose(code: code, reason: "")
-            closure = .byPeer(code: code, reason: reason)
-        case .closing(let sentCode):
-            closure = .byUs(sentCode: sentCode, answeredCode: code, answeredReason: reason)
-        case .closed:
-            preconditionFailure("no frame is decoded once closed")
+            self.finish(.byPeer(code: code, reason: reason), failedPings: open.outstandingPings)
+        case .closing(let closing):
+            let closure = Closure.byUs(sentCode: closing.sentCode, answeredCode: code, answeredReason: reason)
+            self.finish(closure, failedPings: closing.outstandingPings)
+        case .finishing, .ended:
+            preconditionFailure("no frame is decoded once the protocol is over")
         }
-        self.state = .closed(closure)
-        return closure
     }
 
-    private mutating func violated(_ error: ProtocolError) -> Closure {
+    private mutating func violated(_ error: ProtocolError) {
         switch self.state {
-        case .open:
+        case .open(let open):
             self.queueClose(code: error.closeCode, reason: error.reason)
-        case .closing:
-            break  // our close frame is already out: nothing more may be sent
-        case .closed:
-            preconditionFailure("no frame is decoded once closed")
+            self.finish(.violation(error, sentClose: true), failedPings: open.outstandingPings)
+        case .closing(let closing):
+            // Our close frame is already out: nothing more may be sent.
+            self.finish(.violation(error, sentClose: false), failedPings: closing.outstandingPings)
+        case .finishing, .ended:
+            preconditionFailure("no frame is decoded once the protocol is over")
         }
-        let closure = Closure.violation(error)
-        self.state = .closed(closure)
-        return closure
+    }
+
+    /// The protocol is over: the last bytes go out, then the stream closes, within the close timeout.
+    private mutating func finish(_ closure: Closure, failedPings: [UInt64]) {
+        self.state = .finishing(Finishing(ending: .closed(closure), failedPings: failedPings))
+        self.pending.append(contentsOf: [.closed(closure), .write, .closeStream, .armCloseTimer])
     }
 
     // MARK: - Output
 
-    /// Appends a text or binary message to the output; false (nothing appended) unless open.
-    @discardableResult
-    public mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer) -> Bool {
-        precondition(opcode == .text || opcode == .binary, "send takes text or binary; use ping, pong or close")
-        guard case .open = self.state else { return false }
-        self.encoder.encode(opcode, payload: payload, into: &self.output)
-        return true
+    private var hasOutput: Bool {
+        if !self.output.isEmpty { return true }
+        if case .open(let open) = self.state, open.owedPong != nil { return true }
+        return false
     }
 
-    /// Appends the message `nextEvent` lent last (a text or binary message) as our own, without copying it out of
-    /// the receive buffer first: an echo. False (nothing appended) unless open and the last event was a message.
-    @discardableResult
-    public mutating func echoLastMessage() -> Bool {
-        guard case .open = self.state else { return false }
-        // A copy of the decoder value shares its buffers: it lends the payload while the encoder and the output,
-        // other stored properties, are written.
-        let decoder = self.decoder
-        let echoed = decoder.withLastMessage { message -> Bool in
-            guard message.opcode == .text || message.opcode == .binary else { return false }
-            self.encoder.encode(message.opcode, payload: message.payload, into: &self.output)
-            return true
-        }
-        return echoed ?? false
+    private mutating func lendOutput<Result>(_ body: (Action) -> Result) -> Result? {
+        self.takeOutput { output, seals in body(.write(output, seals: seals)) }
     }
 
-    /// Appends a ping; false unless open.
-    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
-    @discardableResult
-    public mutating func ping(_ payload: some Collection<UInt8>) throws(WireUsageError) -> Bool {
-        guard case .open = self.state else { return false }
-        try self.encoder.ping(payload, into: &self.output)
-        return true
-    }
-
-    /// Appends a pong (for an owner that answers pings itself); false unless open.
-    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
-    @discardableResult
-    public mutating func pong(_ payload: some Collection<UInt8>) throws(WireUsageError) -> Bool {
-        guard case .open = self.state else { return false }
-        try self.encoder.pong(payload, into: &self.output)
-        return true
-    }
-
-    /// Starts the closing handshake: appends our close frame (after a pong still owed) and moves to `.closing`.
-    /// - Parameters:
-    ///   - code: a code valid on the wire; any other is sent as 1000.
-    ///   - reason: cut to 123 bytes of UTF-8 at a character boundary.
-    /// - Returns: false (nothing appended) unless open.
-    @discardableResult
-    public mutating func close(code: UInt16, reason: String) -> Bool {
-        guard case .open = self.state else { return false }
-        let code = CloseCode.isValidOnWire(code) ? code : 1000
-        self.queueClose(code: code, reason: Self.truncated(reason, toUTF8Count: 123))
-        self.state = .closing(sentCode: code)
-        return true
-    }
-
-    /// Lends the output to `body` (`seals`: it ends with our close frame, write it as the last write), then empties
-    /// it. A pong still owed is encoded first. Nothing is lent when the output is empty.
-    public mutating func drainOutput(_ body: (_ bytes: UnsafeRawBufferPointer, _ seals: Bool) -> Void) {
-        self.drainOutput(lending: body, giving: { bytes, seals in bytes.withUnsafeBytes { body($0, seals) } })
-    }
-
-    /// Like `drainOutput(_:)`, but an output grown past the capacity the engine keeps between writes (4 MiB: a large
-    /// message's echo or send) is given whole to `large`, so that a writer can queue the array itself instead of
-    /// copying what the kernel does not take at once; the engine starts an empty output.
-    public mutating func drainOutput(
-        lending small: (_ bytes: UnsafeRawBufferPointer, _ seals: Bool) -> Void,
-        giving large: (_ bytes: [UInt8], _ seals: Bool) -> Void
-    ) {
+    /// Lends (or gives) the bytes waiting to be written, a pong still owed encoded first, for a writer on another
+    /// thread than the owner's loop (after `sendPing`): `seals`, they end with our close frame. Nil when there is
+    /// nothing to write.
+    public mutating func takeOutput<Result>(_ body: (_ output: Output, _ seals: Bool) -> Result) -> Result? {
+        guard !self.isEnded else { return nil }
         self.encodeOwedPong()
-        guard !self.output.isEmpty else { return }
+        guard !self.output.isEmpty else { return nil }
         let seals = self.outputSeals
         guard self.output.capacity > Self.retainedOutputCapacity else {
-            self.output.withUnsafeBytes { small($0, seals) }
+            let result = self.output.withUnsafeBytes { body(.borrowed($0), seals) }
             self.output.removeAll(keepingCapacity: true)
-            return
+            return result
         }
         let given = self.output
         self.output = []
-        large(given, seals)
+        return body(.owned(given), seals)
     }
 
     private mutating func encodeOwedPong() {
-        guard let payload = self.owedPong else { return }
-        self.owedPong = nil
-        guard case .open = self.state else { return }
+        guard case .open(var open) = self.state, let payload = open.owedPong else { return }
+        open.owedPong = nil
+        self.state = .open(open)
+        self.encodeControl(.pong, payload: payload)
+        self.pending.append(.pongSent(payload))
+    }
+
+    /// Where every data message is encoded (permessage-deflate: compress here and set RSV1 on the first frame).
+    private static func encodeMessage(
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, with encoder: inout WebSocketEncoder<Random>,
+        into buffer: inout [UInt8]
+    ) {
+        precondition(opcode == .text || opcode == .binary, "messages are text or binary; use ping, pong or close")
+        encoder.encode(opcode, payload: payload, into: &buffer)
+    }
+
+    private mutating func encodeControl(_ opcode: Opcode, payload: some Collection<UInt8>) {
         do {
-            try self.encoder.pong(payload, into: &self.output)
+            if opcode == .ping {
+                try self.encoder.ping(payload, into: &self.output)
+            } else {
+                try self.encoder.pong(payload, into: &self.output)
+            }
         } catch {
-            preconditionFailure("a ping's payload (at most 125 bytes, checked by the decoder) fits a pong: \(error)")
+            preconditionFailure("payloads here (8 bytes, or a ping's checked by the decoder) fit a control frame")
         }
     }
 
@@ -275,9 +587,25 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         self.outputSeals = true
     }
 
-    private var isClosed: Bool {
-        if case .closed = self.state { return true }
+    // MARK: - Reading
+
+    /// Whether frames are still read and decoded: while open, and while closing (the peer's answer).
+    private var readsFrames: Bool {
+        switch self.state {
+        case .open, .closing: true
+        case .finishing, .ended: false
+        }
+    }
+
+    private var isEnded: Bool {
+        if case .ended = self.state { return true }
         return false
+    }
+
+    private mutating func updateReading() {
+        guard !self.isEnded, self.reading.wantsPause != self.reading.paused else { return }
+        self.reading.paused = self.reading.wantsPause
+        self.pending.append(self.reading.paused ? .pauseReading : .resumeReading)
     }
 
     /// `text` cut at a character boundary so that its UTF-8 form has at most `limit` bytes.
@@ -295,10 +623,32 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
 }
 
 extension WebSocketConnection where Random == SystemRandomNumberGenerator {
-    /// A connection whose masking keys (client role) come from the system CSPRNG.
-    public init(role: Role, maximumMessageSize: Int = 16 << 20, automaticPongs: Bool = true) {
-        self.init(
-            role: role, maximumMessageSize: maximumMessageSize, automaticPongs: automaticPongs,
-            random: SystemRandomNumberGenerator())
+    /// An engine whose masking keys (client role) come from the system CSPRNG.
+    public init(_ configuration: Configuration) {
+        self.init(configuration, random: SystemRandomNumberGenerator())
     }
 }
+
+/// How the closing handshake ended.
+public enum WebSocketClosure: Equatable, Sendable {
+    /// The peer closed first with `code` (nil: no status) and `reason`; our echo is in the output.
+    case byPeer(code: UInt16?, reason: String)
+    /// We closed first with `sentCode` and the peer answered with `answeredCode` and `answeredReason`.
+    case byUs(sentCode: UInt16?, answeredCode: UInt16?, answeredReason: String)
+    /// The peer broke the protocol. `sentClose`: it happened while open, and a close frame with the error's code
+    /// is in the output; otherwise our close frame was already out.
+    case violation(ProtocolError, sentClose: Bool)
+}
+
+/// How the connection ended, reported with `.ended` once the stream has ended.
+public enum WebSocketEnding: Equatable, Sendable {
+    /// After the closing handshake or a violation (reported with `.closed` when it happened).
+    case closed(WebSocketClosure)
+    /// We closed and the peer did not answer within the close timeout: the stream was reset.
+    case closeTimedOut
+    /// The stream ended before any closing handshake completed; `afterOurClose`: our close frame was out.
+    case streamEnded(afterOurClose: Bool)
+    /// The owner reset the stream (`reset()`).
+    case reset
+}
+

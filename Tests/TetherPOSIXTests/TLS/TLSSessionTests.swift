@@ -53,6 +53,18 @@ import TetherTestServer
         #expect(other.clientFailure == .hostnameMismatch)
     }
 
+    @Test func aHostNameOpenSSLRefusesToCheckFailsClosedBeforeAnyByteIsSent() throws {
+        let certificates = try TestCertificates.make()
+        // An embedded NUL: verified as "localhost" alone if the name were cut at it, refused with its length.
+        let pair = try TLSPair(
+            client: self.trusting(certificates), serverName: "localhost\0.example", certificate: certificates.validFile)
+        #expect(throws: TLSFailure.hostCheckUnavailable) { try pair.client.handshake() }
+        var sent = 0
+        pair.client.takeCiphertext { sent += $0.count }
+        #expect(sent == 0)  // no ClientHello
+        #expect(TLSFailure.hostCheckUnavailable.isCertificateFailure)  // permanent: a retry would fail the same way
+    }
+
     @Test func aCertificateForAnotherHostFailsAsHostnameMismatch() throws {
         let certificates = try TestCertificates.make()
         let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.wrongHostFile)

@@ -57,5 +57,35 @@ struct TestServerFlowControlTests {
         _ = await client.readToEnd()
         await server.stop()
     }
+
+    @Test func aClientThatStopsReadingAfterTheClosingHandshakeIsResetAtTheCloseTimeoutNotKeptUntilStop()
+        async throws
+    {
+        // The high watermark is above all the echoes, so the server goes on reading and sees the client's close.
+        let outbound = Watermarks(high: 64 << 20, low: 32 << 20)
+        var scenario = Scenario.echo
+        scenario.closeTimeoutMilliseconds = 200
+        let server = try TestServer(outboundWatermarks: outbound, scenario: scenario)
+        var (client, _) = try await RawClient.open(server)
+        client.connection.pauseReading()  // the client reads none of the echoes, nor the close frame behind them
+
+        // 16 MiB of echoes: more than the client's receive buffer and the server's send buffer hold (loopback
+        // autotunes up to 32 + 4 MiB here, but only as the receiver reads), so the server's final flush stalls.
+        let message = [UInt8](repeating: 0x2a, count: 1 << 20)
+        for _ in 0..<16 {
+            try await client.send(binary: message)
+        }
+        try await client.close(code: 1000)
+        // The server echoes the close and closes gracefully; the flush that cannot complete is bounded by the close
+        // timeout, as the client's is: the connection ends while the server still runs.
+        let record = try await server.waitForEnd(ofConnection: 1, timeout: .seconds(20))
+        #expect(record.closeReceived?.code == 1000)
+        #expect(record.end?.reason == .closeHandshakeCompleted(initiatedByServer: false))
+        let end = try #require(record.end?.at)
+        let closed = try #require(record.closeReceived?.at)
+        #expect(end - closed >= 200, "ended \(end - closed) ms after the close: before the close timeout")
+        #expect(record.sentMessageCount == 16)
+        await server.stop()
+    }
 }
 #endif

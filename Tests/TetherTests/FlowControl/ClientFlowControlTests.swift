@@ -35,10 +35,12 @@ struct ClientFlowControlTests {
         let events = client.events
         await client.start()
 
-        // Nobody reads `events` yet: the client must stop reading once they weigh more than `high`.
+        // Nobody reads `events` yet: the client must stop reading once they weigh more than `high`, and then the
+        // server's stream must stall against the full socket buffers. What it has sent is compared once it has
+        // stopped changing: read at the moment of the hold, a socket that ignored the hold would still be behind.
         await client.waitUntilReadingHeld()
-        let sentWhenHeld = try #require(server.connection(1)).sentMessageCount
-        #expect(sentWhenHeld < count, "the server handed everything to TCP: nothing pushed it back")
+        let sentWhenStalled = try await Self.settledSentCount(of: server)
+        #expect(sentWhenStalled < count, "the server handed everything to TCP: nothing pushed it back")
 
         var received = 0
         var held = 0
@@ -176,6 +178,19 @@ struct ClientFlowControlTests {
         #expect(seen.allSatisfy { $0 == "sent" || $0 == "not sent" || $0.hasPrefix("failed: connectionFailed") })
         _ = await client.rest()
         await peer.stop()
+    }
+
+    /// The server's count of messages sent on connection 1 once it has stayed the same for 300 ms (a stream that
+    /// stalls against full socket buffers; one that is not held back reaches its end meanwhile).
+    private static func settledSentCount(of server: TestServer) async throws -> Int {
+        var last = -1
+        while true {
+            let sent = try #require(server.connection(1)).sentMessageCount
+            if sent == last { return sent }
+            last = sent
+            // Not a synchronisation: the quiet period is what is measured.
+            try await Task.sleep(for: .milliseconds(300))
+        }
     }
 
     /// A socket connection with `outbound` watermarks, open to a scripted peer that then stops reading, and what its

@@ -7,27 +7,24 @@ import TetherWire
 
 /// One connection made by `SocketTransport`.
 ///
-/// Thread confinement: the protocol state (phase, handshake parser, frame decoder, timers) lives in a
-/// `SocketConnectionCore` wrapped in a `LoopBound` of the connection's event loop, and is touched only on that
-/// loop's single thread. The TCP callbacks and timers run there by construction; `close` and
-/// `waitUntilCloseSent` hop there with `EventLoop.execute`, which runs work in call order. `LoopBound` checks the
-/// thread on every access, so a mistake traps instead of racing.
+/// Thread confinement: the connecting state (handshake parser, timers) lives in a `SocketConnectionCore` wrapped in
+/// a `LoopBound` of the connection's event loop, and is touched only on that loop's single thread. The TCP callbacks
+/// and timers run there by construction; `close` and `waitUntilCloseSent` hop there with `EventLoop.execute`, which
+/// runs work in call order. `LoopBound` checks the thread on every access, so a mistake traps instead of racing.
 ///
-/// Sending does not hop: `send` and `sendPing` encode (and mask) the frame on the caller's thread and hand it to
-/// `TCPConnection` (through `TLSStream`, which encrypts it on the caller's thread too, for `wss://`), which writes it
-/// to the kernel at once when nothing is queued. What they share with the loop
-/// is the `OpenWire` (the open TCP connection and the outstanding ping ids, under a lock). The core's close
-/// frame is a sealing write, so no data frame can follow it on the wire, however a send races a close.
+/// Sending does not hop: once open, `send` and `sendPing` ask the WebSocket engine (behind its driver's lock) on the
+/// caller's thread, which encodes and masks the frame there, so a send never queues behind the messages the loop is
+/// delivering. The engine is the one answer to "may we still send": after our close frame, or once the connection
+/// is over, it refuses.
 final class SocketConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
     private let loop: EventLoop
     private let core: LoopBound<SocketConnectionCore>
-    private let wire = OpenWire()
+    /// Where `send` finds the open connection's engine (internal for tests).
+    let slot = WebSocketSlot()
     private let outlet: EventOutlet
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
-    /// The write queue's levels, where `send` waits for room.
-    private let outbound: Watermarks
 
     /// What flow control did, for tests.
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
@@ -47,9 +44,8 @@ final class SocketConnection: TransportConnection {
         let outlet = EventOutlet(sink: sink, handler: handler, loop: loop)
         self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
-        self.outbound = request.outboundWatermarks
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace,
+            request: request, outlet: outlet, loop: loop, slot: self.slot, namespace: namespace,
             flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)
@@ -79,39 +75,46 @@ final class SocketConnection: TransportConnection {
     }
 
     nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
-        var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
-        var frame: [UInt8] = []
+        let size: Int
         switch message {
-        case .text(let text):
-            let size = text.utf8.count
-            guard size <= self.sendLimit else {
-                throw WebSocketSendError.messageTooLarge(size: size, limit: self.sendLimit)
-            }
-            frame.reserveCapacity(size + FrameSize.maximumClientHeader)
-            encoder.text(text, into: &frame)
-        case .binary(let data):
-            guard data.count <= self.sendLimit else {
-                throw WebSocketSendError.messageTooLarge(size: data.count, limit: self.sendLimit)
-            }
-            frame.reserveCapacity(data.count + FrameSize.maximumClientHeader)
-            data.withUnsafeBytes { encoder.encode(.binary, payload: $0, into: &frame) }
+        case .text(let text): size = text.utf8.count
+        case .binary(let data): size = data.count
         }
-        guard let stream = self.wire.connection else { throw WebSocketSendError.notOpen }
-        let queued = stream.queuedWriteBytes
-        if queued > self.outbound.high {
-            // Above the high watermark: wait for the queue to be down to the low one (or for the end).
-            self.flowObserver?(.sendWaitingForRoom(queuedBytes: queued))
-            await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
-                stream.whenQueuedWrites(atMost: self.outbound.low) { room.resume() }
+        guard size <= self.sendLimit else { throw WebSocketSendError.messageTooLarge(size: size, limit: self.sendLimit) }
+        guard let webSocket = self.slot.webSocket else { throw WebSocketSendError.notOpen }
+        var checkingRoom = true
+        while true {
+            let decision: ClientWebSocket.Engine.SendDecision
+            switch message {
+            case .text(var text):
+                decision = text.withUTF8 {
+                    webSocket.encodeMessage(.text, payload: UnsafeRawBufferPointer($0), checkingRoom: checkingRoom)
+                }
+            case .binary(let data):
+                decision = data.withUnsafeBytes {
+                    webSocket.encodeMessage(.binary, payload: $0, checkingRoom: checkingRoom)
+                }
             }
-            guard self.wire.connection === stream else { throw WebSocketSendError.notOpen }
-        }
-        do {
-            try await stream.send(frame, sealing: false)
-        } catch .closed {
-            throw WebSocketSendError.notOpen  // our close frame went first, or the connection just ended
-        } catch {
-            throw WebSocketSendError.connectionFailed
+            switch decision {
+            case .frame(let frame):
+                do {
+                    try await webSocket.stream.send(frame, sealing: false)
+                } catch .closed {
+                    throw WebSocketSendError.notOpen  // the connection just ended
+                } catch {
+                    throw WebSocketSendError.connectionFailed
+                }
+                return
+            case .waitForRoom(let low):
+                // Above the high watermark: wait for the queue to be down to the low one (or for the end).
+                self.flowObserver?(.sendWaitingForRoom(queuedBytes: webSocket.stream.queuedWriteBytes))
+                await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
+                    webSocket.stream.whenQueuedWrites(atMost: low) { room.resume() }
+                }
+                checkingRoom = false
+            case .notOpen:
+                throw WebSocketSendError.notOpen  // our close frame went first, or the connection ended
+            }
         }
     }
 
@@ -119,24 +122,9 @@ final class SocketConnection: TransportConnection {
     var preferredExecutor: (any TaskExecutor)? { self.loop }
 
     func sendPing(id: UInt64) {
-        guard let stream = self.wire.connectionRecordingPing(id) else {
+        guard let webSocket = self.slot.webSocket, webSocket.sendPing(id: id) else {
             self.outlet.emitLater(.pingFailed(id: id))  // dropped by the stream once it has finished
             return
-        }
-        var encoder = WebSocketEncoder(role: .client, random: MaskingEntropy())
-        var frame: [UInt8] = []
-        frame.reserveCapacity(2 + 4 + 8)
-        do {
-            try withUnsafeBytes(of: id.bigEndian) { payload throws(WireUsageError) in
-                try encoder.ping(payload, into: &frame)
-            }
-        } catch {
-            preconditionFailure("an 8-byte ping payload is always valid: \(error)")
-        }
-        let wire = self.wire
-        let outlet = self.outlet
-        stream.write(frame) { _ in  // on the loop thread, on a later turn
-            if wire.forgetPing(id) { outlet.emit(.pingFailed(id: id)) }
         }
     }
 
@@ -212,61 +200,20 @@ final class EventOutlet: Sendable {
     }
 }
 
-/// What the sending side shares with the loop: the TCP connection while the WebSocket connection is open, and
-/// the ids of pings sent and not yet answered (oldest first).
-final class OpenWire: Sendable {
-    private struct State {
-        var connection: (any ByteStream)?
-        var outstandingPings: [UInt64] = []
+/// Where the sending side finds the WebSocket driver: set at the open, cleared when the stream ends (so that a
+/// connection that has ended frees its engine). Whether a message may be sent is the engine's answer, not this
+/// slot's: it only says whether there is an engine to ask.
+final class WebSocketSlot: Sendable {
+    private let slot = Mutex<ClientWebSocket?>(nil)
+
+    var webSocket: ClientWebSocket? { self.slot.withLock { $0 } }
+
+    func open(_ webSocket: ClientWebSocket) {
+        self.slot.withLock { $0 = webSocket }
     }
 
-    private let state = Mutex(State())
-
-    /// The TCP connection, while open.
-    var connection: (any ByteStream)? { self.state.withLock { $0.connection } }
-
-    /// The handshake completed: data may be sent on `connection`.
-    func open(_ connection: any ByteStream) {
-        self.state.withLock { $0.connection = connection }
+    func close() {
+        self.slot.withLock { $0 = nil }
     }
-
-    /// No more sending: our close frame went out, or the end is decided.
-    func closeForSending() {
-        self.state.withLock { $0.connection = nil }
-    }
-
-    /// The TCP connection to write a ping to, with `id` recorded as outstanding first (so that its pong, read
-    /// on the loop, always finds it); nil when not open.
-    func connectionRecordingPing(_ id: UInt64) -> (any ByteStream)? {
-        self.state.withLock { state in
-            guard let connection = state.connection else { return nil }
-            state.outstandingPings.append(id)
-            return connection
-        }
-    }
-
-    /// Removes `id` from the outstanding pings; `false` if it was not there (answered, repeated, or failed).
-    func forgetPing(_ id: UInt64) -> Bool {
-        self.state.withLock { state in
-            guard let index = state.outstandingPings.firstIndex(of: id) else { return false }
-            state.outstandingPings.remove(at: index)
-            return true
-        }
-    }
-
-    /// Closes for sending and returns the pings still outstanding, which now fail.
-    func end() -> [UInt64] {
-        self.state.withLock { state in
-            state.connection = nil
-            let pings = state.outstandingPings
-            state.outstandingPings.removeAll()
-            return pings
-        }
-    }
-}
-
-enum FrameSize {
-    /// 2 bytes of header, 8 of extended length, 4 of masking key.
-    static let maximumClientHeader = 14
 }
 #endif

@@ -5,120 +5,104 @@ import TetherCore
 import TetherPOSIX
 import TetherWire
 
-/// The protocol state of one `SocketConnection`. Used only on its event loop's thread (it lives in a
-/// `LoopBound`); see `SocketConnection` for why that is safe.
+/// The WebSocket engine and its driver, as the client runs them.
+typealias ClientWebSocket = WebSocketDriver<SocketConnectionCore, MaskingEntropy>
+
+/// The connecting side of one `SocketConnection`: resolving, TCP connect, the HTTP proxy's tunnel, TLS and the
+/// opening handshake; from the open on, the WebSocket protocol is the shared engine's, run by a `WebSocketDriver`
+/// (the same as the test server's), and this type only turns its results into `TransportEvent`s. Used only on its
+/// event loop's thread (it lives in a `LoopBound`); see `SocketConnection` for why that is safe.
 ///
-/// Phases: `connecting` (resolving, then TCP connect, in a task) → `handshaking` → `open` → `closing` (our close
-/// frame is out, reading until the peer's close frame or end of stream). Once the end is decided while the TCP
-/// connection (or the connect task) still has to let go, the phase is `finishing` with the end in `decidedEnd`;
-/// `finish` reports it when the TCP connection has ended, so `.ended` comes after its descriptor was closed.
-///
-/// From the handshake on, the WebSocket rules (pongs, the close echo, violations to close codes) are the shared
-/// engine's, `WebSocketConnection`; this type is the I/O around it. Reading stops while the client holds it (its
-/// consumer is behind, `holdReading`) and while the bytes we owe the peer (pongs, the close frame) fill the write
-/// queue above its high watermark, until it is back at the low one: a peer that floods pings and never reads gets
-/// no more of our attention than the queue allows.
+/// States, each with its data: `connecting` (resolving, then TCP connect, in a task) → `tunneling` (through an HTTP
+/// proxy) → `handshaking` (TLS, then the upgrade) → `open` (the driver) → `finishing` (the end is decided; the TCP
+/// connection or the connect task still has to let go) → `ended` (reported once, after the descriptor was closed).
+/// One deadline (the connect timer) covers everything before the open, and bounds a graceful close decided then.
 final class SocketConnectionCore: ByteStreamHandler {
-    private enum Phase {
+    private enum State {
         /// Not started: the request was unsupported.
         case idle
-        case connecting
+        case connecting(Connecting)
         /// Connected to an HTTP proxy; its answer to CONNECT is awaited.
-        case tunneling
-        case handshaking
-        case open
-        case closing
-        case finishing
+        case tunneling(Tunneling)
+        case handshaking(Handshaking)
+        case open(ClientWebSocket)
+        case finishing(Finishing)
         case ended
+    }
+
+    private struct Connecting {
+        let endpoint: SocketEndpoint
+        let connectTimer: TimerHandle
+        let task: Task<Void, Never>
+    }
+
+    private struct Tunneling {
+        let endpoint: SocketEndpoint
+        let connectTimer: TimerHandle
+        let tcp: TCPConnection
+        var parser = ProxyConnectResponseParser()
+    }
+
+    private struct Handshaking {
+        let endpoint: SocketEndpoint
+        let connectTimer: TimerHandle
+        /// The TCP connection, or TLS over it.
+        let stream: any ByteStream
+        var parser: HandshakeResponseParser
+    }
+
+    private struct Finishing {
+        /// What `.ended` reports.
+        let end: TransportEnd
+        /// Before the open: bounds a graceful close (a reset when it fires).
+        let connectTimer: TimerHandle?
+        /// After the open: the driver still lets the stream go (within the engine's close timeout).
+        let webSocket: ClientWebSocket?
+        /// The stream (before the open, when one was connected).
+        let stream: (any ByteStream)?
     }
 
     private let outlet: EventOutlet
     private let loop: EventLoop
-    private let connectTimeout: Int
-    private let closeTimeout: Int
+    private let request: TransportRequest
     /// Where the TCP sockets are created (nil: the process's namespace).
     private let namespace: NetworkNamespace?
-    private var phase = Phase.idle
-    /// Set while `finishing`: the end to report once the TCP connection or the connect task has let go.
-    private var decidedEnd: TransportEnd?
+    private var state = State.idle
     /// The wrapper holding this core, for timer and task callbacks. Set while running (a deliberate cycle),
     /// cleared by `finish`.
     private var bound: LoopBound<SocketConnectionCore>?
-    /// The TCP connection, or TLS over it, from the TCP connect until its end.
-    private var stream: (any ByteStream)?
-    /// The `wss://` endpoint's TLS context (nil for `ws://`).
-    private var tlsContext: TLSContext?
-    /// The host TLS verifies and names in SNI.
-    private var serverName = ""
-    /// How TLS failed, when the stream ended for that.
-    private var tlsFailure: TLSFailure?
-    /// The proxy to tunnel through, if any.
-    private var proxy: HTTPProxy?
-    /// Reads the proxy's answer to CONNECT while tunneling.
-    private var proxyParser: ProxyConnectResponseParser?
-    /// The origin's port, for CONNECT.
-    private var originPort = 0
-    private var connectTask: Task<Void, Never>?
     private let connectProgress = ConnectProgress()
-    private var connectTimer: TimerHandle?
-    private var closeTimer: TimerHandle?
-    private var parser: HandshakeResponseParser?
-    /// The WebSocket engine, from the handshake's completion until the end. It encodes what we owe the peer (pongs,
-    /// the close frame); data messages and pings are encoded by the caller and written directly.
-    private var connection: WebSocketConnection<MaskingEntropy>?
-    private let maximumMessageSize: Int
-    /// The write queue's levels: above `high`, reading stops until the queue is down to `low`.
-    private let outbound: Watermarks
-    /// The client holds reading: its consumer is behind (`holdReading`).
-    private var inboundHeld = false
-    /// Reading stopped until the write queue is down to its low watermark.
-    private var waitingForWriteRoom = false
-    /// Whether reading is paused on the TCP connection now.
-    private var readingPaused = false
-    /// `processFrames` is handing out events (it is not re-entered).
-    private var processingFrames = false
+    /// The client holds reading: its consumer is behind (`holdReading`). Applies from the open on.
+    private var consumerHolds = false
     /// Told when flow control acts (tests watch the bounds with it).
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
-    /// The open TCP connection and the outstanding pings, shared with the sending side.
-    private let wire: OpenWire
-    /// True from our close frame's write until the kernel has taken all of it (or the write failed).
-    private var closeFramePending = false
-    /// Callers of `waitUntilCloseSent` waiting for `closeFramePending` to clear.
-    private var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Where the sending side finds the open connection.
+    private let slot: WebSocketSlot
 
     init(
-        request: TransportRequest, outlet: EventOutlet, loop: EventLoop,
-        wire: OpenWire, namespace: NetworkNamespace? = nil, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
+        request: TransportRequest, outlet: EventOutlet, loop: EventLoop, slot: WebSocketSlot,
+        namespace: NetworkNamespace? = nil, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
         self.outlet = outlet
-        self.wire = wire
+        self.slot = slot
         self.loop = loop
         self.namespace = namespace
-        self.connectTimeout = request.connectTimeout
-        self.closeTimeout = request.closeTimeout
-        self.maximumMessageSize = request.maximumMessageSize
-        self.outbound = request.outboundWatermarks
+        self.request = request
     }
 
     // MARK: - Connecting
 
     /// Starts resolving and connecting; one deadline covers resolution, TCP connect and the handshake.
     func start(_ endpoint: SocketEndpoint, bound: LoopBound<SocketConnectionCore>) {
-        guard case .idle = self.phase else { return }
-        self.phase = .connecting
+        guard case .idle = self.state else { return }
         self.bound = bound
-        self.parser = HandshakeResponseParser(handshake: endpoint.handshake)
-        self.tlsContext = endpoint.tls
-        self.serverName = endpoint.host
-        self.proxy = endpoint.proxy
-        self.originPort = endpoint.port
-        let deadline = ContinuousClock.now + .milliseconds(self.connectTimeout)
-        self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
+        let deadline = ContinuousClock.now + .milliseconds(self.request.connectTimeout)
+        let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
         let progress = self.connectProgress
         let namespace = self.namespace
-        self.connectTask = Task {
+        let task = Task {
             let result: Result<TCPConnection, SocketError>
             do throws(SocketError) {
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
@@ -135,36 +119,34 @@ final class SocketConnectionCore: ByteStreamHandler {
                 tcp.reset()
             }
         }
+        self.state = .connecting(Connecting(endpoint: endpoint, connectTimer: timer, task: task))
     }
 
     private func connectFinished(_ result: Result<TCPConnection, SocketError>) {
-        self.connectTask = nil
-        switch (self.phase, result) {
-        case (.connecting, .failure(let error)):
+        switch (self.state, result) {
+        case (.connecting(let connecting), .failure(let error)):
             let failure = Self.connectFailure(for: error)
-            self.finish(self.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
-        case (.connecting, .success(let tcp)):
-            if let proxy = self.proxy {
-                self.stream = tcp
-                self.phase = .tunneling
-                self.proxyParser = ProxyConnectResponseParser()
-                tcp.setStreamHandler(self)
-                let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
-                let request = ProxyConnect.request(
-                    host: self.serverName, port: self.originPort, credentials: credentials)
-                request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
-            } else {
-                self.startProtocol(on: tcp, takingOver: false)
+            self.finish(connecting.endpoint.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
+        case (.connecting(let connecting), .success(let tcp)):
+            let endpoint = connecting.endpoint
+            guard let proxy = endpoint.proxy else {
+                self.startProtocol(endpoint, on: tcp, takingOver: false, connectTimer: connecting.connectTimer)
+                return
             }
-        case (.finishing, _):
+            self.state = .tunneling(Tunneling(endpoint: endpoint, connectTimer: connecting.connectTimer, tcp: tcp))
+            tcp.setStreamHandler(self)
+            let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
+            let request = ProxyConnect.request(host: endpoint.host, port: endpoint.port, credentials: credentials)
+            request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+        case (.finishing(let finishing), _):
             // Abandoned (timeout or `close`) while the TCP connect was in flight: the connect was cancelled,
             // or won the race; either way no descriptor is left open when the end is reported.
             if case .success(let tcp) = result { tcp.reset() }
-            self.finish(self.decidedEnd!)
+            self.finish(finishing.end)
         case (.ended, _):
             // Abandoned while resolving and reported at once; resolution then failed (a success stops earlier).
             if case .success(let tcp) = result { tcp.reset() }
-        case (.idle, _), (.tunneling, _), (.handshaking, _), (.open, _), (.closing, _):
+        case (.idle, _), (.tunneling, _), (.handshaking, _), (.open, _):
             preconditionFailure("the connect task reports once, while connecting")
         }
     }
@@ -172,37 +154,39 @@ final class SocketConnectionCore: ByteStreamHandler {
     /// Starts TLS (for `wss://`) and the upgrade on `tcp`, directly or inside a proxy's tunnel (`takingOver`: the core
     /// already reads `tcp`, as it did the proxy's answer). Over TLS, the upgrade request waits in the stream until the
     /// TLS handshake has completed.
-    private func startProtocol(on tcp: TCPConnection, takingOver: Bool) {
-        self.phase = .handshaking
-        if let context = self.tlsContext {
-            let session = TLSSession(context: context, serverName: self.serverName, port: self.originPort)
-            let stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
-            self.stream = stream
-            stream.setStreamHandler(self)
+    private func startProtocol(
+        _ endpoint: SocketEndpoint, on tcp: TCPConnection, takingOver: Bool, connectTimer: TimerHandle
+    ) {
+        let stream: any ByteStream
+        if let context = endpoint.tls {
+            let session = TLSSession(context: context, serverName: endpoint.host, port: endpoint.port)
+            stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
         } else {
-            self.stream = tcp
-            if !takingOver { tcp.setStreamHandler(self) }
+            stream = tcp
         }
-        guard let stream = self.stream else { return }
+        self.state = .handshaking(Handshaking(
+            endpoint: endpoint, connectTimer: connectTimer, stream: stream,
+            parser: HandshakeResponseParser(handshake: endpoint.handshake)))
+        if !(takingOver && stream === tcp) { stream.setStreamHandler(self) }
         // A failed write ends the connection, which `ended` reports.
-        self.parser!.handshake.request.withUnsafeBytes { request in
-            stream.write(borrowing: request, sealing: false, completion: nil)
-        }
+        endpoint.handshake.request.withUnsafeBytes { stream.write(borrowing: $0, sealing: false, completion: nil) }
     }
 
     /// The proxy's answer to CONNECT, read while tunneling.
-    private func proxyAnswered(_ bytes: UnsafeRawBufferPointer) {
-        guard case .tunneling = self.phase, let tcp = self.stream as? TCPConnection else { return }
-        self.proxyParser!.append(bytes)
+    private func proxyAnswered(_ bytes: UnsafeRawBufferPointer, _ tunneling: Tunneling) {
+        var tunneling = tunneling
+        tunneling.parser.append(bytes)
         let response: ProxyConnectResponse
         do throws(HandshakeError) {
-            guard let parsed = try self.proxyParser!.parse() else { return }
+            guard let parsed = try tunneling.parser.parse() else {
+                self.state = .tunneling(tunneling)
+                return
+            }
             response = parsed
         } catch {
             self.decide(.handshakeInvalid(detail: "the proxy's answer to CONNECT is malformed"), graceful: false)
             return
         }
-        self.proxyParser = nil
         guard response.opensTunnel else {
             let end = TransportEnd.proxyRejected(
                 status: response.status, retryAfter: response.retryAfter?.millisecondsFromNow)
@@ -215,48 +199,52 @@ final class SocketConnectionCore: ByteStreamHandler {
             self.decide(.handshakeInvalid(detail: detail), graceful: false)
             return
         }
-        self.startProtocol(on: tcp, takingOver: true)
+        self.startProtocol(
+            tunneling.endpoint, on: tunneling.tcp, takingOver: true, connectTimer: tunneling.connectTimer)
     }
 
     private func connectTimedOut() {
-        switch self.phase {
-        case .connecting:
-            self.abandonConnect(self.proxy == nil ? .connectFailed(.timedOut) : .proxyUnreachable(.timedOut))
+        switch self.state {
+        case .connecting(let connecting):
+            let proxied = connecting.endpoint.proxy != nil
+            self.abandonConnect(connecting, proxied ? .proxyUnreachable(.timedOut) : .connectFailed(.timedOut))
         case .tunneling, .handshaking:
             self.decide(.connectFailed(.timedOut), graceful: false)
-        case .idle, .open, .closing, .finishing, .ended:
+        case .finishing(let finishing):
+            finishing.stream?.reset()  // a graceful close decided before the open stalled
+        case .idle, .open, .ended:
             break  // the timer lost a race with the opening or the end
         }
     }
 
     /// Gives up while resolving or connecting. A TCP connect in flight is cancelled and awaited, so that its
     /// socket is closed before the end is reported; a resolution (which cannot be interrupted) is not awaited.
-    private func abandonConnect(_ end: TransportEnd) {
-        let connecting = self.connectProgress.abandon()
-        self.connectTask?.cancel()
-        if connecting {
-            self.decidedEnd = end
-            self.phase = .finishing
-            self.connectTimer?.cancel()
+    private func abandonConnect(_ connecting: Connecting, _ end: TransportEnd) {
+        let inFlight = self.connectProgress.abandon()
+        connecting.task.cancel()
+        connecting.connectTimer.cancel()
+        if inFlight {
+            self.state = .finishing(Finishing(end: end, connectTimer: nil, webSocket: nil, stream: nil))
         } else {
             self.finish(end)
         }
     }
 
-    private func handshakeCompleted(_ response: HandshakeResponse) {
-        self.connectTimer?.cancel()
-        self.connectTimer = nil
-        self.parser = nil
-        self.phase = .open
+    private func handshakeCompleted(_ response: HandshakeResponse, _ handshaking: Handshaking) {
+        handshaking.connectTimer.cancel()
         // One frame may carry a whole message, so the engine's frame limit follows the message limit.
-        var connection = WebSocketConnection(
-            role: .client, maximumMessageSize: self.maximumMessageSize, random: MaskingEntropy())
-        connection.receive(response.remaining)
-        self.connection = connection
-        if let stream = self.stream { self.wire.open(stream) }
+        var engine = WebSocketConnection(
+            .init(
+                role: .client, maximumMessageSize: self.request.maximumMessageSize,
+                outbound: self.request.outboundWatermarks, closeTimeoutMilliseconds: self.request.closeTimeout),
+            random: MaskingEntropy())
+        engine.bytesReceived(response.remaining)
+        engine.consumerHolds(self.consumerHolds)  // a hold asked for before the open applies from the start
+        let webSocket = ClientWebSocket(stream: handshaking.stream, engine: engine, delegate: self)
+        self.state = .open(webSocket)
+        self.slot.open(webSocket)
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
-        self.updateReading()  // a hold asked for before the open applies from the start
-        self.processFrames()
+        webSocket.runActions()
     }
 
     private func handshakeFailed(_ error: HandshakeError) {
@@ -270,20 +258,37 @@ final class SocketConnectionCore: ByteStreamHandler {
         }
     }
 
+    /// Decides the end before the open and lets go of the stream: `graceful` flushes and sends FIN, bounded by the
+    /// connect deadline; otherwise the connection is reset. `finish` follows when the stream has ended.
+    private func decide(_ end: TransportEnd, graceful: Bool) {
+        let stream: any ByteStream
+        var connectTimer: TimerHandle
+        switch self.state {
+        case .tunneling(let tunneling):
+            (stream, connectTimer) = (tunneling.tcp, tunneling.connectTimer)
+        case .handshaking(let handshaking):
+            (stream, connectTimer) = (handshaking.stream, handshaking.connectTimer)
+        case .idle, .connecting, .open, .finishing, .ended:
+            preconditionFailure("an end is decided here only while tunneling or handshaking")
+        }
+        if !graceful { connectTimer.cancel() }
+        self.state = .finishing(Finishing(
+            end: end, connectTimer: graceful ? connectTimer : nil, webSocket: nil, stream: stream))
+        if graceful { stream.close() } else { stream.reset() }
+    }
+
     // MARK: - Calls from the connection's owner
 
     func close(code: UInt16, reason: String) {
-        switch self.phase {
-        case .connecting:
-            self.abandonConnect(.closedLocally)
+        switch self.state {
+        case .connecting(let connecting):
+            self.abandonConnect(connecting, .closedLocally)
         case .tunneling, .handshaking:
             self.decide(.closedLocally, graceful: false)
-        case .open:
-            self.connection?.close(code: code, reason: reason)
-            self.phase = .closing
-            self.writeOutput(trackingClose: true)
-            self.armCloseTimer()
-        case .idle, .closing, .finishing, .ended:
+        case .open(let webSocket):
+            webSocket.withEngine { _ = $0.close(code: code, reason: reason) }
+            webSocket.runActions()
+        case .idle, .finishing, .ended:
             break  // nothing to close, or already closing
         }
     }
@@ -291,270 +296,110 @@ final class SocketConnectionCore: ByteStreamHandler {
     /// The client's consumer is behind (`held`) or has caught up: reading stops or resumes. Before the handshake has
     /// completed, the hold applies from the open on.
     ///
-    /// A hold that comes while the frames of a read are being handed out (the client holds as it publishes the
+    /// A hold that comes while the messages of a read are being handed out (the client holds as it publishes the
     /// message that crossed its watermark) stops them at once: the rest waits in the engine, and is handed out when
     /// the hold ends, before anything more is read.
     func holdReading(_ held: Bool) {
-        self.inboundHeld = held
-        self.updateReading()
-        if !held { self.processFrames() }
+        self.consumerHolds = held
+        guard case .open(let webSocket) = self.state else { return }
+        webSocket.consumerHolds(held)
     }
 
     func waitUntilCloseSent(_ continuation: CheckedContinuation<Void, Never>) {
-        guard self.closeFramePending else {
-            continuation.resume()
-            return
-        }
-        self.closeSentWaiters.append(continuation)
-    }
-
-    private func closeFrameWritten() {
-        self.closeFramePending = false
-        let waiters = self.closeSentWaiters
-        self.closeSentWaiters.removeAll()
-        for waiter in waiters {
-            waiter.resume()
-        }
+        guard let webSocket = self.webSocket else { return continuation.resume() }
+        webSocket.whenCloseFrameWritten { continuation.resume() }
     }
 
     // MARK: - ByteStreamHandler
 
     func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
-        switch self.phase {
-        case .tunneling:
-            self.proxyAnswered(bytes)
-        case .handshaking:
-            self.parser!.append(bytes)
+        switch self.state {
+        case .tunneling(let tunneling):
+            self.proxyAnswered(bytes, tunneling)
+        case .handshaking(var handshaking):
+            handshaking.parser.append(bytes)
             do throws(HandshakeError) {
-                guard let response = try self.parser!.parse() else { return }
-                self.handshakeCompleted(response)
+                guard let response = try handshaking.parser.parse() else {
+                    self.state = .handshaking(handshaking)
+                    return
+                }
+                self.handshakeCompleted(response, handshaking)
             } catch {
                 self.handshakeFailed(error)
             }
-        case .open, .closing:
-            self.connection?.receive(bytes)
-            self.processFrames()
-        case .idle, .connecting, .finishing, .ended:
-            break  // no reads before the handshake is sent; none after the end is decided
+        case .open(let webSocket):
+            webSocket.received(bytes)
+        case .finishing(let finishing):
+            finishing.webSocket?.received(bytes)  // the peer's answer to our close, or nothing (the engine decides)
+        case .idle, .connecting, .ended:
+            break  // no reads before the handshake is sent; none after the end
         }
     }
 
     func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
-        self.stream = nil
-        self.wire.closeForSending()  // from now on `send` and `sendPing` fail at once
-        if case .tlsFailed(let failure) = end { self.tlsFailure = failure }
+        self.slot.close()  // from now on `send` and `sendPing` fail at once
         switch end {
         case .endOfStream, .tlsFailed:
             guard let bound = self.bound else { fallthrough }
             // The descriptor is closed right after this call returns (or once our last bytes are flushed):
             // report the end on the next turn so that no descriptor is open when `.ended` arrives.
-            self.loop.execute { bound.value.tcpEnded() }
+            self.loop.execute { bound.value.streamEnded(end) }
         case .closedLocally, .failed:
-            self.tcpEnded()
+            self.streamEnded(end)
         }
     }
 
-    private func tcpEnded() {
-        switch self.phase {
-        case .finishing:
-            self.finish(self.decidedEnd!)
-        case .tunneling:
+    private func streamEnded(_ end: ByteStreamEnd) {
+        if let webSocket = self.webSocket {
+            webSocket.streamEnded()  // the engine's `ended` finishes
+            return
+        }
+        switch self.state {
+        case .open:
+            preconditionFailure("an open connection has its driver")
+        case .finishing(let finishing):
+            finishing.connectTimer?.cancel()
+            self.finish(finishing.end)
+        case .tunneling(let tunneling):
+            tunneling.connectTimer.cancel()
             self.finish(.receiveFailed)  // the proxy hung up (or reset) without answering CONNECT
-        case .handshaking:
+        case .handshaking(let handshaking):
+            handshaking.connectTimer.cancel()
             // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
             // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.
-            if let failure = self.tlsFailure, failure != .truncated {
+            if case .tlsFailed(let failure) = end, failure != .truncated {
                 self.finish(.tlsFailed(detail: failure.description, permanent: failure.isCertificateFailure))
             } else {
                 self.finish(.receiveFailed)
             }
-        case .open:
-            // Reset, end of stream without a close frame, or a TLS failure: an ordinary loss.
-            self.finish(.receiveFailed)
-        case .closing:
-            self.finish(.closedLocally)
         case .idle, .connecting, .ended:
-            preconditionFailure("the TCP connection exists only from handshaking until the end is reported")
-        }
-    }
-
-    // MARK: - Frames
-
-    /// Hands every event the engine has to `handle`, until more bytes are needed or the connection is over (after
-    /// every message before the peer's close frame or violation), then writes what we owe the peer.
-    ///
-    /// Each ping is answered as it comes while the write queue has room; while it has none, reading stops after this
-    /// read, and the pongs owed meanwhile are coalesced by the engine into one for the latest ping.
-    private func processFrames() {
-        guard !self.processingFrames else { return }  // a hold released from inside a handler: the loop goes on
-        self.processingFrames = true
-        defer { self.processingFrames = false }
-        while !self.inboundHeld, case .some(let outcome) = self.connection?.nextEvent({ self.handle($0) }) {
-            switch outcome {
-            case .continue:
-                continue
-            case .pinged:
-                // Answered at once while the kernel takes everything; with a backlog, coalesced by the engine into
-                // one pong at the end of this read (each small write queued behind others costs its own entry).
-                if !self.waitingForWriteRoom, self.stream?.queuedWriteBytes == 0 { self.writeOutput() }
-            case .closed(let closure):
-                self.writeOutput()
-                self.connectionClosed(closure)
-                return
-            }
-        }
-        self.writeOutput()
-    }
-
-    /// What handling an event left to do once the engine has returned.
-    private enum Outcome {
-        case `continue`
-        /// A ping arrived: the engine owes a pong.
-        case pinged
-        case closed(WebSocketConnection<MaskingEntropy>.Closure)
-    }
-
-    /// Reports one event; the engine is mid-call, so nothing here touches it.
-    private func handle(_ event: WebSocketConnection<MaskingEntropy>.Event) -> Outcome {
-        switch event {
-        case .received(let message):
-            switch message.opcode {
-            case .text:
-                self.outlet.emit(.message(.text(String(decoding: message.payload, as: UTF8.self))))
-            case .binary:
-                let payload = message.payload
-                let data = payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
-                self.outlet.emit(.message(.binary(data)))
-            case .pong:
-                guard message.payload.count == 8 else { break }  // not one of ours
-                let id = message.payload.loadUnaligned(as: UInt64.self).bigEndian
-                guard self.wire.forgetPing(id) else { break }  // unsolicited or repeated
-                self.outlet.emit(.pong(id: id))
-            case .ping:
-                return .pinged
-            default:
-                break
-            }
-            return .continue
-        case .closed(let closure):
-            return .closed(closure)
-        }
-    }
-
-    private func connectionClosed(_ closure: WebSocketConnection<MaskingEntropy>.Closure) {
-        switch (self.phase, closure) {
-        case (.open, .byPeer(let code, _)):
-            self.decide(.peerClosed(code: code), graceful: true)
-        case (.open, .violation(let error)):
-            self.decide(.protocolViolation(code: error.closeCode), graceful: true)
-        case (.closing, .byUs), (.closing, .violation):
-            // Our close frame is out: the peer's answer (or its last violation) ends it; drop TCP.
-            self.decide(.closedLocally, graceful: true)
-        case (.open, .byUs), (.closing, .byPeer):
-            preconditionFailure("the engine closes by us only after our close frame, by the peer only before it")
-        case (.idle, _), (.connecting, _), (.tunneling, _), (.handshaking, _), (.finishing, _), (.ended, _):
-            preconditionFailure("frames are decoded only while open or closing")
-        }
-    }
-
-    // MARK: - Writing what we owe the peer
-
-    /// Writes the engine's output (pongs; our close frame as the sealing write, after which no data frame or ping
-    /// sent from another thread can follow on the wire), then stops reading if the write queue is over its high
-    /// watermark.
-    /// - Parameter trackingClose: the close frame counts as pending for `waitUntilCloseSent` until the kernel has
-    ///   taken all of it or the write failed (either way nothing is pending any more).
-    private func writeOutput(trackingClose: Bool = false) {
-        guard let stream = self.stream else { return }
-        let bound = self.bound
-        self.connection?.drainOutput { bytes, seals in
-            if seals { self.wire.closeForSending() }
-            guard trackingClose, seals, let bound else {
-                // A failure ends the TCP connection, which `ended` reports.
-                stream.write(borrowing: bytes, sealing: seals, completion: nil)
-                return
-            }
-            self.closeFramePending = true
-            stream.write(borrowing: bytes, sealing: true) { _ in bound.value.closeFrameWritten() }
-        }
-        if let observer = self.flowObserver { observer(.owedWritten(queuedBytes: stream.queuedWriteBytes)) }
-        guard !self.waitingForWriteRoom, stream.queuedWriteBytes > self.outbound.high, let bound else { return }
-        self.waitingForWriteRoom = true
-        self.updateReading()
-        self.flowObserver?(.readingPausedForWriteRoom(queuedBytes: stream.queuedWriteBytes))
-        stream.whenQueuedWrites(atMost: self.outbound.low) { bound.value.writeRoomAvailable() }
-    }
-
-    private func writeRoomAvailable() {
-        self.waitingForWriteRoom = false
-        self.updateReading()
-        self.flowObserver?(.readingResumedAfterWriteRoom)
-    }
-
-    /// Pauses or resumes reading so that it runs exactly while nothing holds it.
-    private func updateReading() {
-        guard let stream = self.stream else { return }
-        let paused = self.inboundHeld || self.waitingForWriteRoom
-        guard paused != self.readingPaused else { return }
-        self.readingPaused = paused
-        if paused { stream.pauseReading() } else { stream.resumeReading() }
-    }
-
-    // MARK: - Ending
-
-    /// Decides the end and lets go of TCP: `graceful` flushes what is queued (a close frame) and sends FIN,
-    /// guarded by the close timeout; otherwise the connection is reset. `finish` follows when TCP has ended.
-    private func decide(_ end: TransportEnd, graceful: Bool) {
-        self.decidedEnd = end
-        self.phase = .finishing
-        self.connectTimer?.cancel()
-        if graceful {
-            self.stream?.close()
-            self.armCloseTimer()
-        } else {
-            self.stream?.reset()
-        }
-    }
-
-    private func armCloseTimer() {
-        self.closeTimer?.cancel()
-        guard let bound = self.bound else { return }
-        self.closeTimer = self.loop.schedule(afterMilliseconds: self.closeTimeout) { bound.value.closeTimedOut() }
-    }
-
-    private func closeTimedOut() {
-        switch self.phase {
-        case .closing:
-            self.decide(.closedLocally, graceful: false)  // the peer never answered our close frame
-        case .finishing:
-            self.stream?.reset()  // the flush of our last bytes stalled (the peer does not read)
-        case .idle, .connecting, .tunneling, .handshaking, .open, .ended:
-            break  // the timer lost a race with the end
+            preconditionFailure("the stream exists only from tunneling or handshaking until the end is reported")
         }
     }
 
     /// Reports the end: pings still outstanding fail first, then exactly one `.ended`, then the stream finishes.
-    private func finish(_ end: TransportEnd) {
-        guard self.phase != .ended else { return }
-        self.phase = .ended
-        self.decidedEnd = nil
-        self.connectTimer?.cancel()
-        self.closeTimer?.cancel()
-        self.connectTimer = nil
-        self.closeTimer = nil
-        for id in self.wire.end() {
+    private func finish(_ end: TransportEnd, failedPings: [UInt64] = []) {
+        if case .ended = self.state { return }
+        self.state = .ended
+        self.slot.close()
+        for id in failedPings {
             self.outlet.emit(.pingFailed(id: id))
         }
         self.outlet.emit(.ended(end))
         self.outlet.finish()
-        self.closeFrameWritten()  // no write completion can come any more
         self.bound = nil
-        self.stream = nil
-        self.parser = nil
-        self.connection = nil  // frees its buffers
     }
 
     // MARK: - Helpers
+
+    /// The driver, from the open until the end.
+    private var webSocket: ClientWebSocket? {
+        switch self.state {
+        case .open(let webSocket): webSocket
+        case .finishing(let finishing): finishing.webSocket
+        case .idle, .connecting, .tunneling, .handshaking, .ended: nil
+        }
+    }
 
     static func connectFailure(for error: SocketError) -> ConnectFailure {
         switch error {
@@ -568,6 +413,66 @@ final class SocketConnectionCore: ByteStreamHandler {
         case .addressInUse: .system(EADDRINUSE)
         case .cancelled: .system(ECANCELED)
         case .system(_, let code): .system(code)
+        }
+    }
+}
+
+extension SocketConnectionCore: WebSocketDriverDelegate {
+    /// Copies a data message into the event the client reads (the one copy out of the receive buffer); pings are
+    /// the engine's, pongs arrive as `pongReceived(id:)`.
+    func received(_ message: BorrowedMessage) -> TransportEvent? {
+        switch message.opcode {
+        case .text:
+            return .message(.text(String(decoding: message.payload, as: UTF8.self)))
+        case .binary:
+            let payload = message.payload
+            return .message(.binary(payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()))
+        default:
+            return nil
+        }
+    }
+
+    func deliver(_ event: TransportEvent) {
+        self.outlet.emit(event)
+    }
+
+    func pongReceived(id: UInt64) {
+        self.outlet.emit(.pong(id: id))
+    }
+
+    func pongSent(payload: [UInt8]) {}
+
+    func closed(_ closure: WebSocketClosure) {
+        guard case .open(let webSocket) = self.state else { return }
+        let end: TransportEnd =
+            switch closure {
+            case .byPeer(let code, _): .peerClosed(code: code)
+            case .violation(let error, sentClose: true): .protocolViolation(code: error.closeCode)
+            case .violation(_, sentClose: false), .byUs: .closedLocally  // our close frame was out first
+            }
+        self.slot.close()
+        self.state = .finishing(Finishing(end: end, connectTimer: nil, webSocket: webSocket, stream: nil))
+    }
+
+    func ended(_ ending: WebSocketEnding, failedPings: [UInt64]) {
+        let end: TransportEnd
+        switch (self.state, ending) {
+        case (.finishing(let finishing), _):
+            end = finishing.end
+        case (_, .streamEnded(afterOurClose: false)):
+            end = .receiveFailed  // reset, end of stream without a close frame, or a TLS failure: an ordinary loss
+        case (_, .closeTimedOut), (_, .streamEnded(afterOurClose: true)), (_, .reset), (_, .closed):
+            end = .closedLocally
+        }
+        self.finish(end, failedPings: failedPings)
+    }
+
+    func flow(_ event: WebSocketFlowEvent) {
+        guard let observer = self.flowObserver else { return }
+        switch event {
+        case .written(let queued): observer(.owedWritten(queuedBytes: queued))
+        case .pausedForWriteRoom(let queued): observer(.readingPausedForWriteRoom(queuedBytes: queued))
+        case .resumedAfterWriteRoom: observer(.readingResumedAfterWriteRoom)
         }
     }
 }
