@@ -41,6 +41,7 @@ typecheck() {  # typecheck FILE...: the Tether module with FILEs in place of the
         -I "$work/modules" -I "$bin/Modules" -DSWIFT_PACKAGE \
         -Xcc "-fmodule-map-file=$PWD/Sources/COpenSSL/module.modulemap" \
         -Xcc "-fmodule-map-file=$PWD/Sources/CTetherLinux/module.modulemap" \
+        -Xcc "-fmodule-map-file=$PWD/Sources/CZlib/module.modulemap" \
         -module-cache-path "$work/cache" "$@"
 }
 

@@ -130,7 +130,7 @@ extension TLSOptions.ClientIdentity {
         #if os(Linux)
         if transport is SocketTransport { return self.socketProblem }
         #endif
-        #if canImport(Security)
+        #if canImport(Security) && !os(Linux)
         if transport is URLSessionTransport { return self.securityProblem }
         #endif
         return nil

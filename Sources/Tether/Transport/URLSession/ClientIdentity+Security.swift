@@ -1,4 +1,6 @@
-#if canImport(Security)
+// Apple platforms only: besides Security it needs URLSession's challenge API and URLCredential, which Linux's
+// Foundation declares unavailable, so scripts/apple-typecheck.sh (stand-in Security on Linux) cannot check it.
+#if canImport(Security) && !os(Linux)
 import Foundation
 import Security
 
