@@ -36,7 +36,7 @@ final class SocketConnection: TransportConnection {
     ///   - handler: see `SocketTransport.connect(_:deliveringOn:_:)`; nil: events go to `events`.
     ///   - flowObserver: told when flow control acts (tests check the bounds with it).
     init(
-        request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil,
+        request: TransportRequest, loop: EventLoop, dialer: SocketDialer = .direct,
         handler: (@Sendable (TransportEvent) -> Void)? = nil,
         flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
@@ -49,7 +49,7 @@ final class SocketConnection: TransportConnection {
         self.sendLimit = request.maximumMessageSize
         self.outbound = request.outboundWatermarks
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, wire: self.wire, namespace: namespace,
+            request: request, outlet: outlet, loop: loop, wire: self.wire, dialer: dialer,
             flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)

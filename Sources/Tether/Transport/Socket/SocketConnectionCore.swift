@@ -36,8 +36,8 @@ final class SocketConnectionCore: ByteStreamHandler {
     private let loop: EventLoop
     private let connectTimeout: Int
     private let closeTimeout: Int
-    /// Where the TCP sockets are created (nil: the process's namespace).
-    private let namespace: NetworkNamespace?
+    /// Where the TCP sockets are created, which hosts file names are looked up in, how addresses are raced.
+    private let dialer: SocketDialer
     private var phase = Phase.idle
     /// Set while `finishing`: the end to report once the TCP connection or the connect task has let go.
     private var decidedEnd: TransportEnd?
@@ -88,13 +88,13 @@ final class SocketConnectionCore: ByteStreamHandler {
 
     init(
         request: TransportRequest, outlet: EventOutlet, loop: EventLoop,
-        wire: OpenWire, namespace: NetworkNamespace? = nil, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
+        wire: OpenWire, dialer: SocketDialer = .direct, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
         self.outlet = outlet
         self.wire = wire
         self.loop = loop
-        self.namespace = namespace
+        self.dialer = dialer
         self.connectTimeout = request.connectTimeout
         self.closeTimeout = request.closeTimeout
         self.maximumMessageSize = request.maximumMessageSize
@@ -117,16 +117,18 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.connectTimer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
         let progress = self.connectProgress
-        let namespace = self.namespace
+        let dialer = self.dialer
         self.connectTask = Task {
             let result: Result<TCPConnection, SocketError>
             do throws(SocketError) {
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
-                let addresses = try await Resolver.resolve(host: endpoint.connectHost, port: endpoint.connectPort)
+                let addresses = try await Resolver.resolve(
+                    host: endpoint.connectHost, port: endpoint.connectPort, hostsFile: dialer.hostsFile)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = .success(try await TCPConnection.connect(
-                    to: addresses, timeout: remaining, loop: loop, namespace: namespace
+                    to: addresses, timeout: remaining, attemptDelay: dialer.attemptDelay, loop: loop,
+                    namespace: dialer.namespace
                 ))
             } catch {
                 result = .failure(error)
