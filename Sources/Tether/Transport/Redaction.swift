@@ -26,6 +26,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
         switch self {
         case .none: "none"
         case .http(let proxy): "http(\(proxy))"
+        case .socks(let proxy): "socks(\(proxy))"
         case .environment: "environment"
         case .variables(let variables): "variables(\(Self.shown(variables)))"
         }
@@ -37,6 +38,7 @@ extension ProxyConfiguration: CustomStringConvertible, CustomDebugStringConverti
         switch self {
         case .none, .environment: Mirror(self, children: [], displayStyle: .enum)
         case .http(let proxy): Mirror(self, children: ["http": proxy], displayStyle: .enum)
+        case .socks(let proxy): Mirror(self, children: ["socks": proxy], displayStyle: .enum)
         case .variables(let variables):
             Mirror(self, children: ["variables": Self.shown(variables)], displayStyle: .enum)
         }

@@ -29,6 +29,7 @@ import Testing
 
     static var httpCredentials: HTTPProxy.Credentials { HTTPProxy.Credentials(user: user, password: password) }
     static var httpProxy: HTTPProxy { HTTPProxy(host: "proxy.test", port: 3128, credentials: httpCredentials) }
+    static var socksProxy: SOCKSProxy { SOCKSProxy(host: "proxy.test", credentials: httpCredentials) }
 
     static func configuration(
         headers: [(name: String, value: String)] = [], proxy: ProxyConfiguration = .none
@@ -51,6 +52,9 @@ import Testing
         SecretHolder(
             name: "HTTPProxy", value: httpProxy, secrets: [user, password],
             containers: [ProxyConfiguration.http(httpProxy), configuration(proxy: .http(httpProxy))]),
+        SecretHolder(
+            name: "SOCKSProxy", value: socksProxy, secrets: [user, password],
+            containers: [ProxyConfiguration.socks(socksProxy), configuration(proxy: .socks(socksProxy))]),
         SecretHolder(
             name: "ProxyConfiguration.variables",
             value: ProxyConfiguration.variables([

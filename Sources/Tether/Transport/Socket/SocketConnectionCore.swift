@@ -23,7 +23,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         /// Not started: the request was unsupported.
         case idle
         case connecting
-        /// Connected to an HTTP proxy; its answer to CONNECT is awaited.
+        /// Connected to a proxy (HTTP or SOCKS5); the tunnel is being opened.
         case tunneling
         case handshaking
         case open
@@ -53,9 +53,9 @@ final class SocketConnectionCore: ByteStreamHandler {
     /// How TLS failed, when the stream ended for that.
     private var tlsFailure: TLSFailure?
     /// The proxy to tunnel through, if any.
-    private var proxy: HTTPProxy?
-    /// Reads the proxy's answer to CONNECT while tunneling.
-    private var proxyParser: ProxyConnectResponseParser?
+    private var proxy: SocketProxy?
+    /// Opens the tunnel through the proxy while tunneling.
+    private var tunnel: ProxyTunnel?
     /// The origin's port, for CONNECT.
     private var originPort = 0
     private var connectTask: Task<Void, Never>?
@@ -120,7 +120,12 @@ final class SocketConnectionCore: ByteStreamHandler {
         let dialer = self.dialer
         self.connectTask = Task {
             let result: Result<TCPConnection, SocketError>
+            var originAddress: SocketAddress?
             do throws(SocketError) {
+                if endpoint.proxy?.needsOriginAddress == true {  // socks5://: the client resolves the origin
+                    originAddress = try await Resolver.resolve(
+                        host: endpoint.host, port: endpoint.port, hostsFile: dialer.hostsFile).first
+                }
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
                 let addresses = try await Resolver.resolve(
                     host: endpoint.connectHost, port: endpoint.connectPort, hostsFile: dialer.hostsFile)
@@ -133,13 +138,16 @@ final class SocketConnectionCore: ByteStreamHandler {
             } catch {
                 result = .failure(error)
             }
-            if !loop.execute({ bound.value.connectFinished(result) }), case .success(let tcp) = result {
+            let origin = originAddress
+            if !loop.execute({ bound.value.connectFinished(result, originAddress: origin) }),
+                case .success(let tcp) = result
+            {
                 tcp.reset()
             }
         }
     }
 
-    private func connectFinished(_ result: Result<TCPConnection, SocketError>) {
+    private func connectFinished(_ result: Result<TCPConnection, SocketError>, originAddress: SocketAddress?) {
         self.connectTask = nil
         switch (self.phase, result) {
         case (.connecting, .failure(let error)):
@@ -147,14 +155,20 @@ final class SocketConnectionCore: ByteStreamHandler {
             self.finish(self.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
         case (.connecting, .success(let tcp)):
             if let proxy = self.proxy {
+                let tunnel: ProxyTunnel
+                do throws(SOCKS5Error) {
+                    tunnel = try ProxyTunnel(
+                        proxy: proxy, host: self.serverName, port: self.originPort, originAddress: originAddress)
+                } catch {
+                    tcp.reset()
+                    self.finish(.connectFailed(.unsupported))  // a name or credentials SOCKS5 cannot carry
+                    return
+                }
                 self.stream = tcp
                 self.phase = .tunneling
-                self.proxyParser = ProxyConnectResponseParser()
+                self.tunnel = tunnel
                 tcp.setStreamHandler(self)
-                let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
-                let request = ProxyConnect.request(
-                    host: self.serverName, port: self.originPort, credentials: credentials)
-                request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+                tunnel.request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
             } else {
                 self.startProtocol(on: tcp, takingOver: false)
             }
@@ -192,32 +206,21 @@ final class SocketConnectionCore: ByteStreamHandler {
         }
     }
 
-    /// The proxy's answer to CONNECT, read while tunneling.
+    /// The proxy's answer, read while tunneling.
     private func proxyAnswered(_ bytes: UnsafeRawBufferPointer) {
         guard case .tunneling = self.phase, let tcp = self.stream as? TCPConnection else { return }
-        self.proxyParser!.append(bytes)
-        let response: ProxyConnectResponse
-        do throws(HandshakeError) {
-            guard let parsed = try self.proxyParser!.parse() else { return }
-            response = parsed
-        } catch {
-            self.decide(.handshakeInvalid(detail: "the proxy's answer to CONNECT is malformed"), graceful: false)
-            return
+        switch self.tunnel!.received(bytes) {
+        case .needMoreInput:
+            break
+        case .send(let request):
+            request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+        case .open:
+            self.tunnel = nil
+            self.startProtocol(on: tcp, takingOver: true)
+        case .refused(let end, let graceful):
+            self.tunnel = nil
+            self.decide(end, graceful: graceful)
         }
-        self.proxyParser = nil
-        guard response.opensTunnel else {
-            let end = TransportEnd.proxyRejected(
-                status: response.status, retryAfter: response.retryAfter?.millisecondsFromNow)
-            self.decide(end, graceful: true)
-            return
-        }
-        guard response.remaining.isEmpty else {
-            // Nothing may come through the tunnel before the client has spoken.
-            let detail = "the proxy sent data before the origin could answer"
-            self.decide(.handshakeInvalid(detail: detail), graceful: false)
-            return
-        }
-        self.startProtocol(on: tcp, takingOver: true)
     }
 
     private func connectTimedOut() {
@@ -361,7 +364,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         case .finishing:
             self.finish(self.decidedEnd!)
         case .tunneling:
-            self.finish(.receiveFailed)  // the proxy hung up (or reset) without answering CONNECT
+            self.finish(.receiveFailed)  // the proxy hung up (or reset) before the tunnel opened
         case .handshaking:
             // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
             // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.

@@ -23,7 +23,8 @@ import TetherWire
 ///   the origin (with Basic authentication when the proxy has credentials), and TLS (verified against the origin's
 ///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a
 ///   proxy that cannot be reached with `.proxyUnreachable`; one that hangs up without answering with
-///   `.receiveFailed`. Credentials are never shown.
+///   `.receiveFailed`. Credentials are never shown. SOCKS5 proxies (`socks5h://`, `socks5://`) the same way, their
+///   refusals as `.proxyRejected` with the HTTP status of the same meaning (see `ProxyTunnel.status(for:)`).
 /// - A scheme other than `ws` or `wss` ends at once with `.connectFailed(.unsupported)` (see
 ///   `unsupportedReason(for:)` for the text to show), as does a request the handshake cannot carry (for example
 ///   an extra header that the handshake sets itself, such as `Host`).
@@ -91,7 +92,8 @@ public struct SocketTransport: WebSocketTransport {
 enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
     /// The TLS options cannot be used (an unreadable CA file, a malformed pin); a fixed text.
     case tlsConfiguration(String)
-    /// The proxy environment variable that applies names a proxy other than `http://` (its value is not shown).
+    /// The proxy environment variable that applies names a proxy other than `http://`, `socks5://` or `socks5h://`
+    /// (its value is not shown).
     case proxyScheme
     /// A scheme other than `ws` or `wss`.
     case scheme(String)
@@ -104,7 +106,8 @@ enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
         switch self {
         case .tlsConfiguration(let detail): "unusable TLS options: \(detail)"
         case .proxyScheme:
-            "the proxy environment variable names a proxy other than http://, which SocketTransport cannot use"
+            "the proxy environment variable names a proxy other than http://, socks5:// or socks5h://, which "
+                + "SocketTransport cannot use"
         case .scheme(let scheme):
             "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// and wss:// only"
         case .missingHost: "the URL has no host"
