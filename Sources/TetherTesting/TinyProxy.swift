@@ -106,7 +106,7 @@ package enum TinyProxyError: Error {
 
 /// A child process's output, read to its end by a thread of its own (a blocking read must not hold one of the
 /// cooperative pool's few threads), for tasks that wait until it says something or ends.
-private final class ProcessLog: Sendable {
+final class ProcessLog: Sendable {
     private struct State {
         var text = ""
         var ended = false

@@ -57,19 +57,22 @@ public struct HTTPProxy: Sendable, Hashable, CustomStringConvertible, CustomDebu
     public var debugDescription: String { self.description }
 }
 
-/// Whether and how connections go through an HTTP proxy. Default `.none`.
+/// Whether and how connections go through a proxy. Default `.none`.
 public enum ProxyConfiguration: Sendable, Hashable {
     /// Connect directly.
     case none
-    /// Every connection goes through this proxy.
+    /// Every connection goes through this HTTP proxy.
     case http(HTTPProxy)
+    /// Every connection goes through this SOCKS5 proxy.
+    case socks(SOCKSProxy)
     /// The conventional environment variables of the process, read at each connection: `https_proxy` for `wss://`,
     /// `http_proxy` for `ws://`, else `all_proxy` (each in lower or upper case, lower first), except for hosts that
     /// `no_proxy` lists. `no_proxy` is comma-separated: `*`; domain suffixes such as `example.com` or
     /// `.example.com`; IP addresses; each of these optionally with `:port`; and CIDR ranges such as `10.0.0.0/8`
     /// or `fd00::/8` (no port), which match a URL whose host is an address in the range: an IPv4 range also
     /// matches the IPv4-mapped IPv6 form of its addresses (`::ffff:10.1.2.3`), and a host name never matches a
-    /// range, whatever it resolves to. An entry that does not parse (`10.0.0.0/33`) matches nothing.
+    /// range, whatever it resolves to. An entry that does not parse (`10.0.0.0/33`) matches nothing. A variable
+    /// may name an `http://` proxy (the scheme may be left out) or a SOCKS5 one (`socks5://`, `socks5h://`).
     case environment
     /// The same rules as `.environment`, applied to these variables instead of the process's.
     case variables([String: String])
@@ -81,7 +84,8 @@ enum ProxyEnvironment {
     enum Decision: Equatable {
         case direct
         case proxy(HTTPProxy)
-        /// A proxy variable applies but names a proxy `SocketTransport` cannot use (`socks5://`, `https://`).
+        case socks(SOCKSProxy)
+        /// A proxy variable applies but names a proxy `SocketTransport` cannot use (`https://`, `socks4://`).
         case unsupported
     }
 
@@ -94,6 +98,7 @@ enum ProxyEnvironment {
         }
         guard let setting = value(secure ? "https_proxy" : "http_proxy") ?? value("all_proxy") else { return .direct }
         if let bypass = value("no_proxy"), Self.bypasses(host: host, port: port, noProxy: bypass) { return .direct }
+        if let socks = SOCKSProxy(url: setting) { return .socks(socks) }
         guard let proxy = HTTPProxy(url: setting) else { return .unsupported }
         return .proxy(proxy)
     }

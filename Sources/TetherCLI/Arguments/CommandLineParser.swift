@@ -134,7 +134,7 @@ package enum CommandLineParser {
             case .flag("--greeting-file"):
                 scratch.greetingFile = try cursor.value(for: "--greeting-file")
             case .flag("--proxy"):
-                scratch.proxy = .http(try self.proxy(cursor.value(for: "--proxy")))
+                scratch.proxy = try self.proxy(cursor.value(for: "--proxy"))
                 proxyGiven = true
             case .flag("--proxy-env"):
                 try cursor.noValue(for: "--proxy-env")
@@ -289,18 +289,29 @@ package enum CommandLineParser {
         return url
     }
 
-    /// `--proxy`'s value: `http://[USER:PASSWORD@]HOST:PORT` (user info percent-decoded, a trailing `/` allowed).
-    /// Anything else (another scheme, no scheme, no port, a path or query) is refused, shown without its user info.
-    static func proxy(_ text: String) throws(ArgumentError) -> HTTPProxy {
-        guard let components = URLComponents(string: text), components.scheme?.lowercased() == "http",
-            let port = components.port, (1...65_535).contains(port),
-            components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil,
-            let proxy = HTTPProxy(url: text)
-        else {
-            throw .invalidValue(
-                flag: "--proxy", value: self.redacted(text), expected: "an http://[USER:PASSWORD@]HOST:PORT URL")
+    /// `--proxy`'s value: `http://[USER:PASSWORD@]HOST:PORT`, or `socks5://` / `socks5h://` with the same parts
+    /// (user info percent-decoded, a trailing `/` allowed). Anything else (another scheme, no scheme, no port, a
+    /// path or query) is refused, shown without its user info.
+    static func proxy(_ text: String) throws(ArgumentError) -> ProxyConfiguration {
+        let scheme = URLComponents(string: text)?.scheme?.lowercased()
+        guard let components = URLComponents(string: text), let port = components.port, (1...65_535).contains(port),
+            components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil
+        else { throw self.badProxy(text) }
+        switch scheme {
+        case "http"?:
+            if let proxy = HTTPProxy(url: text) { return .http(proxy) }
+        case "socks5"?, "socks5h"?:
+            if let proxy = SOCKSProxy(url: text) { return .socks(proxy) }
+        default:
+            break
         }
-        return proxy
+        throw self.badProxy(text)
+    }
+
+    private static func badProxy(_ text: String) -> ArgumentError {
+        .invalidValue(
+            flag: "--proxy", value: self.redacted(text),
+            expected: "an http://, socks5:// or socks5h://[USER:PASSWORD@]HOST:PORT URL")
     }
 
     /// A URL as typed, cut before its query or fragment and without user info: error messages never show a token

@@ -49,7 +49,8 @@ enum Usage {
           --queue               queue stdin lines in the client's outbox (kept across reconnects, sent in
                                 order after the greeting); a line that finds the outbox full is reported
           --greeting-file PATH  send each line of PATH as a text message first on every open
-          --proxy URL           tunnel through the HTTP proxy http://[USER:PASSWORD@]HOST:PORT with CONNECT
+          --proxy URL           tunnel through the HTTP proxy http://[USER:PASSWORD@]HOST:PORT with CONNECT,
+                                or the SOCKS5 proxy socks5h:// (it resolves names) or socks5:// (we do)
                                 (the password is sent to the proxy only, never shown)
           --proxy-env           pick the proxy from https_proxy (wss), http_proxy (ws), all_proxy and
                                 no_proxy, as curl does (without a proxy flag the connection is direct)

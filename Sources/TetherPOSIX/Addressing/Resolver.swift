@@ -18,13 +18,21 @@ public enum Resolver {
     /// when that yields nothing (a host or network namespace with only loopback configured, where
     /// glibc ignores loopback for `AI_ADDRCONFIG`) the lookup is repeated without it, so
     /// `localhost` always resolves.
+    /// - Parameter hostsFile: a hosts file to consult first (see `HostsFile`); when it names `host`, its addresses
+    ///   are the answer, in its order, and `getaddrinfo` is not asked. Nil (the default): only `getaddrinfo`.
     /// - Throws: `SocketError.nameResolution(code:)` with the `EAI_*` code.
-    public static func resolve(host: String, port: Int) async throws(SocketError) -> [SocketAddress] {
+    public static func resolve(
+        host: String, port: Int, hostsFile: String? = nil
+    ) async throws(SocketError) -> [SocketAddress] {
         guard (0...65535).contains(port) else { throw .nameResolution(code: EAI_SERVICE) }
         if let literal = SocketAddress(ip: host, port: port) { return [literal] }
         guard !host.isEmpty else { throw .nameResolution(code: EAI_NONAME) }
         let result: Result<[SocketAddress], SocketError> = await withCheckedContinuation { continuation in
             self.queue.async {
+                if let hostsFile, let text = HostsFile.read(path: hostsFile) {
+                    let listed = HostsFile.addresses(for: host, port: port, in: text)
+                    if !listed.isEmpty { return continuation.resume(returning: .success(listed)) }
+                }
                 continuation.resume(returning: self.lookUp(host: host, port: port))
             }
         }

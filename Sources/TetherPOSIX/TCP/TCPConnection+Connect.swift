@@ -2,61 +2,86 @@
 import Glibc
 
 extension TCPConnection {
-    /// Opens a TCP connection to the first of `addresses` that accepts, trying them in order.
+    /// Opens a TCP connection to the first of `addresses` that accepts, racing them by Happy Eyeballs v2
+    /// (RFC 8305): the families alternate in the resolver's order, a next attempt starts `attemptDelay` after the
+    /// previous one unless that one has connected (at once when one fails), the first to connect wins and the
+    /// others are closed.
     ///
-    /// The connect is non-blocking (`EINPROGRESS`, then writability and `SO_ERROR` on the loop);
-    /// the socket is `O_NONBLOCK | O_CLOEXEC` with `TCP_NODELAY`. Cancelling the calling task
-    /// abandons the attempt at once and closes its socket.
+    /// The connects are non-blocking (`EINPROGRESS`, then writability and `SO_ERROR` on the loop); the socket is
+    /// `O_NONBLOCK | O_CLOEXEC` with `TCP_NODELAY`. Cancelling the calling task abandons every attempt at once
+    /// and closes their sockets.
     /// - Parameters:
     ///   - addresses: candidates in order of preference, typically from `Resolver.resolve`.
     ///   - timeout: one deadline for the whole call, across all addresses.
+    ///   - attemptDelay: RFC 8305's Connection Attempt Delay, 250 ms by default, kept within 10 ms...2 s.
     ///   - loop: the loop that will drive the connection. Defaults to `EventLoop.shared`.
     ///   - namespace: if given, the sockets are created inside this network namespace.
-    /// - Throws: the last address's error (`.refused`, `.unreachable`, ...), `.timedOut` when the
-    ///   deadline passes, `.cancelled` when the task is cancelled, `.closed` when the loop is shut
-    ///   down; `.system(operation: "connect", errno: EDESTADDRREQ)` for an empty address list.
+    /// - Throws: the error of the address that failed last (`.refused`, `.unreachable`, ...), `.timedOut` when the
+    ///   deadline passes, `.cancelled` when the task is cancelled, `.closed` when the loop is shut down;
+    ///   `.system(operation: "connect", errno: EDESTADDRREQ)` for an empty address list.
     public static func connect(
         to addresses: [SocketAddress],
         timeout: Duration,
+        attemptDelay: Duration = .milliseconds(250),
         loop: EventLoop = .shared,
         namespace: NetworkNamespace? = nil
     ) async throws(SocketError) -> TCPConnection {
-        guard !addresses.isEmpty else { throw .system(operation: "connect", errno: EDESTADDRREQ) }
+        let result = await self.race(
+            to: addresses, timeout: timeout, attemptDelay: attemptDelay, loop: loop, namespace: namespace)
+        do {
+            return try result.get()
+        } catch {
+            throw error.error
+        }
+    }
+
+    /// `connect(to:timeout:attemptDelay:loop:namespace:)`, failing with every address tried and its error.
+    package static func race(
+        to addresses: [SocketAddress],
+        timeout: Duration,
+        attemptDelay: Duration = .milliseconds(250),
+        loop: EventLoop = .shared,
+        namespace: NetworkNamespace? = nil
+    ) async -> Result<TCPConnection, ConnectRaceFailure> {
+        guard !addresses.isEmpty else {
+            return .failure(ConnectRaceFailure(error: .system(operation: "connect", errno: EDESTADDRREQ), attempts: []))
+        }
+        let ordered = HappyEyeballs.interleave(addresses, family: \.family)
         // Sockets for a namespace are made here, before the attempt, so the loop thread never
         // waits for a namespace thread.
         var sockets: [Int32]?
         if let namespace {
             var made: [Int32] = []
-            for address in addresses {
+            for address in ordered {
                 do {
                     let descriptor = try namespace.makeTCPSocket(family: address.protocolFamily)
                     loop.adopt(descriptor)
                     made.append(descriptor)
                 } catch {
                     made.forEach(loop.release)
-                    throw error
+                    return .failure(ConnectRaceFailure(error: error, attempts: []))
                 }
             }
             sockets = made
         }
-        let attempt = ConnectAttempt(
-            addresses: addresses,
+        let race = ConnectRace(
+            addresses: ordered,
             sockets: sockets,
+            attemptDelay: ConnectRace.milliseconds(attemptDelay),
             deadline: loop.now + timeout,
             loop: loop
         )
-        let result: Result<TCPConnection, SocketError> = await withTaskCancellationHandler {
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let accepted = loop.execute { attempt.start(continuation) }
+                let accepted = loop.execute { race.start(continuation) }
                 if !accepted {
                     sockets?.forEach(loop.release)
-                    continuation.resume(returning: .failure(.closed))
+                    continuation.resume(returning: .failure(ConnectRaceFailure(error: .closed, attempts: [])))
                 }
             }
         } onCancel: {
-            loop.execute { attempt.cancel() }
+            loop.execute { race.cancel() }
         }
-        return try result.get()
     }
 
     /// Resolves `host` (see `Resolver.resolve`) and connects to its addresses in order. Names are
@@ -73,155 +98,4 @@ extension TCPConnection {
     }
 }
 
-/// One `connect` call: tries the addresses in order on the loop until one connects, all fail,
-/// the deadline passes, or the task is cancelled. The continuation is resumed exactly once.
-private final class ConnectAttempt: Sendable {
-    private let loop: EventLoop
-    private let deadline: ContinuousClock.Instant
-    private let state: LoopBound<State>
-
-    typealias Continuation = CheckedContinuation<Result<TCPConnection, SocketError>, Never>
-
-    /// Loop thread only.
-    private final class State {
-        let addresses: [SocketAddress]
-        /// Pre-made sockets (one per address) when connecting inside a namespace.
-        var sockets: [Int32]?
-        var next = 0
-        var continuation: Continuation?
-        var cancelledBeforeStart = false
-        var finished = false
-        var current: (descriptor: Int32, registrationID: UInt64)?
-        var deadlineTimer: TimerHandle?
-        var lastError: SocketError?
-
-        init(addresses: [SocketAddress], sockets: [Int32]?) {
-            self.addresses = addresses
-            self.sockets = sockets
-        }
-    }
-
-    init(addresses: [SocketAddress], sockets: [Int32]?, deadline: ContinuousClock.Instant, loop: EventLoop) {
-        self.loop = loop
-        self.deadline = deadline
-        self.state = LoopBound(State(addresses: addresses, sockets: sockets), loop: loop)
-    }
-
-    func start(_ continuation: Continuation) {
-        let state = self.state.value
-        state.continuation = continuation
-        if state.cancelledBeforeStart {
-            self.finish(.failure(.cancelled))
-            return
-        }
-        state.deadlineTimer = self.loop.schedule(at: self.deadline) { [self] in
-            self.finish(.failure(.timedOut))
-        }
-        self.tryNextAddress()
-    }
-
-    func cancel() {
-        let state = self.state.value
-        if state.continuation == nil {
-            state.cancelledBeforeStart = true
-        } else {
-            self.finish(.failure(.cancelled))
-        }
-    }
-
-    private func tryNextAddress() {
-        let state = self.state.value
-        while !state.finished, state.next < state.addresses.count {
-            let index = state.next
-            state.next += 1
-            let address = state.addresses[index]
-            let descriptor: Int32
-            do {
-                if let sockets = state.sockets {
-                    descriptor = sockets[index]
-                    state.sockets![index] = -1
-                } else {
-                    descriptor = try Socket.makeTCP(family: address.protocolFamily)
-                    self.loop.adopt(descriptor)
-                }
-            } catch {
-                state.lastError = error
-                continue
-            }
-            do {
-                try Socket.setNoDelay(descriptor)
-            } catch {
-                self.loop.release(descriptor)
-                state.lastError = error
-                continue
-            }
-            let result = address.withSockAddr { Glibc.connect(descriptor, $0, $1) }
-            if result == 0 {
-                self.finish(.success(descriptor))
-                return
-            }
-            let code = errno
-            guard code == EINPROGRESS || code == EINTR else {
-                self.loop.release(descriptor)
-                state.lastError = SocketError(operation: "connect", errno: code)
-                continue
-            }
-            do {
-                let id = try self.loop.register(descriptor, interest: .writable, owner: self)
-                state.current = (descriptor, id)
-                return
-            } catch {
-                self.loop.release(descriptor)
-                state.lastError = error
-            }
-        }
-        if !state.finished {
-            self.finish(.failure(state.lastError ?? .unreachable))
-        }
-    }
-
-    /// Resumes the caller once, closing every socket that is not handed over.
-    private func finish(_ outcome: Result<Int32, SocketError>) {
-        let state = self.state.value
-        guard !state.finished else { return }
-        state.finished = true
-        state.deadlineTimer?.cancel()
-        if let current = state.current {
-            self.loop.deregister(current.descriptor, id: current.registrationID)
-            state.current = nil
-            if case .failure = outcome { self.loop.release(current.descriptor) }
-        }
-        state.sockets?.filter { $0 >= 0 }.forEach(self.loop.release)
-        state.sockets = nil
-        let continuation = state.continuation
-        state.continuation = nil
-        switch outcome {
-        case .success(let descriptor):
-            continuation?.resume(returning: .success(TCPConnection(descriptor: descriptor, loop: self.loop)))
-        case .failure(let error):
-            continuation?.resume(returning: .failure(error))
-        }
-    }
-}
-
-extension ConnectAttempt: LoopSelectable {
-    func ready(_ readiness: Readiness) {
-        let state = self.state.value
-        guard let current = state.current else { return }
-        let code = Socket.pendingError(current.descriptor)
-        if code == 0 {
-            self.finish(.success(current.descriptor))
-            return
-        }
-        self.loop.deregister(current.descriptor, id: current.registrationID)
-        self.loop.release(current.descriptor)
-        state.current = nil
-        state.lastError = SocketError(operation: "connect", errno: code)
-        self.tryNextAddress()
-    }
-
-    func loopShuttingDown() {
-        self.finish(.failure(.closed))
-    }
-}
 #endif

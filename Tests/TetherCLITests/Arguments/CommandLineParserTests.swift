@@ -165,11 +165,16 @@ import Tether
             == .http(HTTPProxy(host: "10.0.0.1", port: 8080, credentials: alice)))
         #expect(try proxy(["--proxy", "HTTP://[::1]:3128"]) == .http(HTTPProxy(host: "::1", port: 3128)))
         #expect(try proxy(["--proxy-env"]) == .environment)
+        #expect(try proxy(["--proxy", "socks5h://alice:s3cret@127.0.0.1:1080"])
+            == .socks(SOCKSProxy(host: "127.0.0.1", port: 1080, credentials: alice)))
+        #expect(try proxy(["--proxy", "socks5://[::1]:9050"])
+            == .socks(SOCKSProxy(host: "::1", port: 9050, proxyResolvesNames: false)))
     }
 
     @Test(arguments: [
         ("https://proxy.corp:443", "https://proxy.corp:443"),
-        ("socks5://alice:s3cret@proxy.corp:1080", "socks5://proxy.corp:1080"),
+        ("socks4://alice:s3cret@proxy.corp:1080", "socks4://proxy.corp:1080"),
+        ("socks5h://alice:s3cret@proxy.corp", "socks5h://proxy.corp"),
         ("proxy.corp:3128", "proxy.corp:3128"),
         ("alice:s3cret@proxy.corp:3128", "proxy.corp:3128"),
         ("http://alice:s3cret@proxy.corp", "http://proxy.corp"),
@@ -183,7 +188,8 @@ import Tether
     ])
     func connectRefusesAProxyThatIsNotHTTPHostPortWithoutShowingItsUserInfo(value: String, shown: String) {
         let refused = ArgumentError.invalidValue(
-            flag: "--proxy", value: shown, expected: "an http://[USER:PASSWORD@]HOST:PORT URL")
+            flag: "--proxy", value: shown,
+            expected: "an http://, socks5:// or socks5h://[USER:PASSWORD@]HOST:PORT URL")
         #expect(throws: refused) { try CommandLineParser.parse(["connect", "ws://a/", "--proxy", value]) }
         #expect(refused.description.contains("'--proxy'"))
         #expect(!refused.description.contains("s3cret") && !refused.description.contains("alice"))
@@ -317,7 +323,7 @@ import Tether
         [], ["bogus"], ["check", "--only", "nope"], ["check", "--frob"], ["connect"], ["connect", "http://x/"],
         ["connect", "ws://a/", "--count", "-3"], ["connect", "ws://a/", "--interval"], ["serve", "--port", "x"],
         ["serve", "--no-pong", "--pong-delay", "1"], ["serve", "--close-code", "1000"],
-        ["connect", "ws://a/", "--proxy", "socks5://p:1080"], ["connect", "ws://a/", "--proxy"],
+        ["connect", "ws://a/", "--proxy", "socks4://p:1080"], ["connect", "ws://a/", "--proxy"],
         ["connect", "ws://a/", "--proxy", "http://p:3128", "--proxy-env"],
     ])
     func badArgumentsExitTwoWithUsage(_ arguments: [String]) async {
@@ -332,10 +338,11 @@ import Tether
     @Test func aRefusedProxyIsNamedOnStderrWithoutItsCredentials() async {
         let captured = CapturedIO()
         let status = await TetherCommand.run(
-            ["connect", "ws://a/", "--proxy", "socks5://alice:s3cret@proxy.corp:1080"], io: captured.io)
+            ["connect", "ws://a/", "--proxy", "socks4://alice:s3cret@proxy.corp:1080"], io: captured.io)
         #expect(status == 2)
         #expect(captured.error.hasPrefix(
-            "tether: option '--proxy' needs an http://[USER:PASSWORD@]HOST:PORT URL, got 'socks5://proxy.corp:1080'"))
+            "tether: option '--proxy' needs an http://, socks5:// or socks5h://[USER:PASSWORD@]HOST:PORT URL, "
+                + "got 'socks4://proxy.corp:1080'"))
         #expect(captured.error.contains("usage: tether connect"))
         #expect(!captured.error.contains("s3cret") && !captured.error.contains("alice"))
     }

@@ -33,7 +33,7 @@ final class SocketConnection: TransportConnection {
     ///   - handler: see `SocketTransport.connect(_:deliveringOn:_:)`; nil: events go to `events`.
     ///   - flowObserver: told when flow control acts (tests check the bounds with it).
     init(
-        request: TransportRequest, loop: EventLoop, namespace: NetworkNamespace? = nil,
+        request: TransportRequest, loop: EventLoop, dialer: SocketDialer = .direct,
         handler: (@Sendable (TransportEvent) -> Void)? = nil,
         flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
@@ -45,7 +45,7 @@ final class SocketConnection: TransportConnection {
         self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, slot: self.slot, namespace: namespace,
+            request: request, outlet: outlet, loop: loop, slot: self.slot, dialer: dialer,
             flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)

@@ -14,7 +14,7 @@ typealias ClientWebSocket = WebSocketDriver<SocketConnectionCore, MaskingEntropy
 /// event loop's thread (it lives in a `LoopBound`); see `SocketConnection` for why that is safe.
 ///
 /// States, each with its data: `connecting` (resolving, then TCP connect, in a task) → `tunneling` (through an HTTP
-/// proxy) → `handshaking` (TLS, then the upgrade) → `open` (the driver) → `finishing` (the end is decided; the TCP
+/// or SOCKS5 proxy) → `handshaking` (TLS, then the upgrade) → `open` (the driver) → `finishing` (the end is decided; the TCP
 /// connection or the connect task still has to let go) → `ended` (reported once, after the descriptor was closed).
 /// One deadline (the connect timer) covers everything before the open, and bounds a graceful close decided then.
 final class SocketConnectionCore: ByteStreamHandler {
@@ -22,7 +22,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         /// Not started: the request was unsupported.
         case idle
         case connecting(Connecting)
-        /// Connected to an HTTP proxy; its answer to CONNECT is awaited.
+        /// Connected to a proxy (HTTP or SOCKS5); the tunnel is being opened.
         case tunneling(Tunneling)
         case handshaking(Handshaking)
         case open(ClientWebSocket)
@@ -40,7 +40,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         let endpoint: SocketEndpoint
         let connectTimer: TimerHandle
         let tcp: TCPConnection
-        var parser = ProxyConnectResponseParser()
+        var tunnel: ProxyTunnel
     }
 
     private struct Handshaking {
@@ -65,8 +65,8 @@ final class SocketConnectionCore: ByteStreamHandler {
     private let outlet: EventOutlet
     private let loop: EventLoop
     private let request: TransportRequest
-    /// Where the TCP sockets are created (nil: the process's namespace).
-    private let namespace: NetworkNamespace?
+    /// Where the TCP sockets are created, which hosts file names are looked up in, how addresses are raced.
+    private let dialer: SocketDialer
     private var state = State.idle
     /// The wrapper holding this core, for timer and task callbacks. Set while running (a deliberate cycle),
     /// cleared by `finish`.
@@ -81,13 +81,13 @@ final class SocketConnectionCore: ByteStreamHandler {
 
     init(
         request: TransportRequest, outlet: EventOutlet, loop: EventLoop, slot: WebSocketSlot,
-        namespace: NetworkNamespace? = nil, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
+        dialer: SocketDialer = .direct, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
         self.outlet = outlet
         self.slot = slot
         self.loop = loop
-        self.namespace = namespace
+        self.dialer = dialer
         self.request = request
     }
 
@@ -101,28 +101,38 @@ final class SocketConnectionCore: ByteStreamHandler {
         let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         let loop = self.loop
         let progress = self.connectProgress
-        let namespace = self.namespace
+        let dialer = self.dialer
         let task = Task {
             let result: Result<TCPConnection, SocketError>
+            var originAddress: SocketAddress?
             do throws(SocketError) {
+                if endpoint.proxy?.needsOriginAddress == true {  // socks5://: the client resolves the origin
+                    originAddress = try await Resolver.resolve(
+                        host: endpoint.host, port: endpoint.port, hostsFile: dialer.hostsFile).first
+                }
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
-                let addresses = try await Resolver.resolve(host: endpoint.connectHost, port: endpoint.connectPort)
+                let addresses = try await Resolver.resolve(
+                    host: endpoint.connectHost, port: endpoint.connectPort, hostsFile: dialer.hostsFile)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = .success(try await TCPConnection.connect(
-                    to: addresses, timeout: remaining, loop: loop, namespace: namespace
+                    to: addresses, timeout: remaining, attemptDelay: dialer.attemptDelay, loop: loop,
+                    namespace: dialer.namespace
                 ))
             } catch {
                 result = .failure(error)
             }
-            if !loop.execute({ bound.value.connectFinished(result) }), case .success(let tcp) = result {
+            let origin = originAddress
+            if !loop.execute({ bound.value.connectFinished(result, originAddress: origin) }),
+                case .success(let tcp) = result
+            {
                 tcp.reset()
             }
         }
         self.state = .connecting(Connecting(endpoint: endpoint, connectTimer: timer, task: task))
     }
 
-    private func connectFinished(_ result: Result<TCPConnection, SocketError>) {
+    private func connectFinished(_ result: Result<TCPConnection, SocketError>, originAddress: SocketAddress?) {
         switch (self.state, result) {
         case (.connecting(let connecting), .failure(let error)):
             let failure = Self.connectFailure(for: error)
@@ -133,11 +143,20 @@ final class SocketConnectionCore: ByteStreamHandler {
                 self.startProtocol(endpoint, on: tcp, takingOver: false, connectTimer: connecting.connectTimer)
                 return
             }
-            self.state = .tunneling(Tunneling(endpoint: endpoint, connectTimer: connecting.connectTimer, tcp: tcp))
+            let tunnel: ProxyTunnel
+            do throws(SOCKS5Error) {
+                tunnel = try ProxyTunnel(
+                    proxy: proxy, host: endpoint.host, port: endpoint.port, originAddress: originAddress)
+            } catch {
+                tcp.reset()
+                connecting.connectTimer.cancel()
+                self.finish(.connectFailed(.unsupported))  // a name or credentials SOCKS5 cannot carry
+                return
+            }
+            self.state = .tunneling(
+                Tunneling(endpoint: endpoint, connectTimer: connecting.connectTimer, tcp: tcp, tunnel: tunnel))
             tcp.setStreamHandler(self)
-            let credentials = proxy.credentials.map { (user: $0.user, password: $0.password) }
-            let request = ProxyConnect.request(host: endpoint.host, port: endpoint.port, credentials: credentials)
-            request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
+            tunnel.request.withUnsafeBytes { tcp.write(borrowing: $0, sealing: false, completion: nil) }
         case (.finishing(let finishing), _):
             // Abandoned (timeout or `close`) while the TCP connect was in flight: the connect was cancelled,
             // or won the race; either way no descriptor is left open when the end is reported.
@@ -172,35 +191,22 @@ final class SocketConnectionCore: ByteStreamHandler {
         endpoint.handshake.request.withUnsafeBytes { stream.write(borrowing: $0, sealing: false, completion: nil) }
     }
 
-    /// The proxy's answer to CONNECT, read while tunneling.
+    /// The proxy's answer, read while tunneling.
     private func proxyAnswered(_ bytes: UnsafeRawBufferPointer, _ tunneling: Tunneling) {
         var tunneling = tunneling
-        tunneling.parser.append(bytes)
-        let response: ProxyConnectResponse
-        do throws(HandshakeError) {
-            guard let parsed = try tunneling.parser.parse() else {
-                self.state = .tunneling(tunneling)
-                return
-            }
-            response = parsed
-        } catch {
-            self.decide(.handshakeInvalid(detail: "the proxy's answer to CONNECT is malformed"), graceful: false)
-            return
+        let outcome = tunneling.tunnel.received(bytes)
+        switch outcome {
+        case .needMoreInput:
+            self.state = .tunneling(tunneling)
+        case .send(let request):
+            self.state = .tunneling(tunneling)
+            request.withUnsafeBytes { tunneling.tcp.write(borrowing: $0, sealing: false, completion: nil) }
+        case .open:
+            self.startProtocol(
+                tunneling.endpoint, on: tunneling.tcp, takingOver: true, connectTimer: tunneling.connectTimer)
+        case .refused(let end, let graceful):
+            self.decide(end, graceful: graceful)
         }
-        guard response.opensTunnel else {
-            let end = TransportEnd.proxyRejected(
-                status: response.status, retryAfter: response.retryAfter?.millisecondsFromNow)
-            self.decide(end, graceful: true)
-            return
-        }
-        guard response.remaining.isEmpty else {
-            // Nothing may come through the tunnel before the client has spoken.
-            let detail = "the proxy sent data before the origin could answer"
-            self.decide(.handshakeInvalid(detail: detail), graceful: false)
-            return
-        }
-        self.startProtocol(
-            tunneling.endpoint, on: tunneling.tcp, takingOver: true, connectTimer: tunneling.connectTimer)
     }
 
     private func connectTimedOut() {

@@ -12,8 +12,8 @@ struct SocketEndpoint: Sendable {
     let handshake: ClientHandshake
     /// For `wss://`: the TLS context (shared by every connection with the same options).
     let tls: TLSContext?
-    /// The HTTP proxy to tunnel through, if any: the TCP connection goes to it, TLS and the upgrade to `host`.
-    let proxy: HTTPProxy?
+    /// The proxy to tunnel through, if any: the TCP connection goes to it, TLS and the upgrade to `host`.
+    let proxy: SocketProxy?
 
     /// Where the TCP connection goes: the proxy, or the origin.
     var connectHost: String { self.proxy?.host ?? self.host }
@@ -34,18 +34,21 @@ struct SocketEndpoint: Sendable {
         guard var host = url.host(percentEncoded: false), !host.isEmpty else { return .failure(.missingHost) }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = url.port ?? (secure ? 443 : 80)
-        let proxy: HTTPProxy?
+        let proxy: SocketProxy?
         switch request.proxy {
         case .none:
             proxy = nil
         case .http(let given):
-            proxy = given
+            proxy = .http(given)
+        case .socks(let given):
+            proxy = .socks(given)
         case .environment, .variables:
             let variables: [String: String] =
                 if case .variables(let given) = request.proxy { given } else { ProcessInfo.processInfo.environment }
             switch ProxyEnvironment.decide(host: host, port: port, secure: secure, variables: variables) {
             case .direct: proxy = nil
-            case .proxy(let named): proxy = named
+            case .proxy(let named): proxy = .http(named)
+            case .socks(let named): proxy = .socks(named)
             case .unsupported: return .failure(.proxyScheme)
             }
         }

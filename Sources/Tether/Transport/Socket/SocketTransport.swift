@@ -23,7 +23,8 @@ import TetherWire
 ///   the origin (with Basic authentication when the proxy has credentials), and TLS (verified against the origin's
 ///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a
 ///   proxy that cannot be reached with `.proxyUnreachable`; one that hangs up without answering with
-///   `.receiveFailed`. Credentials are never shown.
+///   `.receiveFailed`. Credentials are never shown. SOCKS5 proxies (`socks5h://`, `socks5://`) the same way, their
+///   refusals as `.proxyRejected` with the HTTP status of the same meaning (see `ProxyTunnel.status(for:)`).
 /// - A scheme other than `ws` or `wss` ends at once with `.connectFailed(.unsupported)` (see
 ///   `unsupportedReason(for:)` for the text to show), as does a request the handshake cannot carry (for example
 ///   an extra header that the handshake sets itself, such as `Host`).
@@ -36,30 +37,35 @@ import TetherWire
 ///   `.receiveFailed`, like one that breaks while open.
 public struct SocketTransport: WebSocketTransport {
     let loop: EventLoop
-    /// The network namespace the sockets are created in; nil for the process's own.
-    let namespace: NetworkNamespace?
+    /// The namespace, hosts file and attempt delay of every connection.
+    let dialer: SocketDialer
 
     /// A transport whose connections run on the process-wide shared event loop.
-    /// - Parameter namespace: a network namespace file (for example `/var/run/netns/NAME`) to create every socket
-    ///   in, as `NetlinkPathMonitor(namespace:)` watches one; nil (the default) for the process's own namespace.
-    ///   Only a short-lived thread enters the namespace to create each socket (which keeps it for life); names
-    ///   are still resolved in the process's namespace. Entering a namespace needs `CAP_SYS_ADMIN`; when it
-    ///   fails, the connection ends with `.connectFailed`.
-    public init(namespace: String? = nil) {
+    /// - Parameters:
+    ///   - namespace: a network namespace file (for example `/var/run/netns/NAME`) to create every socket in, as
+    ///     `NetlinkPathMonitor(namespace:)` watches one; nil (the default) for the process's own namespace. Only a
+    ///     short-lived thread enters the namespace to create each socket (which keeps it for life); names are still
+    ///     resolved in the process's namespace, except that the namespace's own hosts file (`/etc/netns/NAME/hosts`,
+    ///     which `ip netns exec` shows as `/etc/hosts`) is read first when it exists. Entering a namespace needs
+    ///     `CAP_SYS_ADMIN`; when it fails, the connection ends with `.connectFailed`.
+    ///   - connectionAttemptDelay: Happy Eyeballs (RFC 8305): a name's addresses are tried with the families
+    ///     alternating, each next attempt this long after the previous one unless that one has connected (at once
+    ///     when one fails), and the first to connect is used. Default 250 ms, the RFC's; kept within 10 ms...2 s.
+    public init(namespace: String? = nil, connectionAttemptDelay: Duration = .milliseconds(250)) {
         self.loop = .shared
-        self.namespace = namespace.map(NetworkNamespace.init(path:))
+        self.dialer = SocketDialer(namespace: namespace, attemptDelay: connectionAttemptDelay)
     }
 
     /// A transport whose connections run on `loop`: a private loop keeps a group of connections (a test, a
     /// benchmark, `tether check`) off the shared loop's thread. The loop must outlive the connections.
-    /// - Parameter namespace: as in `init(namespace:)`; nil (the default) for the process's own namespace.
-    package init(loop: EventLoop, namespace: String? = nil) {
+    /// - Parameters: `namespace` and `connectionAttemptDelay` as in `init(namespace:connectionAttemptDelay:)`.
+    package init(loop: EventLoop, namespace: String? = nil, connectionAttemptDelay: Duration = .milliseconds(250)) {
         self.loop = loop
-        self.namespace = namespace.map(NetworkNamespace.init(path:))
+        self.dialer = SocketDialer(namespace: namespace, attemptDelay: connectionAttemptDelay)
     }
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
-        SocketConnection(request: request, loop: self.loop, namespace: self.namespace)
+        SocketConnection(request: request, loop: self.loop, dialer: self.dialer)
     }
 
     /// Delivers directly when `executor` is this transport's event loop: each event is handed to `handler` on the
@@ -69,7 +75,7 @@ public struct SocketTransport: WebSocketTransport {
         _ handler: @escaping @Sendable (TransportEvent) -> Void
     ) -> (any TransportConnection)? {
         guard executor === self.loop else { return nil }
-        return SocketConnection(request: request, loop: self.loop, namespace: self.namespace, handler: handler)
+        return SocketConnection(request: request, loop: self.loop, dialer: self.dialer, handler: handler)
     }
 
     /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.
@@ -86,7 +92,8 @@ public struct SocketTransport: WebSocketTransport {
 enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
     /// The TLS options cannot be used (an unreadable CA file, a malformed pin); a fixed text.
     case tlsConfiguration(String)
-    /// The proxy environment variable that applies names a proxy other than `http://` (its value is not shown).
+    /// The proxy environment variable that applies names a proxy other than `http://`, `socks5://` or `socks5h://`
+    /// (its value is not shown).
     case proxyScheme
     /// A scheme other than `ws` or `wss`.
     case scheme(String)
@@ -99,7 +106,8 @@ enum SocketUnsupported: Error, Equatable, CustomStringConvertible {
         switch self {
         case .tlsConfiguration(let detail): "unusable TLS options: \(detail)"
         case .proxyScheme:
-            "the proxy environment variable names a proxy other than http://, which SocketTransport cannot use"
+            "the proxy environment variable names a proxy other than http://, socks5:// or socks5h://, which "
+                + "SocketTransport cannot use"
         case .scheme(let scheme):
             "unsupported URL scheme \"\(scheme)\": SocketTransport serves ws:// and wss:// only"
         case .missingHost: "the URL has no host"

@@ -18,7 +18,7 @@ enum URLSessionProxySettings {
 
     /// The dictionary for one connection to `url`, or none to connect directly; a proxy this transport cannot use
     /// ends the connection at once: one with credentials (the dictionary has no place for them) or one the environment
-    /// names with another scheme than `http://`, both as `.connectFailed(.unsupported)`, like `SocketTransport`'s
+    /// names with another scheme than `http://` (SOCKS included), both as `.connectFailed(.unsupported)`, like `SocketTransport`'s
     /// answer to a proxy scheme it cannot speak.
     static func resolve(
         _ configuration: ProxyConfiguration, for url: URL,
@@ -30,6 +30,10 @@ enum URLSessionProxySettings {
             return .direct
         case .http(let given):
             proxy = given
+        case .socks:
+            // URLSessionTransport maps only HTTP proxies; a configured SOCKS proxy is refused when the client is
+            // created (`checkSupport`), and this is the attempt's answer should one reach it.
+            return .refused(.connectFailed(.unsupported))
         case .environment, .variables:
             let variables: [String: String]
             if case .variables(let given) = configuration { variables = given } else { variables = environment }
@@ -38,7 +42,7 @@ enum URLSessionProxySettings {
                 host: url.host ?? "", port: url.port ?? (secure ? 443 : 80), secure: secure, variables: variables)
             switch decision {
             case .direct: return .direct
-            case .unsupported: return .refused(.connectFailed(.unsupported))
+            case .unsupported, .socks: return .refused(.connectFailed(.unsupported))
             case .proxy(let named): proxy = named
             }
         }

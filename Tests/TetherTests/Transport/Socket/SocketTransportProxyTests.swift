@@ -230,7 +230,9 @@ import TetherTesting
         #expect(self.decide("example.com", secure: false, ["http_proxy": "a.proxy:3128"]) == .proxy(a))
         #expect(self.decide("example.com", ["all_proxy": "http://b.proxy:8080"]) == .proxy(b))
         #expect(self.decide("example.com", [:]) == .direct)
-        #expect(self.decide("example.com", ["https_proxy": "socks5://b.proxy:1080"]) == .unsupported)
+        #expect(self.decide("example.com", ["https_proxy": "socks5://b.proxy:1080"])
+            == .socks(SOCKSProxy(host: "b.proxy", port: 1080, proxyResolvesNames: false)))
+        #expect(self.decide("example.com", ["https_proxy": "https://b.proxy:443"]) == .unsupported)
         #expect(self.decide("example.com", ["https_proxy": "  "]) == .direct)
     }
 

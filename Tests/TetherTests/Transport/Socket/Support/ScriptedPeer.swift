@@ -141,6 +141,17 @@ final class PeerConnection {
         }
     }
 
+    /// Reads exactly `count` raw bytes (a SOCKS message); the bytes after them stay buffered. Nil if the
+    /// connection ends first.
+    func read(count: Int) async -> [UInt8]? {
+        while self.buffered.count < count {
+            guard await self.readMore() else { return nil }
+        }
+        let bytes = Array(self.buffered.prefix(count))
+        self.buffered.removeFirst(count)
+        return bytes
+    }
+
     /// Accepts the request read by `readRequest`, selecting `subprotocol`.
     func acceptRequest(subprotocol: String? = nil) async throws {
         let request = try #require(self.request, "read the request first")
