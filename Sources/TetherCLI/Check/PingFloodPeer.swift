@@ -328,17 +328,9 @@ final class PingFloodPeer: Sendable {
             let client = clientDescriptor.flatMap(TCPCounters.of)
             // Without the client's counters there is no telling a stall from a slow client: take the window alone.
             if let client, let queued = clientQueue(client), queued <= queuedAbove { continue }
-            // A client that stopped reading stays stopped (its pongs cannot drain while the peer reads nothing); one
-            // that was only not scheduled for a window (a loaded machine) reads again. One more window tells them
-            // apart: writable again, or more read by the client, is no stall.
-            if let client, window <= deadline.milliseconds {
-                var again = pollfd(fd: state.connection, events: Int16(POLLOUT), revents: 0)
-                if poll(&again, 1, window) != 0 { continue }
-                if let later = clientDescriptor.flatMap(TCPCounters.of), later.read > client.read { continue }
-            }
             flood.stalled = true
             flood.peer = TCPCounters.of(state.connection)
-            flood.client = clientDescriptor.flatMap(TCPCounters.of) ?? client
+            flood.client = client
             break
         }
         let cut = flood.bytes % Self.pingFrameSize
