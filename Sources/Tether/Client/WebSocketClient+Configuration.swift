@@ -243,6 +243,7 @@ public struct WebSocketConfiguration: Sendable {
         )
         session.greets = self.greeting != nil
         session.retryPolicy = self.retryPolicy
+        session.outboxLimits = self.outboxLimits
         return session
     }
 

@@ -43,12 +43,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Where a `.now` send goes: the current generation's connection while the machine is open — directly, or after
-    /// the outbox while it is written — else nowhere. Kept outside the actor (set by `afterEvent`), so that sending
-    /// never waits for the actor, which may be busy with received messages.
-    private nonisolated let sendTarget = Mutex(SendTarget.closed)
-    /// Which connection `sendTarget` holds, as the actor last set it.
-    private var publishedSendTarget: ObjectIdentifier?
+    /// Where a `.now` send goes, as the machine last decided it (`SessionMachine.sendRoute`): kept outside the
+    /// actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy with received
+    /// messages.
+    private nonisolated let sendRoute = Mutex(PublishedRoute.closed)
     /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
     private var readingHeld = false
     /// `events` may have been held or released since `applyReadingHold` last looked.
@@ -57,10 +55,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var readingHeldWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
-    /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
-    private var outbox: Outbox<WebSocketMessage>
-    /// The task writing the outbox (and the `.now` sends waiting behind it) to the open connection, if one is.
-    private var outboxWriter: Task<Void, Never>?
+    /// The payloads of the messages in the machine's outbox (and of the one being written), by ticket.
+    private var queued: [Int: WebSocketMessage] = [:]
+    /// `.now` sends the machine parked behind the outbox, in order.
+    private var parkedSends: [ParkedSend] = []
+    /// The task running the write the machine ordered, if one is in flight.
+    private var writer: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     private var greeters: [Int: Task<Void, Never>] = [:]
     /// How many `.now` sends wait for the outbox, each time one starts waiting (the latest only): for tests.
@@ -86,7 +86,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
-        self.outbox = Outbox(limits: configuration.outboxLimits)
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
             bufferingPolicy: .bufferingNewest(1))
         self.published = Self.snapshot(of: self.machine)
@@ -141,12 +140,11 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
     public func stop() async {
         self.stopPathMonitor()
-        self.handle(self.machine.stop(now: self.now()))  // no connection for `send` any more
-        self.dropOutbox(.stopped)
+        self.handle(self.machine.stop(now: self.now()))  // drops the outbox; no connection for `send` any more
         for greeter in self.greeters.values {
             greeter.cancel()  // its connection is closing: there is nothing left to greet
         }
-        let writers = Array(self.greeters.values) + (self.outboxWriter.map { [$0] } ?? [])
+        let writers = Array(self.greeters.values) + (self.writer.map { [$0] } ?? [])
         for generation in Array(self.readers.keys) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 if self.readers[generation] != nil {
@@ -157,9 +155,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             }
         }
         for writer in writers {
-            await writer.value
+            await writer.value  // a queued write that did not happen at all is dropped as `.stopped` by the machine
         }
-        self.dropOutbox(.stopped)  // a message whose write was in flight and did not happen at all was put back
         let waiters = self.runWaiters
         self.runWaiters.removeAll()
         for waiter in waiters {
@@ -205,42 +202,50 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
     /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
     /// application level what must arrive.
-    public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
+    public nonisolated func send(
+        _ message: WebSocketMessage, policy: SendPolicy = .now
+    ) async throws(WebSocketSendError) {
         switch policy {
         case .now:
-            if let connection = self.sendTarget.withLock({ $0.direct }) {
-                try await connection.send(message)  // nothing queued waits: straight to the connection
+            if let connection = self.sendRoute.withLock({ $0.direct }) {
+                try await Self.write(message, to: connection)  // nothing queued waits: straight to the connection
             } else {
-                try await self.sendAfterOutbox(message)
+                try await self.sendBehindOutbox(message)
             }
         case .queued(let expiresAfter):
             try await self.enqueue(message, expiresAfter: expiresAfter)
         }
     }
 
-    /// A `.now` send that found no direct route: throws `notOpen` when no connection is open; while the outbox is
-    /// being written to the open one, waits its turn for the task writing it, which writes it too.
-    private nonisolated func sendAfterOutbox(_ message: WebSocketMessage) async throws {
-        let connection = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<(any TransportConnection)?, any Error>) in
-            let route = self.sendTarget.withLock { target -> SendTarget.Route in
-                guard case .draining(let connection, var waiting) = target else {
-                    return target.direct.map { .direct($0) } ?? .notOpen
-                }
-                waiting.append(WaitingSend(message: message, continuation: continuation))
-                target = .draining(connection, waiting: waiting)
-                return .waiting(count: waiting.count)
-            }
-            switch route {
-            case .direct(let connection):
-                continuation.resume(returning: connection)  // the outbox was written meanwhile
-            case .notOpen:
-                continuation.resume(throwing: WebSocketSendError.notOpen)
-            case .waiting(let count):
-                self.sendsWaitingSink.yield(count)  // resumed by `writeOutbox`, or by `updateSendTarget` with notOpen
-            }
+    /// Writes `message` to `connection`, with the errors `send` documents.
+    private nonisolated static func write(
+        _ message: WebSocketMessage, to connection: any TransportConnection
+    ) async throws(WebSocketSendError) {
+        do {
+            try await connection.send(message)
+        } catch let error as WebSocketSendError {
+            throw error
+        } catch {
+            throw .connectionFailed  // a transport that throws something else: the write broke
         }
-        try await connection?.send(message)
+    }
+
+    /// A `.now` send that found no direct route: the machine refuses it, sends it, or parks it behind the outbox
+    /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`).
+    private func sendBehindOutbox(_ message: WebSocketMessage) async throws(WebSocketSendError) {
+        switch self.machine.nowSendArrived(now: self.now()) {
+        case .refused:
+            throw .notOpen
+        case .direct(let generation):
+            guard let connection = self.connections[generation] else { throw .notOpen }
+            try await Self.write(message, to: connection)
+        case .parked(let count):
+            let result = await withCheckedContinuation { continuation in
+                self.parkedSends.append(ParkedSend(message: message, continuation: continuation))
+                self.sendsWaitingSink.yield(count)
+            }
+            try result.get()
+        }
     }
 
     /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
@@ -256,113 +261,51 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard size <= self.configuration.maximumMessageSize else {
             throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
         }
-        let now = self.now()
-        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
-        let expiresAt = expiresAfter.map { now.addingReportingOverflow(max(0, $0.milliseconds)) }
-            .map { $0.overflow ? Int.max : $0.partialValue }
-        guard self.outbox.append(message, bytes: size, expiresAt: expiresAt) else { throw .outboxFull }
-        self.flushOutbox()
-        self.rescheduleTimer()  // it may expire before anything else wakes the client
-    }
-
-    /// Starts the task that writes the outbox to the open (and greeted) connection, unless one is at it: when
-    /// messages are queued — from then on `.now` sends wait behind them — or when `.now` sends wait for it.
-    private func flushOutbox() {
-        guard self.outboxWriter == nil else { return }
-        let queued = !self.outbox.isEmpty
-        let connection = self.sendTarget.withLock { target -> (any TransportConnection)? in
-            switch target {
-            case .closed:
-                return nil
-            case .open(let connection):
-                guard queued else { return nil }
-                target = .draining(connection, waiting: [])
-                return connection
-            case .draining(let connection, _):
-                return connection
-            }
-        }
-        guard let connection else { return }
-        self.outboxWriter = Task { await self.writeOutbox(to: connection) }
-    }
-
-    /// Writes the outbox, first message first, then the `.now` sends that waited for it, in order, to `connection`
-    /// while it is the open one; once nothing waits, `.now` sends write to it directly again.
-    private func writeOutbox(to connection: any TransportConnection) async {
-        defer {
-            self.outboxWriter = nil
-            self.outboxMayBeEmpty()
-            self.rescheduleTimer()  // the earliest expiry waiting may have left
-            // A newer connection opened while this task wrote to the old one: the outbox goes on there.
-            if let current = self.sendTarget.withLock({ $0.connection }), current !== connection {
-                self.flushOutbox()
-            }
-        }
-        // Each check is on the actor, before any await: the connection may have ended while a write waited.
-        while self.sendTarget.withLock({ $0.isDraining(connection) }) {
-            if let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-                do {
-                    try await connection.send(entry.element)
-                } catch WebSocketSendError.notOpen {
-                    self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
-                    return  // `.now` sends waiting get `notOpen` when the connection's end arrives
-                } catch {
-                    self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
-                    return
-                }
-                continue
-            }
-            // The outbox is written: the `.now` sends that waited go next; when none waits, sending is direct.
-            let waiting = self.sendTarget.withLock { $0.takeWaitingOrOpen() }
-            for (index, send) in waiting.enumerated() {
-                guard self.sendTarget.withLock({ $0.isDraining(connection) }) else {
-                    for unsent in waiting[index...] {
-                        unsent.continuation.resume(throwing: WebSocketSendError.notOpen)
-                    }
-                    return
-                }
-                do {
-                    try await connection.send(send.message)
-                    send.continuation.resume(returning: nil)
-                } catch {
-                    send.continuation.resume(throwing: error)  // as it would have thrown when sent directly
-                }
-            }
+        let decision = self.machine.messageQueued(
+            bytes: size, expiresAfter: expiresAfter.map(\.milliseconds), now: self.now())
+        switch decision {
+        case .refused:
+            self.afterEvent()  // expired messages may have left
+            throw .outboxFull
+        case .accepted(let ticket, let action):
+            self.queued[ticket] = message
+            self.handle(action)
         }
     }
 
     /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
     /// For tools (`tether connect --queue` at the end of its input) and tests.
     package func waitUntilOutboxEmpty() async {
-        guard !self.outbox.isEmpty else { return }
+        guard self.machine.queuedCount > 0 else { return }
         await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
     }
 
-    private func outboxMayBeEmpty() {
-        guard self.outbox.isEmpty, !self.outboxEmptyWaiters.isEmpty else { return }
-        let waiters = self.outboxEmptyWaiters
-        self.outboxEmptyWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Reports every queued message as dropped for `reason` (one expired already as `.expired`), first first.
-    private func dropOutbox(_ reason: OutboxDropReason) {
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            self.dropped(entry.element, reason)
+    /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
+    /// hands the failure, if any, to `written` and reports the outcome to the machine.
+    private func write(
+        _ message: WebSocketMessage, generation: Int,
+        then written: @escaping (isolated WebSocketClient, WebSocketSendError?) -> Void
+    ) {
+        let connection = self.connections[generation]
+        self.writer = Task {
+            var failure: WebSocketSendError? = .notOpen
+            if let connection {
+                do throws(WebSocketSendError) {
+                    try await Self.write(message, to: connection)
+                    failure = nil
+                } catch {
+                    failure = error
+                }
+            }
+            written(self, failure)
+            self.writer = nil
+            let result: WriteResult = switch failure {
+            case nil: .written
+            case .notOpen?: .notOpen
+            case _?: .interrupted
+            }
+            self.handle(self.machine.writeFinished(generation: generation, result: result, now: self.now()))
         }
-        self.outboxMayBeEmpty()
-        self.rescheduleTimer()  // no expiry left to wake for
-    }
-
-    /// The timer fired at `now`: the queued messages that expired by then are reported, without waiting for the
-    /// next write or the next message queued.
-    private func outboxTimerFired(now: Int) {
-        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
-        self.outboxMayBeEmpty()
-    }
-
-    private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {
-        self.publish(.outboxDropped(message, reason: reason))
     }
 
     /// Sends the greeting on `connection`, then tells the machine, which reports the session open.
@@ -383,12 +326,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     /// Sends a text message. See `send(_:)`.
-    public nonisolated func send(text: String) async throws {
+    public nonisolated func send(text: String) async throws(WebSocketSendError) {
         try await self.send(.text(text))
     }
 
     /// Sends a binary message. See `send(_:)`.
-    public nonisolated func send(data: Data) async throws {
+    public nonisolated func send(data: Data) async throws(WebSocketSendError) {
         try await self.send(.binary(data))
     }
 
@@ -519,7 +462,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
         (
             self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
-            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.outboxWriter == nil ? 0 : 1)
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.writer == nil ? 0 : 1)
         )
     }
 
@@ -609,10 +552,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard let wake = self.timerWake else { return }  // disarmed while its firing was on the way
         self.timer?.fired()
         self.timerWake = nil
-        let now = max(self.now(), wake)
-        self.outboxTimerFired(now: now)
-        guard let due = self.machine.nextWake, due <= now else { return self.afterEvent() }  // an expiry's wake
-        self.handle(self.machine.timerFired(now: now))
+        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
     }
 
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
@@ -671,8 +611,21 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
             guard let connection = self.connections.removeValue(forKey: generation) else { return }
-            self.updateSendTarget()  // senders leave it before its close frame goes: nothing is written after that
+            self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
+        case .writeQueued(let generation, let ticket):
+            guard let message = self.queued[ticket] else {
+                preconditionFailure("the machine writes only messages it queued")
+            }
+            self.write(message, generation: generation) { client, failure in
+                // Written: forget it. Otherwise the machine puts it back or drops it (a notice forgets it then).
+                if failure == nil { client.queued[ticket] = nil }
+            }
+        case .writeParkedSend(let generation):
+            let send = self.parkedSends.removeFirst()
+            self.write(send.message, generation: generation) { _, failure in
+                send.continuation.resume(returning: failure.map { .failure($0) } ?? .success(()))
+            }
         }
     }
 
@@ -695,7 +648,27 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 cause = record.reason
             }
         }
-        self.updateSendTarget()
+        self.machine.drainOutboxNotices { notice in
+            switch notice {
+            case .dropped(let ticket, let reason):
+                guard let message = self.queued.removeValue(forKey: ticket) else {
+                    preconditionFailure("the machine drops only messages it queued")
+                }
+                self.publish(.outboxDropped(message, reason: reason))
+            case .parkedSendsRefused(let count):
+                let refused = self.parkedSends.prefix(count)
+                self.parkedSends.removeFirst(count)
+                for send in refused {
+                    send.continuation.resume(returning: .failure(.notOpen))  // their connection is no longer open
+                }
+            }
+        }
+        if self.machine.queuedCount == 0, !self.outboxEmptyWaiters.isEmpty {
+            let waiters = self.outboxEmptyWaiters
+            self.outboxEmptyWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        self.publishSendRoute()
         let state = Self.snapshot(of: self.machine)
         if state != self.published {
             // A new round-trip time alone is not a state change: it has its own `.roundTrip` event.
@@ -747,36 +720,19 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 
-    private func updateSendTarget() {
-        let target = self.machine.phase == .open ? self.connections[self.machine.generation] : nil
-        let identity = target.map { ObjectIdentifier($0) }
-        guard identity != self.publishedSendTarget else { return }
-        self.publishedSendTarget = identity
-        // A new open (and greeted) connection: the outbox goes first, and `.now` sends wait until it is written —
-        // or until a write still in flight on the previous connection is settled (it may be put back first).
-        let drains = !self.outbox.isEmpty || self.outboxWriter != nil
-        let abandoned = self.sendTarget.withLock { published -> [WaitingSend] in
-            let waiting = published.waiting
-            published = target.map { drains ? .draining($0, waiting: []) : .open($0) } ?? .closed
-            return waiting
-        }
-        for send in abandoned {
-            send.continuation.resume(throwing: WebSocketSendError.notOpen)  // their connection is no longer open
-        }
-        self.flushOutbox()
-    }
-
-    /// When the timer wakes the client: at the machine's next wake time, or earlier for a queued message's expiry.
-    private var nextWake: Int? {
-        switch (self.machine.nextWake, self.outbox.nextExpiry) {
-        case (let machine?, let expiry?): min(machine, expiry)
-        case (let wake?, nil), (nil, let wake?): wake
-        case (nil, nil): nil
-        }
+    /// Mirrors the machine's send route where `send` reads it without entering the actor.
+    private func publishSendRoute() {
+        let route: PublishedRoute =
+            switch self.machine.sendRoute {
+            case .closed: .closed
+            case .direct(let generation): self.connections[generation].map { .direct($0) } ?? .closed
+            case .behindOutbox: .behindOutbox
+            }
+        self.sendRoute.withLock { $0 = route }
     }
 
     private func rescheduleTimer() {
-        let wake = self.nextWake
+        let wake = self.machine.nextWake
         guard wake != self.timerWake else { return }
         self.timerWake = wake
         guard let wake else {
@@ -818,54 +774,24 @@ private struct PathFeed {
     var last: PathSnapshot?
 }
 
-/// Where `send(_:policy: .now)` goes, as the client last published it.
-private enum SendTarget {
+/// Where `send(_:policy: .now)` goes, as the client last published the machine's `sendRoute`.
+private enum PublishedRoute {
     /// No open session: `.now` throws `notOpen`.
     case closed
     /// Open with nothing queued: `.now` writes directly, without entering the actor.
-    case open(any TransportConnection)
-    /// Open while the outbox is written to it: `.now` sends wait here, in the order they came, for the task
-    /// writing the outbox, which writes them after it.
-    case draining(any TransportConnection, waiting: [WaitingSend])
+    case direct(any TransportConnection)
+    /// Queued messages go first: `.now` enters the actor, whose machine parks it.
+    case behindOutbox
 
-    enum Route {
-        case direct(any TransportConnection)
-        case notOpen
-        case waiting(count: Int)
-    }
-
-    /// The connection `.now` writes to without waiting.
     var direct: (any TransportConnection)? {
-        if case .open(let connection) = self { connection } else { nil }
-    }
-
-    var connection: (any TransportConnection)? {
-        switch self {
-        case .closed: nil
-        case .open(let connection), .draining(let connection, _): connection
-        }
-    }
-
-    var waiting: [WaitingSend] {
-        if case .draining(_, let waiting) = self { waiting } else { [] }
-    }
-
-    func isDraining(_ connection: any TransportConnection) -> Bool {
-        if case .draining(let current, _) = self { current === connection } else { false }
-    }
-
-    /// The `.now` sends waiting, taken to be written; with none, `.now` sends go direct from now on.
-    mutating func takeWaitingOrOpen() -> [WaitingSend] {
-        guard case .draining(let connection, let waiting) = self else { return [] }
-        self = waiting.isEmpty ? .open(connection) : .draining(connection, waiting: [])
-        return waiting
+        if case .direct(let connection) = self { connection } else { nil }
     }
 }
 
-/// A `.now` send waiting for the outbox: resumed with nil once written (or with its error), or with `notOpen`.
-private struct WaitingSend {
+/// A `.now` send parked behind the outbox: resumed once written (or with its error), or refused with `notOpen`.
+private struct ParkedSend {
     var message: WebSocketMessage
-    var continuation: CheckedContinuation<(any TransportConnection)?, any Error>
+    var continuation: CheckedContinuation<Result<Void, WebSocketSendError>, Never>
 }
 
 extension WebSocketClient where ClockType == ContinuousClock {

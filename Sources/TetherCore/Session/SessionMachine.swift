@@ -191,6 +191,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         /// When the current run of counted failures began (nil while none has failed since the last reset).
         var failingSince: Int?
         var staleEvents = 0
+        /// The outbox, the `.now` sends parked behind it and the write in flight: the session's, across connections.
+        var outgoing: OutboxWriter
+        /// The generation the outbox and `.now` sends write to: the open one, if the session is open.
+        var writeGeneration: Int? {
+            guard case .open = self.stage else { return nil }
+            return self.heartbeat.generation
+        }
     }
 
     static var normalClosure: UInt16 { 1000 }
@@ -199,8 +206,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The configuration the machine was created with.
     public let configuration: SessionConfiguration
     private var random: Random
-    private(set) var state: State
+    var state: State
     private var records: LogRecordBuffer
+    /// What the outbox child reported since the last drain (`drainOutboxNotices`).
+    var outboxNotices: [OutboxNotice] = []
 
     /// - Parameters:
     ///   - configuration: timing and policies (default `SessionConfiguration()`).
@@ -213,7 +222,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.random = random
         self.state = State(
             heartbeat: Heartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout),
-            backoff: Backoff(policy: configuration.backoff)
+            backoff: Backoff(policy: configuration.backoff),
+            outgoing: OutboxWriter(limits: configuration.outboxLimits)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
     }
@@ -225,6 +235,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
+        guard let expiry = self.state.outgoing.outbox.nextExpiry else { return self.stageWake }
+        return self.stageWake.map { min($0, expiry) } ?? expiry
+    }
+
+    /// The stage's own wake: its deadline, the heartbeat, or the end of a wait.
+    private var stageWake: Int? {
         switch self.state.stage {
         case .connecting(let deadline, _):
             return deadline
@@ -317,6 +333,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func stop(now: Int) -> SessionAction {
         let from = self.state.phase
         let inBackground = self.state.stage.inBackground
+        self.state.outgoing.dropAll(now: now, notices: &self.outboxNotices)
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         switch self.state.stage {
         case .stopped:
             return .none
@@ -371,7 +389,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.heartbeat.opened(generation, now: now)
         self.state.stage = .open(Connection(since: now, healthy: false))
         self.record(.opened, now: now, from: from)
-        return .none
+        return self.nextWrite(now: now)  // the outbox first
     }
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
@@ -384,6 +402,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.heartbeat.ended()
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
             switch end {
@@ -411,7 +430,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
-        return .none
+        return self.nextWrite(now: now)  // a probe's pong: the outbox waited for it
     }
 
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
@@ -457,6 +476,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
     /// Early or repeated calls return `.none`.
     public mutating func timerFired(now: Int) -> SessionAction {
+        self.state.outgoing.expire(now: now, notices: &self.outboxNotices)
         switch self.state.stage {
         case .stopped, .offline, .suspended, .failed:
             return .none
@@ -550,12 +570,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .open(let connection) where self.configuration.lifecycle == .keepAndProbe:
             self.state.heartbeat.pause()
+            self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .suspended(.kept(connection))
             self.record(.background, now: now, from: from)
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
             self.state.heartbeat.ended()
+            self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .suspended(.dropped(closing: true))
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
@@ -582,7 +604,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended(.kept(let connection)):
             self.state.stage = .open(connection)
             self.record(.foreground, now: now, from: from)
-            guard case .ping(let generation) = self.probe(now: now) else { return .none }
+            // The outbox waits for the probe's pong: no write to a connection that may be dead.
+            guard case .ping(let generation) = self.probe(now: now) else { return self.nextWrite(now: now) }
             return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
         case .suspended(.dropped(let closing)):
             self.resetAttempts()
@@ -662,6 +685,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.heartbeat.ended()
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
