@@ -39,7 +39,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var timer: WakeTimer<ClockType, WebSocketClient>?
     /// The machine's wake time the timer is armed for; nil when it is not armed.
     private var timerWake: Int?
-    private var published: ConnectionState
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
@@ -47,12 +46,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy with received
     /// messages.
     private nonisolated let sendRoute = Mutex(PublishedRoute.closed)
-    /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
-    private var readingHeld = false
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
     /// Callers of `waitUntilReadingHeld()`.
     private var readingHeldWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `enterBackground()` waiting for the machine's close wait to end.
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
     /// The payloads of the messages in the machine's outbox (and of the one being written), by ticket.
@@ -88,7 +87,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
             bufferingPolicy: .bufferingNewest(1))
-        self.published = Self.snapshot(of: self.machine)
     }
 
     deinit {
@@ -319,7 +317,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             do {
                 try await connection.send(message)
             } catch {
-                return  // the connection is failing (its end settles it) or the deadline will close it
+                return self.handle(self.machine.greetingFailed(generation: generation, now: self.now()))
             }
         }
         self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
@@ -371,7 +369,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// The current connection state.
     public var state: ConnectionState {
-        Self.snapshot(of: self.machine)
+        self.machine.status
     }
 
     // MARK: - Lifecycle and path
@@ -386,32 +384,16 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// once. A repeated call does nothing.
     public func enterBackground() async {
         let connection = self.connections[self.machine.generation]
-        // The close timeout counts from the close: read the clock before the close goes out, so that a clock moved
-        // on as soon as the close is seen (a test's manual clock) cannot push the deadline later.
-        let deadline = self.clock.now.advanced(by: self.configuration.closeTimeout)
-        let action = self.machine.enteredBackground(now: self.now())
-        self.handle(action)
-        guard case .closeTransport = action, let connection else { return }
-        await self.waitUntilCloseSent(connection, deadline: deadline)
-    }
-
-    /// Waits for `connection`'s close frame to be sent, at most until `deadline` on the client's clock. A transport
-    /// that never reports keeps its waiting task until it ends; the client does not wait for it.
-    private func waitUntilCloseSent(_ connection: any TransportConnection, deadline: ClockType.Instant) async {
-        let (outcome, sink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let clock = self.clock
-        Task {
-            await connection.waitUntilCloseSent()
-            sink.yield()
+        self.handle(self.machine.enteredBackground(now: self.now()))
+        guard let generation = self.machine.closeWaitGeneration else { return }
+        if let connection {
+            Task {
+                await connection.waitUntilCloseSent()
+                self.handle(self.machine.closeSent(generation: generation, now: self.now()))
+            }
         }
-        let bound = Task {
-            try? await clock.sleep(until: deadline, tolerance: nil)
-            sink.yield()
-        }
-        var first = outcome.makeAsyncIterator()
-        _ = await first.next()
-        sink.finish()
-        bound.cancel()
+        // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it.
+        await withCheckedContinuation { self.closeWaiters.append($0) }
     }
 
     /// The app returned to the foreground: re-evaluate the path, then reuse (after a probe) or reconnect.
@@ -433,7 +415,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 self.pathDelivered(snapshot, monitor: generation)
             }
         }
-        self.pathMonitor = PathFeed(monitor: monitor, generation: generation, reader: reader, last: nil)
+        self.pathMonitor = PathFeed(monitor: monitor, reader: reader)
         monitor.start { snapshot in
             sink.yield(snapshot)
         }
@@ -538,10 +520,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The connection of `generation` has nothing more to deliver.
     private func readerFinished(_ generation: Int) {
         let waiters = self.readers.removeValue(forKey: generation) ?? []
-        // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
-        if self.connections.removeValue(forKey: generation) != nil {
-            self.handle(self.machine.transportEnded(generation: generation, end: .receiveFailed, now: self.now()))
-        }
+        self.connections[generation] = nil
+        self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
         for waiter in waiters {
             waiter.resume()
         }
@@ -556,20 +536,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
-        var interfacesChanged = false
-        if let current = self.pathMonitor, current.generation == generation {
-            // A switch of interface (Wi-Fi to cellular, or eth0 to eth1) while the path stays usable still
-            // warrants a probe: the connection may be bound to the interface that just went away.
-            if let last = current.last, snapshot.changesInterfaces(from: last),
-               last.status == .satisfied, snapshot.status == .satisfied {
-                interfacesChanged = true
-            }
-            self.pathMonitor?.last = snapshot
-        }
-        self.pathChanged(
-            monitor: generation, state: snapshot.pathState, expensive: snapshot.isExpensive,
-            constrained: snapshot.isConstrained, interfacesChanged: interfacesChanged
-        )
+        let report = PathReport(
+            state: snapshot.pathState, expensive: snapshot.isExpensive, constrained: snapshot.isConstrained,
+            interfaces: snapshot.interfaces.map { "\($0)" } + snapshot.interfaceNames)
+        self.handle(self.machine.pathReported(monitor: generation, report, now: self.now()))
     }
 
     private func pathChanged(
@@ -597,7 +567,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.connect(generation: generation)
             self.connections[generation] = connection
-            if self.readingHeld { connection.holdReading(true) }
+            if self.machine.readingHeld { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
@@ -626,6 +596,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             self.write(send.message, generation: generation) { _, failure in
                 send.continuation.resume(returning: failure.map { .failure($0) } ?? .success(()))
             }
+        case .holdReading(let held):
+            for connection in self.connections.values {
+                connection.holdReading(held)
+            }
+            if held {
+                let waiters = self.readingHeldWaiters
+                self.readingHeldWaiters.removeAll()
+                for waiter in waiters { waiter.resume() }
+            }
         }
     }
 
@@ -638,14 +617,10 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     private func publishRecordsAndState() {
-        var cause: CloseReason?
         self.machine.drainRecords { record in
             self.publish(.record(record))
             if record.kind == .pong, let rtt = record.rtt {
                 self.publish(.roundTrip(milliseconds: rtt))
-            }
-            if record.kind == .closed {
-                cause = record.reason
             }
         }
         self.machine.drainOutboxNotices { notice in
@@ -668,16 +643,14 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             self.outboxEmptyWaiters.removeAll()
             for waiter in waiters { waiter.resume() }
         }
+        if self.machine.closeWaitGeneration == nil, !self.closeWaiters.isEmpty {
+            let waiters = self.closeWaiters
+            self.closeWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
         self.publishSendRoute()
-        let state = Self.snapshot(of: self.machine)
-        if state != self.published {
-            // A new round-trip time alone is not a state change: it has its own `.roundTrip` event.
-            var previous = self.published
-            previous.lastRTT = state.lastRTT
-            self.published = state
-            if state != previous {
-                self.publish(.stateChanged(state, cause: cause))
-            }
+        if let change = self.machine.statusChange() {
+            self.publish(.stateChanged(change.status, cause: change.cause))
         }
     }
 
@@ -693,30 +666,20 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.afterEvent()
     }
 
-    /// Makes every connection's reading, and the heartbeat, follow whether `events` is held, when that may have
-    /// changed. Returns whether it changed (the machine then has a record to publish).
+    /// Tells the machine whether `events` is held, when that may have changed. Returns whether it changed (the
+    /// machine then has a record to publish).
     private func applyReadingHold() -> Bool {
         guard self.readingHoldChanged else { return false }
         self.readingHoldChanged = false
-        let held = self.eventSink.isHeld
-        guard held != self.readingHeld else { return false }
-        self.readingHeld = held
-        for connection in self.connections.values {
-            connection.holdReading(held)
-        }
-        self.machine.readingHeld(held, now: self.now())  // no pings and no pong deadline while held
-        if held {
-            let waiters = self.readingHeldWaiters
-            self.readingHeldWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
-        }
-        return true
+        let action = self.machine.consumerBacklogChanged(held: self.eventSink.isHeld, now: self.now())
+        self.run(action)
+        return action != .none
     }
 
     /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
     /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
     package func waitUntilReadingHeld() async {
-        guard !self.readingHeld else { return }
+        guard !self.machine.readingHeld else { return }
         await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 
@@ -751,27 +714,12 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private func now() -> Int {
         self.origin.duration(to: self.clock.now).milliseconds
     }
-
-    private static func snapshot(of machine: SessionMachine<SplitMix64>) -> ConnectionState {
-        ConnectionState(
-            phase: machine.phase,
-            generation: machine.generation,
-            attempts: machine.attempts,
-            retryAt: machine.phase == .waiting ? machine.retryAt : nil,
-            failure: machine.phase == .failed ? machine.failure : nil,
-            lastRTT: machine.lastRTT,
-            path: machine.hint.state,
-            connectivity: machine.connectivity
-        )
-    }
 }
 
-/// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
+/// The running path monitor and the task reading its snapshots.
 private struct PathFeed {
     var monitor: any PathMonitor
-    var generation: Int
     var reader: Task<Void, Never>
-    var last: PathSnapshot?
 }
 
 /// Where `send(_:policy: .now)` goes, as the client last published the machine's `sendRoute`.

@@ -18,6 +18,9 @@ public enum SessionAction: Equatable, Sendable {
     /// Write the first parked `.now` send to the transport of `generation` (its caller gets the outcome); report
     /// how it went with `writeFinished`.
     case writeParkedSend(generation: Int)
+    /// Stop (`true`) or resume reading every transport: the consumer fell behind or caught up
+    /// (`consumerBacklogChanged`). A transport opened later starts held while `SessionMachine.readingHeld`.
+    case holdReading(Bool)
 }
 
 /// What the driver does with a received message: the machine's decision (`SessionMachine.messageReceived`).

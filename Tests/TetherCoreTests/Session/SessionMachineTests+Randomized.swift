@@ -212,6 +212,8 @@ extension SessionMachineTests {
                     self.check(g == m.generation && m.phase == .open, "a write to a connection that is not open")
                     self.check(inFlight == nil, "a second write while one is in flight")
                     inFlight = (g, ticket)
+                case .holdReading:
+                    self.check(false, "reading held although the consumer never fell behind")
                 case .writeParkedSend:
                     self.check(false, "a parked send written although none was parked")
                 case .closeTransport(let g, let reason, let code):
