@@ -17,7 +17,7 @@ import TetherCore
 /// await client.start()
 /// for await event in client.events { ... }
 /// ```
-public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Duration {
+public actor WebSocketClient {
     /// Everything the client reports, in order. Unicast: iterate it from one task only.
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
@@ -25,8 +25,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private nonisolated let eventSink: EventChannel
     private let configuration: Configuration
     private let request: TransportRequest
-    private let clock: ClockType
-    private let origin: ClockType.Instant
+    /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
+    private let clock: any ClientClock
     private var machine: SessionMachine<SplitMix64>
 
     /// Live connections by generation. An entry is removed when its close action runs or it ended.
@@ -36,7 +36,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var readers: [Int: [CheckedContinuation<Void, Never>]] = [:]
     /// The one timer, made on first use: the clock's own timer on this actor's executor when it offers one (the
     /// continuous clock on Linux), else a task sleeping on the clock.
-    private var timer: WakeTimer<ClockType, WebSocketClient>?
+    private var timer: (any ClientTimer)?
     /// The machine's wake time the timer is armed for; nil when it is not armed.
     private var timerWake: Int?
     /// The running path monitor, if any.
@@ -74,14 +74,13 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     ///   `WebSocketConfiguration.validate()`). The URL is checked when connecting: a URL the transport cannot
     ///   serve fails the session visibly (`connectFailed(.unsupported)`), like any other connect failure.
     public init(
-        configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil
+        configuration: Configuration, clock: some Clock<Duration>, randomSeed: UInt64? = nil
     ) throws(WebSocketConfigurationError) {
         try configuration.validate()
         self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks)
         self.configuration = configuration
         self.request = configuration.transportRequest
-        self.clock = clock
-        self.origin = clock.now
+        self.clock = ClockAdapter(clock)
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
@@ -703,16 +702,15 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             return
         }
         if self.timer == nil {
-            self.timer = WakeTimer(clock: self.clock, executor: Self.serialExecutor(self.configuration), owner: self) {
+            self.timer = self.clock.makeTimer(executor: Self.serialExecutor(self.configuration), owner: self) {
                 client in client.timerFired()
             }
         }
-        let deadline = self.origin.advanced(by: .milliseconds(wake))
-        self.timer?.arm(at: deadline, tolerance: self.configuration.effectiveTimerTolerance)
+        self.timer?.arm(atMilliseconds: wake, tolerance: self.configuration.effectiveTimerTolerance)
     }
 
     private func now() -> Int {
-        self.origin.duration(to: self.clock.now).milliseconds
+        self.clock.now()
     }
 }
 
@@ -742,7 +740,7 @@ private struct ParkedSend {
     var continuation: CheckedContinuation<Result<Void, WebSocketSendError>, Never>
 }
 
-extension WebSocketClient where ClockType == ContinuousClock {
+extension WebSocketClient {
     /// Creates a client on the monotonic `ContinuousClock`.
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
     /// - Throws: `WebSocketConfigurationError`, as `init(configuration:clock:randomSeed:)`.
