@@ -46,6 +46,8 @@ public actor WebSocketClient {
     /// actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy with received
     /// messages.
     private nonisolated let sendRoute = Mutex(PublishedRoute.closed)
+    /// The machine's route and the connection `sendRoute` holds, as last published.
+    private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?) = (.closed, nil)
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
     /// Callers of `waitUntilReadingHeld()`.
@@ -682,12 +684,19 @@ public actor WebSocketClient {
         await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 
-    /// Mirrors the machine's send route where `send` reads it without entering the actor.
+    /// Mirrors the machine's send route where `send` reads it without entering the actor (only when it changed:
+    /// this runs after every event).
     private func publishSendRoute() {
+        let decided = self.machine.sendRoute
+        let connection: (any TransportConnection)? =
+            if case .direct(let generation) = decided { self.connections[generation] } else { nil }
+        let identity = connection.map { ObjectIdentifier($0) }
+        guard decided != self.publishedRoute.route || identity != self.publishedRoute.connection else { return }
+        self.publishedRoute = (decided, identity)
         let route: PublishedRoute =
-            switch self.machine.sendRoute {
+            switch decided {
             case .closed: .closed
-            case .direct(let generation): self.connections[generation].map { .direct($0) } ?? .closed
+            case .direct: connection.map { .direct($0) } ?? .closed
             case .behindOutbox: .behindOutbox
             }
         self.sendRoute.withLock { $0 = route }
