@@ -156,7 +156,7 @@ extension CheckScenarios {
         // keeps up answers a read's pings with one coalesced pong behind a backlog, so it reads the whole flood
         // while what it owes stays small. Which one shows depends on how fast the kernel takes the pongs. The flood
         // ends at its count or at the time bound, whichever comes first: on a loaded machine the peer writes fewer
-        // pings in the bound, and a client that kept reading all along has still kept up.
+        // pings in the bound, and a client still reading at the bound has kept up.
         run.expect(flood.failure == nil && (flood.stalled || flood.pings == maximumPings || flood.timeBoundReached),
                    "the peer's writes stalled (the client stopped reading) or the client kept up with the flood",
                    "\(flood.pings) pings (\(byteCountText(flood.bytes))) in \(flood.milliseconds) ms, "

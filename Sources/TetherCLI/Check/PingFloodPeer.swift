@@ -311,11 +311,15 @@ final class PingFloodPeer: Sendable {
             }
             let remaining = deadline.milliseconds
             guard remaining > 0 else {
-                // The client kept reading until the bound: as when it keeps up with the whole flood, its counters
-                // now tell what it still owes.
-                flood.timeBoundReached = true
-                flood.peer = TCPCounters.of(state.connection)
-                flood.client = clientDescriptor.flatMap(TCPCounters.of)
+                if start.duration(to: .now).milliseconds - flood.lastWriteMilliseconds < window {
+                    // The client kept reading until the bound (the peer wrote within the last window): as when it
+                    // keeps up with the whole flood, its counters now tell what it still owes.
+                    flood.timeBoundReached = true
+                    flood.peer = TCPCounters.of(state.connection)
+                    flood.client = clientDescriptor.flatMap(TCPCounters.of)
+                } else {
+                    flood.failure = "no stall within the time bound"
+                }
                 break
             }
             var writable = pollfd(fd: state.connection, events: Int16(POLLOUT), revents: 0)
@@ -324,9 +328,17 @@ final class PingFloodPeer: Sendable {
             let client = clientDescriptor.flatMap(TCPCounters.of)
             // Without the client's counters there is no telling a stall from a slow client: take the window alone.
             if let client, let queued = clientQueue(client), queued <= queuedAbove { continue }
+            // A client that stopped reading stays stopped (its pongs cannot drain while the peer reads nothing); one
+            // that was only not scheduled for a window (a loaded machine) reads again. One more window tells them
+            // apart: writable again, or more read by the client, is no stall.
+            if let client, window <= deadline.milliseconds {
+                var again = pollfd(fd: state.connection, events: Int16(POLLOUT), revents: 0)
+                if poll(&again, 1, window) != 0 { continue }
+                if let later = clientDescriptor.flatMap(TCPCounters.of), later.read > client.read { continue }
+            }
             flood.stalled = true
             flood.peer = TCPCounters.of(state.connection)
-            flood.client = client
+            flood.client = clientDescriptor.flatMap(TCPCounters.of) ?? client
             break
         }
         let cut = flood.bytes % Self.pingFrameSize

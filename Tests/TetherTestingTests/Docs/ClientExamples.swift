@@ -77,6 +77,22 @@ enum ClientExamples {
         // example end
     }
 
+    static func happyEyeballs(_ url: URL) throws {
+        // example begin: docs/networks.md#attempt-delay
+        // A shorter delay, for a network known to have working IPv6 and IPv4 alike.
+        let transport = SocketTransport(connectionAttemptDelay: .milliseconds(100))
+        let client = try WebSocketClient(configuration: .init(url: url, transport: transport))
+        // example end
+        _ = client
+    }
+
+    static func socks(_ configuration: inout WebSocketConfiguration) {
+        // example begin: docs/networks.md#socks
+        configuration.proxy = .socks(SOCKSProxy(host: "127.0.0.1", port: 1080))            // the proxy resolves names
+        configuration.proxy = .socks(SOCKSProxy(url: "socks5://alice:s3cret@proxy.corp:1080")!)  // we resolve them
+        // example end
+    }
+
     // What the examples call: an app's own code.
     static func handle(_ message: WebSocketMessage) {}
     static func handle(_ event: WebSocketEvent) {}
