@@ -38,7 +38,11 @@ import TetherTesting
         return (fixture, directory)
     }
 
-    @Test(needsRoot) func aDualStackNameWhoseIPv6IsSilentOpensOverIPv4OnTheFirstAttemptWithinASecond() async throws {
+    /// Measures a time (open within a second), which the parallel suite on two cores stretched to 2.5 s once: it runs
+    /// alone, `TETHER_TIMING_TESTS=1 swift test --filter HappyEyeballsRealLinkTests`, as `.ci/run` does.
+    @Test(needsRoot, .enabled(if: ProcessInfo.processInfo.environment["TETHER_TIMING_TESTS"] == "1",
+                              "runs alone: set TETHER_TIMING_TESTS=1"))
+    func aDualStackNameWhoseIPv6IsSilentOpensOverIPv4OnTheFirstAttemptWithinASecond() async throws {
         let (fixture, hostsDirectory) = try Self.makeDualStackFixture()
         defer {
             try? FileManager.default.removeItem(at: hostsDirectory)
