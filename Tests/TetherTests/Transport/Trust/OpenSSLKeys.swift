@@ -16,6 +16,14 @@ struct OpenSSLKey {
         ["-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:\(curve)", "-pkeyopt", "ec_param_enc:named_curve"]
     }
 
+    /// `generate` on a thread of its own: an RSA 4096 key takes the `openssl` command seconds, and waiting for it on
+    /// the concurrency pool (two threads here) stalled every other test of the parallel suite into timeouts.
+    static func generated(_ algorithm: [String]) async throws -> OpenSSLKey {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try Self.generate(algorithm) }) }.start()
+        }
+    }
+
     static func generate(_ algorithm: [String]) throws -> OpenSSLKey {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-spki-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -5,7 +5,7 @@ import Testing
 /// The SubjectPublicKeyInfo rebuilt from a key's raw bytes (what Apple's Security framework hands out) is the one
 /// OpenSSL encodes for the same key, byte for byte, for every kind of key a server certificate carries; so a pin
 /// computed with `openssl` or `curl` matches on Apple platforms as on Linux.
-@Suite struct SubjectPublicKeyInfoTests {
+@Suite(.serialized) struct SubjectPublicKeyInfoTests {
     static let kinds: [(name: String, algorithm: [String], kind: SubjectPublicKeyInfo.KeyKind)] = [
         ("RSA 2048", OpenSSLKey.rsa(bits: 2048), .rsa),
         ("RSA 3072", OpenSSLKey.rsa(bits: 3072), .rsa),
@@ -16,9 +16,9 @@ import Testing
     ]
 
     @Test(arguments: 0..<6)
-    func rebuiltSubjectPublicKeyInfoIsOpenSSLs(_ index: Int) throws {
+    func rebuiltSubjectPublicKeyInfoIsOpenSSLs(_ index: Int) async throws {
         let (name, algorithm, kind) = Self.kinds[index]
-        let key = try OpenSSLKey.generate(algorithm)
+        let key = try await OpenSSLKey.generated(algorithm)
         let rebuilt = SubjectPublicKeyInfo.der(kind: kind, rawKey: key.rawKey)
         #expect(rebuilt == key.subjectPublicKeyInfo, "\(name)")
         // And so the pin: the same digest as `openssl dgst -sha256` of OpenSSL's SPKI.
