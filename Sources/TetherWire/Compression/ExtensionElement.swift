@@ -28,30 +28,8 @@ package struct ExtensionElement: Equatable, Sendable {
 
     /// Parses one element (a list element as `HTTPSyntax.splitList` returns it).
     package init(parsing element: String) throws(SyntaxError) {
-        var pieces: [[UInt8]] = []
-        var current: [UInt8] = []
-        var inQuotes = false
-        var escaped = false
-        for byte in element.utf8 {
-            if inQuotes {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inQuotes = false
-                }
-                current.append(byte)
-            } else if byte == UInt8(ascii: ";") {
-                pieces.append(current)
-                current.removeAll()
-            } else {
-                if byte == UInt8(ascii: "\"") { inQuotes = true }
-                current.append(byte)
-            }
-        }
-        guard !inQuotes else { throw .unterminatedQuote }
-        pieces.append(current)
+        let (pieces, unterminatedQuote) = HTTPSyntax.split(element, on: UInt8(ascii: ";"))
+        guard !unterminatedQuote else { throw .unterminatedQuote }
 
         let name = HTTPSyntax.trimmed(pieces[0])
         guard !name.isEmpty else { throw .emptyName }

@@ -194,7 +194,13 @@ enum HTTPSyntax {
 
     /// Splits a comma-separated list, respecting quoted strings, trimming whitespace, dropping empty elements.
     static func splitList(_ value: String) -> [String] {
-        var elements: [String] = []
+        split(value, on: UInt8(ascii: ",")).pieces.map(trimmed).filter { !$0.isEmpty }
+    }
+
+    /// Splits `value` at every `separator` outside a quoted string (escapes inside quotes honoured), keeping every
+    /// piece as is, empty ones included; `unterminatedQuote` says whether a quoted string was left open.
+    static func split(_ value: String, on separator: UInt8) -> (pieces: [[UInt8]], unterminatedQuote: Bool) {
+        var pieces: [[UInt8]] = []
         var current: [UInt8] = []
         var inQuotes = false
         var escaped = false
@@ -208,16 +214,16 @@ enum HTTPSyntax {
                     inQuotes = false
                 }
                 current.append(byte)
-            } else if byte == UInt8(ascii: ",") {
-                elements.append(trimmed(current))
+            } else if byte == separator {
+                pieces.append(current)
                 current.removeAll()
             } else {
                 if byte == UInt8(ascii: "\"") { inQuotes = true }
                 current.append(byte)
             }
         }
-        elements.append(trimmed(current))
-        return elements.filter { !$0.isEmpty }
+        pieces.append(current)
+        return (pieces, inQuotes)
     }
 
     static func trimmed(_ bytes: [UInt8]) -> String {
