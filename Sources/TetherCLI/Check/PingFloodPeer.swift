@@ -437,7 +437,7 @@ final class PingFloodPeer: Sendable {
     /// with its number), and what it writes, appended to `output`. Its stream actions (this peer closes the socket
     /// itself) are not needed.
     private static func run(
-        _ webSocket: inout WebSocketConnection<SystemRandomNumberGenerator>, writing output: inout [UInt8]
+        _ webSocket: inout WebSocketConnection, writing output: inout [UInt8]
     ) -> [Frame] {
         var frames: [Frame] = []
         while webSocket.nextAction(queuedWriteBytes: 0, { action in
@@ -457,7 +457,7 @@ final class PingFloodPeer: Sendable {
                  .closeStream, .resetStream, .ended:
                 break
             }
-        }) != nil {}
+        }) {}
         return frames
     }
 

@@ -3,15 +3,13 @@ import Synchronization
 import TetherWire
 
 /// What the owner of a `WebSocketDriver` hears, on the loop thread.
-package protocol WebSocketDriverDelegate: AnyObject, SendableMetatype {
-    /// What a delivered message becomes once the engine is unlocked.
-    associatedtype Delivery
-
+package protocol WebSocketDriverDelegate: AnyObject {
     /// A message the engine lends (text, binary, ping or pong), with the engine locked: copy or record what is
-    /// needed and return what to do with it once unlocked (nil: nothing). Must not call into the driver.
-    func received(_ message: BorrowedMessage) -> Delivery?
-    /// Acts on what `received(_:)` returned, with the engine unlocked (it may call the driver).
-    func deliver(_ delivery: Delivery)
+    /// needed and keep what to do with it; true asks for `deliverReceived()` once unlocked. Must not call into the
+    /// driver.
+    func received(_ message: BorrowedMessage) -> Bool
+    /// Acts on what the last `received(_:)` kept, with the engine unlocked (it may call the driver).
+    func deliverReceived()
     /// The pong for our ping `id` arrived.
     func pongReceived(id: UInt64)
     /// A pong the engine owed the peer (automatic pongs) was written.
@@ -42,13 +40,13 @@ package enum WebSocketFlowEvent: Equatable, Sendable {
 /// (`encodeMessage`, `sendPing`) instead of queueing behind the messages the loop is delivering; everything else
 /// runs on the loop thread. Writes the engine asks for are made with the lock held, so they reach the stream in the
 /// engine's order, and nothing follows our close frame.
-package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: RandomNumberGenerator & SendableMetatype>:
-    @unchecked Sendable
-{
+///
+/// Not generic, like the engine: a generic driver ran unspecialized in the modules that use it.
+package final class WebSocketDriver: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe (as in `TLSStream`): the engine, the one state that is not Sendable, is
     // touched only inside `withEngine(_:)`, which holds `lock` for the whole access, and it is handed over with
     // `sending`; the loop-side state is a `LoopBound`, which checks its thread on every access; `stream` is Sendable.
-    package typealias Engine = WebSocketConnection<Random>
+    package typealias Engine = WebSocketConnection
 
     private final class EngineBox {
         var engine: Engine
@@ -60,7 +58,7 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
 
     /// Loop-confined state.
     private final class LoopSide {
-        weak var delegate: Delegate?
+        weak var delegate: (any WebSocketDriverDelegate)?
         var closeTimer: TimerHandle?
         /// `runActions` is running (a delegate's call into the driver lets the running loop pick its facts up).
         var running = false
@@ -79,7 +77,7 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
     private let side: LoopBound<LoopSide>
 
     /// Call on the stream's loop thread. The driver holds `delegate` weakly.
-    package init(stream: any ByteStream, engine: sending Engine, delegate: Delegate) {
+    package init(stream: any ByteStream, engine: sending Engine, delegate: any WebSocketDriverDelegate) {
         self.stream = stream
         self.unguardedEngine = EngineBox(engine)
         self.side = LoopBound(LoopSide(), loop: stream.loop)
@@ -124,8 +122,9 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
         }
         side.running = true
         side.completion = completion
-        while let step = self.withEngine({ engine in
-            engine.nextAction(queuedWriteBytes: self.stream.queuedWriteBytes) { self.perform($0, side: side) }
+        var step = Step.done
+        while self.withEngine({ engine in
+            engine.nextAction(queuedWriteBytes: self.stream.queuedWriteBytes) { step = self.perform($0, side: side) }
         }) {
             self.run(step, side: side)
         }
@@ -163,7 +162,7 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
         self.withEngine { engine in
             guard engine.sendPing(id: id) else { return false }
             // A failure ends the stream, which `ended` reports (with this ping among the failed ones).
-            engine.takeOutput { output, _ in self.write(output, sealing: false, completion: nil) }
+            _ = engine.takeOutput { output, _ in self.write(output, sealing: false, completion: nil) }
             return true
         }
     }
@@ -173,7 +172,7 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
     /// What to do once the engine is unlocked.
     private enum Step {
         case done
-        case deliver(Delegate.Delivery)
+        case deliver
         case written
         case pongReceived(UInt64)
         case pongSent([UInt8])
@@ -187,8 +186,7 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
     private func perform(_ action: Engine.Action, side: LoopSide) -> Step {
         switch action {
         case .deliver(let message):
-            guard let delivery = side.delegate?.received(message) else { return .done }
-            return .deliver(delivery)
+            return side.delegate?.received(message) == true ? .deliver : .done
         case .write(let output, let seals):
             var completion = side.completion
             side.completion = nil
@@ -230,8 +228,8 @@ package final class WebSocketDriver<Delegate: WebSocketDriverDelegate, Random: R
         switch step {
         case .done:
             break
-        case .deliver(let delivery):
-            side.delegate?.deliver(delivery)
+        case .deliver:
+            side.delegate?.deliverReceived()
         case .written:
             side.delegate?.flow(.written(queuedBytes: self.stream.queuedWriteBytes))
         case .pongReceived(let id):

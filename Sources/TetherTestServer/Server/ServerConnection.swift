@@ -28,7 +28,7 @@ final class ServerConnection: ByteStreamHandler, Sendable {
 /// that is written once per batch (one read, one timer), so an echo costs one copy of the payload and one write per
 /// batch of messages.
 final class ConnectionDriver {
-    typealias WebSocket = WebSocketDriver<ConnectionDriver, SystemRandomNumberGenerator>
+    typealias WebSocket = WebSocketDriver
 
     private enum Phase {
         /// Reading the upgrade request.
@@ -68,6 +68,8 @@ final class ConnectionDriver {
     private weak var shell: ServerConnection?
     /// The server sent its close frame: messages are recorded but neither echoed nor answered.
     private var sentClose = false
+    /// What the message the engine lent last asks of the scenario, kept until the engine is unlocked.
+    private var delivery: Delivery?
     /// The reason recorded when the TCP connection ends, when the server decided it.
     private var endReason: ConnectionEnd?
     /// How the stream ended, for the record once the engine has reported the end.
@@ -340,7 +342,12 @@ final class ConnectionDriver {
     // MARK: Messages (the engine's delegate)
 
     /// Records one message the engine lends; the engine is locked, so nothing here touches it.
-    func received(_ message: BorrowedMessage) -> Delivery? {
+    func received(_ message: BorrowedMessage) -> Bool {
+        self.delivery = self.receivedDelivery(message)
+        return self.delivery != nil
+    }
+
+    private func receivedDelivery(_ message: BorrowedMessage) -> Delivery? {
         switch message.opcode {
         case .text, .binary:
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
@@ -381,7 +388,9 @@ final class ConnectionDriver {
         }
     }
 
-    func deliver(_ delivery: Delivery) {
+    func deliverReceived() {
+        guard let delivery = self.delivery else { return }
+        self.delivery = nil
         guard case .webSocket(let webSocket) = self.phase, let shell = self.shell else { return }
         switch delivery {
         case .echo:

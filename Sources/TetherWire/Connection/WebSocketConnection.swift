@@ -22,7 +22,7 @@
 ///
 /// A future extension (permessage-deflate) sits in two places: `encodeMessage` (compress, RSV1 on the first frame)
 /// and `decodeNext` (inflate per message, counted against the watermarks with `bufferedInboundBytes`).
-public struct WebSocketConnection<Random: RandomNumberGenerator> {
+public struct WebSocketConnection {
     /// The engine's fixed settings.
     public struct Configuration: Sendable {
         /// This endpoint's role (a client masks what it sends and expects unmasked frames).
@@ -157,7 +157,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     public var role: Role { self.configuration.role }
 
     private var decoder: WebSocketDecoder
-    private var encoder: WebSocketEncoder<Random>
+    private var encoder: WebSocketEncoder<MaskingKeySource>
     private var output: [UInt8] = []
     /// The output ends with our close frame.
     private var outputSeals = false
@@ -168,12 +168,13 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     /// The output buffer's capacity is kept up to this size between writes.
     private static var retainedOutputCapacity: Int { 4 << 20 }
 
-    public init(_ configuration: Configuration, random: Random) {
+    /// - Parameter random: where a client's masking keys come from (the system CSPRNG unless a test fixes them).
+    public init(_ configuration: Configuration, random: some RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.configuration = configuration
         let limit = configuration.maximumMessageSize
         self.decoder = WebSocketDecoder(
             role: configuration.role, maximumFrameSize: max(125, limit), maximumMessageSize: limit)
-        self.encoder = WebSocketEncoder(role: configuration.role, random: random)
+        self.encoder = WebSocketEncoder(role: configuration.role, random: MaskingKeySource(random))
     }
 
     /// Bytes received and not yet delivered: the frames in the parser's buffer and the fragments of the message
@@ -349,10 +350,10 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
 
     // MARK: - Actions
 
-    /// The next action, lent to `body` (a delivered message and written bytes are valid only inside it), or nil when
+    /// The next action, lent to `body` (a delivered message and written bytes are valid only inside it); false when
     /// nothing is to be done until the next fact.
     /// - Parameter queuedWriteBytes: the bytes waiting to be written to the socket now (the write queue's level).
-    public mutating func nextAction<Result>(queuedWriteBytes: Int, _ body: (Action) -> Result) -> Result? {
+    public mutating func nextAction(queuedWriteBytes: Int, _ body: (Action) -> Void) -> Bool {
         while true {
             if self.pendingHead < self.pending.count {
                 let next = self.pending[self.pendingHead]
@@ -361,7 +362,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
                     self.pending.removeAll(keepingCapacity: true)
                     self.pendingHead = 0
                 }
-                if let result = self.run(next, body) { return result }
+                if self.run(next, body) { return true }
                 continue
             }
             if self.readsFrames, !self.reading.waitingForWriteRoom,
@@ -372,49 +373,52 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
                 continue
             }
             switch self.decodeNext(queuedWriteBytes: queuedWriteBytes, body) {
-            case .lent(let result):
-                return result
+            case .lent:
+                return true
             case .handled:
                 continue
             case .none:
-                guard self.hasOutput else { return nil }
+                guard self.hasOutput else { return false }
                 self.pending.append(.write)  // the end of a batch: what it owes goes out together
             }
         }
     }
 
-    private mutating func run<Result>(_ pending: Pending, _ body: (Action) -> Result) -> Result? {
-        // Once the stream has ended, only what reports (not what acts on the stream) is still run.
-        switch pending {
-        case .write:
-            guard !self.isEnded else { return nil }
-            return self.lendOutput(body)
-        case .pongReceived(let id):
-            return body(.pongReceived(id: id))
-        case .pongSent(let payload):
-            return body(.pongSent(payload: payload))
-        case .pauseReading:
-            return self.isEnded ? nil : body(.pauseReading)
-        case .resumeReading:
-            return self.isEnded ? nil : body(.resumeReading)
-        case .awaitWriteRoom:
-            return self.isEnded ? nil : body(.awaitWriteRoom(atMost: self.configuration.outbound.low))
-        case .armCloseTimer:
-            return self.isEnded ? nil : body(.armCloseTimer(milliseconds: self.configuration.closeTimeoutMilliseconds))
-        case .closed(let closure):
-            return body(.closed(closure))
-        case .closeStream:
-            return self.isEnded ? nil : body(.closeStream)
-        case .resetStream:
-            return self.isEnded ? nil : body(.resetStream)
-        case .ended(let ending, let failedPings):
-            return body(.ended(ending, failedPings: failedPings))
-        }
+    /// The next action, lent to `body`, and what `body` returned; nil when nothing is to be done until the next fact.
+    public mutating func nextAction<Result>(queuedWriteBytes: Int, _ body: (Action) -> Result) -> Result? {
+        var result: Result?
+        guard self.nextAction(queuedWriteBytes: queuedWriteBytes, { result = body($0) }) else { return nil }
+        return result
     }
 
-    private enum Decoded<Result> {
-        /// A message was lent; this is what the owner returned.
-        case lent(Result)
+    private mutating func run(_ pending: Pending, _ body: (Action) -> Void) -> Bool {
+        // Once the stream has ended, only what reports (not what acts on the stream) is still run.
+        let action: Action
+        switch pending {
+        case .write:
+            guard !self.isEnded else { return false }
+            return self.lendOutput(body)
+        case .pongReceived(let id): action = .pongReceived(id: id)
+        case .pongSent(let payload): action = .pongSent(payload: payload)
+        case .closed(let closure): action = .closed(closure)
+        case .ended(let ending, let failedPings): action = .ended(ending, failedPings: failedPings)
+        case .pauseReading where !self.isEnded: action = .pauseReading
+        case .resumeReading where !self.isEnded: action = .resumeReading
+        case .awaitWriteRoom where !self.isEnded: action = .awaitWriteRoom(atMost: self.configuration.outbound.low)
+        case .armCloseTimer where !self.isEnded:
+            action = .armCloseTimer(milliseconds: self.configuration.closeTimeoutMilliseconds)
+        case .closeStream where !self.isEnded: action = .closeStream
+        case .resetStream where !self.isEnded: action = .resetStream
+        case .pauseReading, .resumeReading, .awaitWriteRoom, .armCloseTimer, .closeStream, .resetStream:
+            return false
+        }
+        body(action)
+        return true
+    }
+
+    private enum Decoded {
+        /// A message was lent.
+        case lent
         /// A frame the engine handled itself (a close frame, a violation): its actions are pending.
         case handled
         /// More bytes are needed, delivery is held, or the protocol is over.
@@ -423,7 +427,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
 
     /// Decodes the next message and lends it, handling what the engine answers itself (pings, close frames,
     /// violations).
-    private mutating func decodeNext<Result>(queuedWriteBytes: Int, _ body: (Action) -> Result) -> Decoded<Result> {
+    private mutating func decodeNext(queuedWriteBytes: Int, _ body: (Action) -> Void) -> Decoded {
         guard self.readsFrames, !self.reading.consumerHolds else { return .none }
         // The decoder lends the message while it is being mutated, so the closure touches no other state of this
         // value: it notes what to change, and the change happens once the decoder has returned.
@@ -433,7 +437,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         var ping: [UInt8]?
         var pong: UInt64?
         var closeFrame: (code: UInt16?, reason: String)?
-        var result: Result?
+        var lent = false
         do throws(ProtocolError) {
             let found: Void? = try self.decoder.nextMessage { message in
                 switch message.opcode {
@@ -447,7 +451,8 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
                 default:
                     break
                 }
-                result = body(.deliver(message))
+                body(.deliver(message))
+                lent = true
             }
             guard found != nil else { return .none }
         } catch {
@@ -465,8 +470,8 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
             self.peerClosed(code: closeFrame.code, reason: closeFrame.reason)
             return .handled
         }
-        guard let result else { preconditionFailure("every frame but a close frame is lent") }
-        return .lent(result)
+        precondition(lent, "every frame but a close frame is lent")
+        return .lent
     }
 
     private mutating func pongArrived(_ id: UInt64) {
@@ -526,26 +531,27 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         return false
     }
 
-    private mutating func lendOutput<Result>(_ body: (Action) -> Result) -> Result? {
+    private mutating func lendOutput(_ body: (Action) -> Void) -> Bool {
         self.takeOutput { output, seals in body(.write(output, seals: seals)) }
     }
 
     /// Lends (or gives) the bytes waiting to be written, a pong still owed encoded first, for a writer on another
-    /// thread than the owner's loop (after `sendPing`): `seals`, they end with our close frame. Nil when there is
+    /// thread than the owner's loop (after `sendPing`): `seals`, they end with our close frame. False when there is
     /// nothing to write.
-    public mutating func takeOutput<Result>(_ body: (_ output: Output, _ seals: Bool) -> Result) -> Result? {
-        guard !self.isEnded else { return nil }
+    public mutating func takeOutput(_ body: (_ output: Output, _ seals: Bool) -> Void) -> Bool {
+        guard !self.isEnded else { return false }
         self.encodeOwedPong()
-        guard !self.output.isEmpty else { return nil }
+        guard !self.output.isEmpty else { return false }
         let seals = self.outputSeals
         guard self.output.capacity > Self.retainedOutputCapacity else {
-            let result = self.output.withUnsafeBytes { body(.borrowed($0), seals) }
+            self.output.withUnsafeBytes { body(.borrowed($0), seals) }
             self.output.removeAll(keepingCapacity: true)
-            return result
+            return true
         }
         let given = self.output
         self.output = []
-        return body(.owned(given), seals)
+        body(.owned(given), seals)
+        return true
     }
 
     private mutating func encodeOwedPong() {
@@ -558,7 +564,7 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
 
     /// Where every data message is encoded (permessage-deflate: compress here and set RSV1 on the first frame).
     private static func encodeMessage(
-        _ opcode: Opcode, payload: UnsafeRawBufferPointer, with encoder: inout WebSocketEncoder<Random>,
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, with encoder: inout WebSocketEncoder<MaskingKeySource>,
         into buffer: inout [UInt8]
     ) {
         precondition(opcode == .text || opcode == .binary, "messages are text or binary; use ping, pong or close")
@@ -622,10 +628,18 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     }
 }
 
-extension WebSocketConnection where Random == SystemRandomNumberGenerator {
-    /// An engine whose masking keys (client role) come from the system CSPRNG.
-    public init(_ configuration: Configuration) {
-        self.init(configuration, random: SystemRandomNumberGenerator())
+/// The engine's one masking-key type, whatever generator a caller supplies: the engine is not generic, so that the
+/// code a driver in another module calls is compiled for its types (a generic engine ran unspecialized there and
+/// looked its nested types' metadata up at run time on every action: 15 % more CPU per 64-byte round trip).
+struct MaskingKeySource: RandomNumberGenerator {
+    private var generator: any RandomNumberGenerator
+
+    init(_ generator: some RandomNumberGenerator) {
+        self.generator = generator
+    }
+
+    mutating func next() -> UInt64 {
+        self.generator.next()
     }
 }
 

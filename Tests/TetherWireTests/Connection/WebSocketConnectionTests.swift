@@ -20,7 +20,7 @@ private struct Harness {
         case ended(WebSocketEnding, failedPings: [UInt64])
     }
 
-    var engine: WebSocketConnection<SystemRandomNumberGenerator>
+    var engine: WebSocketConnection
     /// Bytes written and not yet read by the peer.
     var queued = 0
     /// The peer reads what is written at once.

@@ -6,7 +6,7 @@ import TetherPOSIX
 import TetherWire
 
 /// The WebSocket engine and its driver, as the client runs them.
-typealias ClientWebSocket = WebSocketDriver<SocketConnectionCore, MaskingEntropy>
+typealias ClientWebSocket = WebSocketDriver
 
 /// The connecting side of one `SocketConnection`: resolving, TCP connect, the HTTP proxy's tunnel, TLS and the
 /// opening handshake; from the open on, the WebSocket protocol is the shared engine's, run by a `WebSocketDriver`
@@ -74,6 +74,8 @@ final class SocketConnectionCore: ByteStreamHandler {
     private let connectProgress = ConnectProgress()
     /// The client holds reading: its consumer is behind (`holdReading`). Applies from the open on.
     private var consumerHolds = false
+    /// The message the engine lent last, copied out while it was locked, delivered once unlocked.
+    private var received: TransportEvent?
     /// Told when flow control acts (tests watch the bounds with it).
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
     /// Where the sending side finds the open connection.
@@ -426,19 +428,23 @@ final class SocketConnectionCore: ByteStreamHandler {
 extension SocketConnectionCore: WebSocketDriverDelegate {
     /// Copies a data message into the event the client reads (the one copy out of the receive buffer); pings are
     /// the engine's, pongs arrive as `pongReceived(id:)`.
-    func received(_ message: BorrowedMessage) -> TransportEvent? {
+    func received(_ message: BorrowedMessage) -> Bool {
         switch message.opcode {
         case .text:
-            return .message(.text(String(decoding: message.payload, as: UTF8.self)))
+            self.received = .message(.text(String(decoding: message.payload, as: UTF8.self)))
         case .binary:
             let payload = message.payload
-            return .message(.binary(payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()))
+            self.received = .message(
+                .binary(payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()))
         default:
-            return nil
+            return false
         }
+        return true
     }
 
-    func deliver(_ event: TransportEvent) {
+    func deliverReceived() {
+        guard let event = self.received else { return }
+        self.received = nil
         self.outlet.emit(event)
     }
 
