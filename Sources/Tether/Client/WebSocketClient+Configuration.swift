@@ -252,6 +252,8 @@ public struct WebSocketConfiguration: Sendable {
         )
         session.greets = self.greeting != nil
         session.retryPolicy = self.retryPolicy
+        session.outboxLimits = self.outboxLimits
+        session.closeTimeout = self.closeTimeout.milliseconds
         return session
     }
 

@@ -394,7 +394,7 @@ enum CheckScenarios {
 
     /// After `stop()` returned: stopped, no retry time, no connection left, and no event after the stop record.
     private static func expectStopped(
-        _ run: ScenarioRun, client: WebSocketClient<ContinuousClock>, recorder: EventRecorder, from: SessionPhase
+        _ run: ScenarioRun, client: WebSocketClient, recorder: EventRecorder, from: SessionPhase
     ) async throws(CheckFailure) {
         let records = try await run.wait(recorder, "the stopped record") { $0.records.first(.stopped) != nil }.records
         let state = await client.state

@@ -28,6 +28,10 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Whether every open first sends a greeting (`.sendGreeting`, then `greetingSent`) before the session is open.
     /// Default false.
     public var greets: Bool = false
+    /// How long `enteredBackground` waits for the close frame to be sent (`closeWaitGeneration`). Default 2_000.
+    public var closeTimeout = 2_000
+    /// The bounds of the outbox (messages queued for a connection that is not open yet). Default `OutboxLimits()`.
+    public var outboxLimits = OutboxLimits()
     /// When to stop retrying and how long to wait, beyond the backoff. Default `RetryPolicy()`: retry forever.
     public var retryPolicy = RetryPolicy()
 
