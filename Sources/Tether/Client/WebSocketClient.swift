@@ -593,6 +593,10 @@ public actor WebSocketClient {
                 if failure == nil { client.queued[ticket] = nil }
             }
         case .writeParkedSend(let generation):
+            guard !self.parkedSends.isEmpty else {
+                preconditionFailure("the machine writes only sends it parked (route \(self.machine.sendRoute), "
+                    + "\(self.machine.queuedCount) queued, \(self.machine.phase), generation \(generation))")
+            }
             let send = self.parkedSends.removeFirst()
             self.write(send.message, generation: generation) { _, failure in
                 send.continuation.resume(returning: failure.map { .failure($0) } ?? .success(()))
