@@ -124,7 +124,7 @@ enum CheckScenarios {
         case 1013:
             let retry = try await run.wait(recorder, "the retry") { $0.records.first(.retryScheduled) != nil }
                 .records.first(.retryScheduled)
-            let throttle = SessionConfiguration().throttleDelay
+            let throttle = SessionConfiguration().retryLaterDelay.milliseconds
             run.expect(retry?.delay, in: throttle...(throttle + timing.backoffCap),
                        "retry no sooner than the try-later delay")
             run.expect((retry?.delay ?? 0) > timing.backoffBase * 3 / 2, "longer than a plain backoff",

@@ -23,7 +23,7 @@
 ///   `connectFailed(.unsupported)`, a proxy's refusal by the same status rules as a handshake's, and a permanent
 ///   `tlsFailed` (the certificate does not verify) fail for good
 ///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
-///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? throttleDelay)`: Retry-After is honoured even above the
+///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? retryLaterDelay)`: Retry-After is honoured even above the
 ///   backoff cap, never beyond `maximumRetryAfter` (docs/ARCHITECTURE.md §10: every delay from the peer is capped,
 ///   here, in one place for every transport). Everything else (other close codes, 5xx, 408, connect errors,
 ///   broken connections, invalid handshakes, protocol violations) retries with backoff.
@@ -214,6 +214,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The configuration the machine was created with.
     public let configuration: SessionConfiguration
+    /// Its durations in milliseconds, converted once.
+    let timing: SessionTiming
     private var random: Random
     var state: State
     private var records: LogRecordBuffer
@@ -225,16 +227,22 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     var outboxNotices: [OutboxNotice] = []
 
     /// - Parameters:
-    ///   - configuration: timing and policies (default `SessionConfiguration()`).
+    ///   - configuration: timing and policies (default `SessionConfiguration()`), every setting in range: one out
+    ///     of range (`settingOutOfRange`) is a programming error and traps.
     ///   - random: the generator for backoff jitter (`SystemRandomNumberGenerator()` in production, a seeded
     ///     `SplitMix64` in tests).
     ///   - recordCapacity: log records kept between drains (default 64; an event produces at most three). When
     ///     full, the oldest is dropped and counted in `droppedRecords`.
     public init(configuration: SessionConfiguration = .init(), random: Random, recordCapacity: Int = 64) {
+        if let problem = configuration.settingOutOfRange {
+            preconditionFailure(
+                "SessionConfiguration.\(problem.setting) is \(problem.value): it must be \(problem.requirement)")
+        }
         self.configuration = configuration
+        self.timing = SessionTiming(configuration)
         self.random = random
         self.state = State(
-            heartbeat: Heartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout),
+            heartbeat: Heartbeat(interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout),
             backoff: Backoff(policy: configuration.backoff),
             outgoing: OutboxWriter(limits: configuration.outboxLimits)
         )
@@ -661,7 +669,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             self.state.closeWait = CloseWait(
-                generation: generation, deadline: Self.adding(self.configuration.closeTimeout, to: now))
+                generation: generation, deadline: Self.adding(self.timing.closeTimeout, to: now))
             return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
         }
     }
@@ -740,14 +748,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The open connection, about to end, lasted `stablePeriod`: it proved healthy (attempts reset).
     private mutating func noteStability(now: Int) {
         guard let connection = self.state.stage.connection, !connection.healthy,
-              now - connection.since >= self.configuration.stablePeriod else {
+              now - connection.since >= self.timing.stablePeriod else {
             return
         }
         self.resetAttempts()
     }
 
     private mutating func probe(now: Int) -> Heartbeat.Action? {
-        let action = self.state.heartbeat.probe(now: now, timeout: self.configuration.probeTimeout)
+        let action = self.state.heartbeat.probe(now: now, timeout: self.timing.probeTimeout)
         if action != nil {
             self.record(.ping, now: now, from: self.state.phase)
         }
@@ -756,7 +764,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
         let generation = self.state.heartbeat.connect()
-        self.state.stage = .connecting(deadline: now + self.configuration.connectTimeout, greeting: false)
+        self.state.stage = .connecting(deadline: now + self.timing.connectTimeout, greeting: false)
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
@@ -800,8 +808,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             proposed = self.state.backoff.nextDelay(using: &self.random)
         case .throttled(let retryAfter):
             let backoff = self.state.backoff.nextDelay(using: &self.random)
-            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
-            proposed = max(backoff, requested ?? self.configuration.throttleDelay)
+            let requested = retryAfter.map { min(max(0, $0), self.timing.maximumRetryAfter) }
+            proposed = max(backoff, requested ?? self.timing.retryLaterDelay)
         }
         switch self.retryDecision(reason: reason, proposedDelay: proposed, now: now) {
         case .retry(let chosen):

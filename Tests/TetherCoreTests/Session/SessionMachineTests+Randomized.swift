@@ -234,7 +234,7 @@ extension SessionMachineTests {
                 // Every wait is bounded by the configuration, whatever the peer asked for (docs/ARCHITECTURE.md §10).
                 for record in records where record.kind == .retryScheduled {
                     let longest = max(
-                        configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)
+                        configuration.backoff.cap, m.timing.maximumRetryAfter, m.timing.retryLaterDelay)
                     self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
                 }
                 if records.contains(where: { $0.kind == .pong }) || m.state.link == .none || m.state.link == .closing
