@@ -230,28 +230,29 @@ public actor WebSocketClient {
     }
 
     /// A `.now` send that found no direct route: the machine refuses it, sends it, or parks it behind the outbox
-    /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`).
+    /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`). The machine's decision and the
+    /// parked send's place in `parkedSends` are taken together, inside the continuation's body (which runs
+    /// without a suspension point): no write the machine orders can find the machine's parked send missing here.
     private func sendBehindOutbox(_ message: WebSocketMessage) async throws(WebSocketSendError) {
-        switch self.machine.nowSendArrived(now: self.now()) {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<SendTurn, Never>) in
+            switch self.machine.nowSendArrived(now: self.now()) {
+            case .refused:
+                continuation.resume(returning: .refused)
+            case .direct(let generation):
+                continuation.resume(returning: .direct(generation: generation))
+            case .parked(let count):
+                self.parkedSends.append(ParkedSend(message: message, continuation: continuation))
+                self.sendsWaitingSink.yield(count)
+            }
+        }
+        switch turn {
         case .refused:
             throw .notOpen
         case .direct(let generation):
             guard let connection = self.connections[generation] else { throw .notOpen }
             try await Self.write(message, to: connection)
-        case .parked(let count):
-            let result = await withCheckedContinuation { continuation in
-                self.parkedSends.append(ParkedSend(message: message, continuation: continuation))
-                self.sendsWaitingSink.yield(count)
-            }
+        case .written(let result):
             try result.get()
-        }
-    }
-
-    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
-    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
-    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
-        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
-            return
         }
     }
 
@@ -270,13 +271,6 @@ public actor WebSocketClient {
             self.queued[ticket] = message
             self.handle(action)
         }
-    }
-
-    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
-    /// For tools (`tether connect --queue` at the end of its input) and tests.
-    package func waitUntilOutboxEmpty() async {
-        guard self.machine.queuedCount > 0 else { return }
-        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
     }
 
     /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
@@ -440,27 +434,6 @@ public actor WebSocketClient {
         )
     }
 
-    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
-    /// greeting, the outbox); all zero once `stop()` has returned.
-    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
-        (
-            self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
-            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.writer == nil ? 0 : 1)
-        )
-    }
-
-    /// How many events were ignored because their generation (connection or path monitor) was not current:
-    /// late callbacks of a connection the client already left. A test that injects late callbacks (see
-    /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
-    public var staleEvents: Int { self.machine.staleEvents }
-
-    /// The most the events not read yet have weighed (a message its payload plus the event's own size in the buffer, any other event that size): at
-    /// most `inboundWatermarks.high` plus what arrived in the read that crossed it. For tests and benchmarks.
-    package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
-
-    /// Milliseconds since the client was created, on the injected clock.
-    var currentTime: Int { self.now() }
-
     // MARK: - Inputs from transports, the timer and the path monitor
 
     private func transportEvent(_ event: TransportEvent, generation: Int) {
@@ -599,7 +572,7 @@ public actor WebSocketClient {
             }
             let send = self.parkedSends.removeFirst()
             self.write(send.message, generation: generation) { _, failure in
-                send.continuation.resume(returning: failure.map { .failure($0) } ?? .success(()))
+                send.continuation.resume(returning: .written(failure.map { .failure($0) } ?? .success(())))
             }
         case .holdReading(let held):
             for connection in self.connections.values {
@@ -642,7 +615,7 @@ public actor WebSocketClient {
                 let refused = self.parkedSends.prefix(count)
                 self.parkedSends.removeFirst(count)
                 for send in refused {
-                    send.continuation.resume(returning: .failure(.notOpen))  // their connection is no longer open
+                    send.continuation.resume(returning: .written(.failure(.notOpen)))  // their connection is not open
                 }
             }
         }
@@ -681,13 +654,6 @@ public actor WebSocketClient {
         let action = self.machine.consumerBacklogChanged(held: self.eventSink.isHeld, now: self.now())
         self.run(action)
         return action != .none
-    }
-
-    /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
-    /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
-    package func waitUntilReadingHeld() async {
-        guard !self.machine.readingHeld else { return }
-        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 
     /// Mirrors the machine's send route where `send` reads it without entering the actor (only when it changed:
@@ -752,7 +718,17 @@ private enum PublishedRoute {
 /// A `.now` send parked behind the outbox: resumed once written (or with its error), or refused with `notOpen`.
 private struct ParkedSend {
     var message: WebSocketMessage
-    var continuation: CheckedContinuation<Result<Void, WebSocketSendError>, Never>
+    var continuation: CheckedContinuation<SendTurn, Never>
+}
+
+/// What the machine made of a `.now` send that found no direct route.
+private enum SendTurn {
+    /// No open session: nothing sent.
+    case refused
+    /// The outbox was written meanwhile: write it to the connection of `generation`.
+    case direct(generation: Int)
+    /// Parked, then written (or refused) in its turn.
+    case written(Result<Void, WebSocketSendError>)
 }
 
 extension WebSocketClient {
@@ -761,6 +737,55 @@ extension WebSocketClient {
     /// - Throws: `WebSocketConfigurationError`, as `init(configuration:clock:randomSeed:)`.
     public init(configuration: Configuration, randomSeed: UInt64? = nil) throws(WebSocketConfigurationError) {
         try self.init(configuration: configuration, clock: ContinuousClock(), randomSeed: randomSeed)
+    }
+}
+
+// MARK: - Test probes
+
+/// What tests, benchmarks and the `tether` command observe of a client: package API, in one place.
+extension WebSocketClient {
+    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
+    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
+    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
+        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
+            return
+        }
+    }
+
+    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
+    /// For tools (`tether connect --queue` at the end of its input) and tests.
+    package func waitUntilOutboxEmpty() async {
+        guard self.machine.queuedCount > 0 else { return }
+        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
+    }
+
+    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
+    /// greeting, the outbox); all zero once `stop()` has returned.
+    package var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
+        (
+            self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.writer == nil ? 0 : 1)
+        )
+    }
+
+    /// How many events were ignored because their generation (connection or path monitor) was not current:
+    /// late callbacks of a connection the client already left. A test that injects late callbacks (see
+    /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
+    package var staleEvents: Int { self.machine.staleEvents }
+
+    /// The most the events not read yet have weighed (a message its payload plus the event's own size in the
+    /// buffer, any other event that size): at most `inboundWatermarks.high` plus what arrived in the read that
+    /// crossed it. For tests and benchmarks.
+    package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
+
+    /// Milliseconds since the client was created, on the injected clock.
+    package var currentTime: Int { self.now() }
+
+    /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
+    /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
+    package func waitUntilReadingHeld() async {
+        guard !self.machine.readingHeld else { return }
+        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 }
 
