@@ -8,7 +8,7 @@ import Tether
 ///
 /// ```swift
 /// let transport = InMemoryTransport()
-/// let configuration = WebSocketClient<ManualClock>.Configuration(url: url, transport: transport)
+/// let configuration = WebSocketClient.Configuration(url: url, transport: transport)
 /// let client = try WebSocketClient(configuration: configuration, clock: clock)
 /// await client.start()
 /// let connection = try #require(await transport.nextConnection())    // generation 1
@@ -55,8 +55,8 @@ public final class InMemoryTransport: WebSocketTransport {
 
     /// Starts `client`, opens the connection it makes, and waits until `recorder` sees the client open.
     /// - Throws: `TetherTestingError.timedOut` when no connection or no open state came within `timeout`.
-    public func open<ClockType>(
-        _ client: WebSocketClient<ClockType>, _ recorder: EventRecorder, subprotocol: String? = nil,
+    public func open(
+        _ client: WebSocketClient, _ recorder: EventRecorder, subprotocol: String? = nil,
         timeout: Duration = .seconds(10)
     ) async throws -> InMemoryConnection {
         await client.start()

@@ -533,7 +533,7 @@ final class ClientWatch: Sendable {
 
 /// A measured `WebSocketClient` and the task that consumes its events.
 final class ClientSession {
-    let client: WebSocketClient<ContinuousClock>
+    let client: WebSocketClient
     let watch: ClientWatch
     private var changes: AsyncStream<Void>.Iterator
     private var consumer: Task<Void, Never>?

@@ -440,12 +440,12 @@ protocol EchoEndpoint {
 
 /// The public client: `send` on the actor, messages from `client.events`.
 struct ClientEndpoint: EchoEndpoint {
-    let client: WebSocketClient<ContinuousClock>
+    let client: WebSocketClient
     var events: WebSocketEvents.Iterator
 
     static func open(url: URL, tls: TLSOptions = TLSOptions()) async throws -> ClientEndpoint {
         // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(url: url)
+        var configuration = WebSocketClient.Configuration(url: url)
         configuration.tls = tls
         let client = try WebSocketClient(configuration: configuration)
         var events = client.events.makeAsyncIterator()

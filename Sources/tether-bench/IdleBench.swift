@@ -103,7 +103,7 @@ enum IdleBench {
         let rssBefore = self.residentKiB()
         let clock = ContinuousClock()
         let openingStart = clock.now
-        var clients: [WebSocketClient<ContinuousClock>] = []
+        var clients: [WebSocketClient] = []
         clients.reserveCapacity(connections)
         for _ in 0..<connections {
             let client = try self.makeClient(url: url, tally: tally)
@@ -147,7 +147,7 @@ enum IdleBench {
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
     /// keeps the tally of open connections and of pongs during the hold.
-    static func makeClient(url: URL, tally: Tally) throws -> WebSocketClient<ContinuousClock> {
+    static func makeClient(url: URL, tally: Tally) throws -> WebSocketClient {
         let client = try WebSocketClient(configuration: .init(
             url: url, heartbeatInterval: .seconds(1), heartbeatTimeout: .seconds(5)))
         let events = client.events

@@ -156,20 +156,14 @@ public struct WebSocketConfiguration: Sendable {
     /// transport cannot serve fails the session when it connects.
     /// - Throws: `WebSocketConfigurationError` naming the first property out of range.
     public func validate() throws(WebSocketConfigurationError) {
-        let atLeastOneMillisecond: [(String, Duration)] = [
-            ("heartbeatInterval", self.heartbeatInterval), ("heartbeatTimeout", self.heartbeatTimeout),
-            ("connectTimeout", self.connectTimeout), ("probeTimeout", self.probeTimeout),
-        ]
-        for (property, duration) in atLeastOneMillisecond where duration < .milliseconds(1) {
-            throw WebSocketConfigurationError(property: property, requirement: "at least 1 ms", value: "\(duration)")
+        // The session's settings: one validation, the machine's own (`SessionConfiguration.settingOutOfRange`).
+        if let problem = self.session.settingOutOfRange {
+            throw WebSocketConfigurationError(
+                property: problem.setting, requirement: problem.requirement, value: problem.value)
         }
-        var notNegative: [(String, Duration)] = [
-            ("stablePeriod", self.stablePeriod), ("retryLaterDelay", self.retryLaterDelay),
-            ("maximumRetryAfter", self.maximumRetryAfter), ("closeTimeout", self.closeTimeout),
-        ]
-        if let tolerance = self.timerTolerance { notNegative.append(("timerTolerance", tolerance)) }
-        for (property, duration) in notNegative where duration < .zero {
-            throw WebSocketConfigurationError(property: property, requirement: "at least 0", value: "\(duration)")
+        if let tolerance = self.timerTolerance, tolerance < .zero {
+            throw WebSocketConfigurationError(
+                property: "timerTolerance", requirement: "at least 0", value: "\(tolerance)")
         }
         guard self.maximumMessageSize >= 1 else {
             throw WebSocketConfigurationError(
@@ -181,23 +175,6 @@ public struct WebSocketConfiguration: Sendable {
             throw WebSocketConfigurationError(
                 property: property, requirement: "1 <= high and 0 <= low <= high",
                 value: "high \(watermarks.high), low \(watermarks.low)")
-        }
-        if let maximum = self.retryPolicy.maximumAttempts, maximum < 1 {
-            throw WebSocketConfigurationError(
-                property: "retryPolicy.maximumAttempts", requirement: "at least 1", value: "\(maximum)")
-        }
-        if let maximum = self.retryPolicy.maximumElapsed, maximum < 0 {
-            throw WebSocketConfigurationError(
-                property: "retryPolicy.maximumElapsed", requirement: "at least 0", value: "\(maximum)")
-        }
-        if self.outboxLimits.count < 0 || self.outboxLimits.bytes < 0 {
-            throw WebSocketConfigurationError(
-                property: "outboxLimits", requirement: "count and bytes at least 0",
-                value: "count \(self.outboxLimits.count), bytes \(self.outboxLimits.bytes)")
-        }
-        if let field = self.backoff.fieldOutOfRange {
-            throw WebSocketConfigurationError(
-                property: "backoff.\(field.name)", requirement: "at least \(field.minimum)", value: "\(field.value)")
         }
         // The rules every transport's handshake applies; checked here so that no platform sends, drops or
         // rewrites a bad header silently. Subprotocols and headers are checked apart, so that the error names
@@ -236,22 +213,24 @@ public struct WebSocketConfiguration: Sendable {
         }
     }
 
-    /// The pure machine's view of this configuration, in integer milliseconds.
+    /// The session's part of this configuration, as the machine takes it (same names, same units).
     var session: SessionConfiguration {
         var session = SessionConfiguration(
-            heartbeatInterval: self.heartbeatInterval.milliseconds,
-            heartbeatTimeout: self.heartbeatTimeout.milliseconds,
-            connectTimeout: self.connectTimeout.milliseconds,
-            probeTimeout: self.probeTimeout.milliseconds,
-            stablePeriod: self.stablePeriod.milliseconds,
+            heartbeatInterval: self.heartbeatInterval,
+            heartbeatTimeout: self.heartbeatTimeout,
+            connectTimeout: self.connectTimeout,
+            probeTimeout: self.probeTimeout,
+            stablePeriod: self.stablePeriod,
             backoff: self.backoff,
-            throttleDelay: self.retryLaterDelay.milliseconds,
-            maximumRetryAfter: self.maximumRetryAfter.milliseconds,
+            retryLaterDelay: self.retryLaterDelay,
+            maximumRetryAfter: self.maximumRetryAfter,
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )
         session.greets = self.greeting != nil
         session.retryPolicy = self.retryPolicy
+        session.outboxLimits = self.outboxLimits
+        session.closeTimeout = self.closeTimeout
         return session
     }
 
@@ -275,14 +254,5 @@ public struct WebSocketConfiguration: Sendable {
             tls: self.tls,
             proxy: self.proxy
         )
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded down; the unit every pure machine works in. Package-wide, so the `tether`
-    /// command measures with the same conversion.
-    package var milliseconds: Int {
-        let (seconds, attoseconds) = self.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }
 }

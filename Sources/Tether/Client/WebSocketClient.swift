@@ -17,7 +17,7 @@ import TetherCore
 /// await client.start()
 /// for await event in client.events { ... }
 /// ```
-public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Duration {
+public actor WebSocketClient {
     /// Everything the client reports, in order. Unicast: iterate it from one task only.
     /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
@@ -25,8 +25,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private nonisolated let eventSink: EventChannel
     private let configuration: Configuration
     private let request: TransportRequest
-    private let clock: ClockType
-    private let origin: ClockType.Instant
+    /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
+    private let clock: any ClientClock
     private var machine: SessionMachine<SplitMix64>
 
     /// Live connections by generation. An entry is removed when its close action runs or it ended.
@@ -36,31 +36,32 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     private var readers: [Int: [CheckedContinuation<Void, Never>]] = [:]
     /// The one timer, made on first use: the clock's own timer on this actor's executor when it offers one (the
     /// continuous clock on Linux), else a task sleeping on the clock.
-    private var timer: WakeTimer<ClockType, WebSocketClient>?
+    private var timer: (any ClientTimer)?
     /// The machine's wake time the timer is armed for; nil when it is not armed.
     private var timerWake: Int?
-    private var published: ConnectionState
     /// The running path monitor, if any.
     private var pathMonitor: PathFeed?
     private var runWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Where a `.now` send goes: the current generation's connection while the machine is open — directly, or after
-    /// the outbox while it is written — else nowhere. Kept outside the actor (set by `afterEvent`), so that sending
-    /// never waits for the actor, which may be busy with received messages.
-    private nonisolated let sendTarget = Mutex(SendTarget.closed)
-    /// Which connection `sendTarget` holds, as the actor last set it.
-    private var publishedSendTarget: ObjectIdentifier?
-    /// Reading is held on every connection: the events not read yet are above the inbound high watermark.
-    private var readingHeld = false
+    /// Where a `.now` send goes, as the machine last decided it (`SessionMachine.sendRoute`): kept outside the
+    /// actor (set by `afterEvent`), so that sending never waits for the actor, which may be busy with received
+    /// messages.
+    private nonisolated let sendRoute = Mutex(PublishedRoute.closed)
+    /// The machine's route and the connection `sendRoute` holds, as last published.
+    private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?) = (.closed, nil)
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
     /// Callers of `waitUntilReadingHeld()`.
     private var readingHeldWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers of `enterBackground()` waiting for the machine's close wait to end.
+    private var closeWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
-    /// Messages sent with `.queued`, waiting for an open (and greeted) connection, in order.
-    private var outbox: Outbox<WebSocketMessage>
-    /// The task writing the outbox (and the `.now` sends waiting behind it) to the open connection, if one is.
-    private var outboxWriter: Task<Void, Never>?
+    /// The payloads of the messages in the machine's outbox (and of the one being written), by ticket.
+    private var queued: [Int: WebSocketMessage] = [:]
+    /// `.now` sends the machine parked behind the outbox, in order.
+    private var parkedSends: [ParkedSend] = []
+    /// The task running the write the machine ordered, if one is in flight.
+    private var writer: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     private var greeters: [Int: Task<Void, Never>] = [:]
     /// How many `.now` sends wait for the outbox, each time one starts waiting (the latest only): for tests.
@@ -75,21 +76,18 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     ///   `WebSocketConfiguration.validate()`). The URL is checked when connecting: a URL the transport cannot
     ///   serve fails the session visibly (`connectFailed(.unsupported)`), like any other connect failure.
     public init(
-        configuration: Configuration, clock: ClockType, randomSeed: UInt64? = nil
+        configuration: Configuration, clock: some Clock<Duration>, randomSeed: UInt64? = nil
     ) throws(WebSocketConfigurationError) {
         try configuration.validate()
         self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks)
         self.configuration = configuration
         self.request = configuration.transportRequest
-        self.clock = clock
-        self.origin = clock.now
+        self.clock = ClockAdapter(clock)
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
         self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
-        self.outbox = Outbox(limits: configuration.outboxLimits)
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
             bufferingPolicy: .bufferingNewest(1))
-        self.published = Self.snapshot(of: self.machine)
     }
 
     deinit {
@@ -141,12 +139,11 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
     public func stop() async {
         self.stopPathMonitor()
-        self.handle(self.machine.stop(now: self.now()))  // no connection for `send` any more
-        self.dropOutbox(.stopped)
+        self.handle(self.machine.stop(now: self.now()))  // drops the outbox; no connection for `send` any more
         for greeter in self.greeters.values {
             greeter.cancel()  // its connection is closing: there is nothing left to greet
         }
-        let writers = Array(self.greeters.values) + (self.outboxWriter.map { [$0] } ?? [])
+        let writers = Array(self.greeters.values) + (self.writer.map { [$0] } ?? [])
         for generation in Array(self.readers.keys) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 if self.readers[generation] != nil {
@@ -157,9 +154,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             }
         }
         for writer in writers {
-            await writer.value
+            await writer.value  // a queued write that did not happen at all is dropped as `.stopped` by the machine
         }
-        self.dropOutbox(.stopped)  // a message whose write was in flight and did not happen at all was put back
         let waiters = self.runWaiters
         self.runWaiters.removeAll()
         for waiter in waiters {
@@ -205,49 +201,58 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
     /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
     /// application level what must arrive.
-    public nonisolated func send(_ message: WebSocketMessage, policy: SendPolicy = .now) async throws {
+    public nonisolated func send(
+        _ message: WebSocketMessage, policy: SendPolicy = .now
+    ) async throws(WebSocketSendError) {
         switch policy {
         case .now:
-            if let connection = self.sendTarget.withLock({ $0.direct }) {
-                try await connection.send(message)  // nothing queued waits: straight to the connection
+            if let connection = self.sendRoute.withLock({ $0.direct }) {
+                try await Self.write(message, to: connection)  // nothing queued waits: straight to the connection
             } else {
-                try await self.sendAfterOutbox(message)
+                try await self.sendBehindOutbox(message)
             }
         case .queued(let expiresAfter):
             try await self.enqueue(message, expiresAfter: expiresAfter)
         }
     }
 
-    /// A `.now` send that found no direct route: throws `notOpen` when no connection is open; while the outbox is
-    /// being written to the open one, waits its turn for the task writing it, which writes it too.
-    private nonisolated func sendAfterOutbox(_ message: WebSocketMessage) async throws {
-        let connection = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<(any TransportConnection)?, any Error>) in
-            let route = self.sendTarget.withLock { target -> SendTarget.Route in
-                guard case .draining(let connection, var waiting) = target else {
-                    return target.direct.map { .direct($0) } ?? .notOpen
-                }
-                waiting.append(WaitingSend(message: message, continuation: continuation))
-                target = .draining(connection, waiting: waiting)
-                return .waiting(count: waiting.count)
-            }
-            switch route {
-            case .direct(let connection):
-                continuation.resume(returning: connection)  // the outbox was written meanwhile
-            case .notOpen:
-                continuation.resume(throwing: WebSocketSendError.notOpen)
-            case .waiting(let count):
-                self.sendsWaitingSink.yield(count)  // resumed by `writeOutbox`, or by `updateSendTarget` with notOpen
-            }
+    /// Writes `message` to `connection`, with the errors `send` documents.
+    private nonisolated static func write(
+        _ message: WebSocketMessage, to connection: any TransportConnection
+    ) async throws(WebSocketSendError) {
+        do {
+            try await connection.send(message)
+        } catch let error as WebSocketSendError {
+            throw error
+        } catch {
+            throw .connectionFailed  // a transport that throws something else: the write broke
         }
-        try await connection?.send(message)
     }
 
-    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
-    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
-    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
-        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
-            return
+    /// A `.now` send that found no direct route: the machine refuses it, sends it, or parks it behind the outbox
+    /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`). The machine's decision and the
+    /// parked send's place in `parkedSends` are taken together, inside the continuation's body (which runs
+    /// without a suspension point): no write the machine orders can find the machine's parked send missing here.
+    private func sendBehindOutbox(_ message: WebSocketMessage) async throws(WebSocketSendError) {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<SendTurn, Never>) in
+            switch self.machine.nowSendArrived(now: self.now()) {
+            case .refused:
+                continuation.resume(returning: .refused)
+            case .direct(let generation):
+                continuation.resume(returning: .direct(generation: generation))
+            case .parked(let count):
+                self.parkedSends.append(ParkedSend(message: message, continuation: continuation))
+                self.sendsWaitingSink.yield(count)
+            }
+        }
+        switch turn {
+        case .refused:
+            throw .notOpen
+        case .direct(let generation):
+            guard let connection = self.connections[generation] else { throw .notOpen }
+            try await Self.write(message, to: connection)
+        case .written(let result):
+            try result.get()
         }
     }
 
@@ -256,113 +261,44 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard size <= self.configuration.maximumMessageSize else {
             throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
         }
-        let now = self.now()
-        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
-        let expiresAt = expiresAfter.map { now.addingReportingOverflow(max(0, $0.milliseconds)) }
-            .map { $0.overflow ? Int.max : $0.partialValue }
-        guard self.outbox.append(message, bytes: size, expiresAt: expiresAt) else { throw .outboxFull }
-        self.flushOutbox()
-        self.rescheduleTimer()  // it may expire before anything else wakes the client
+        let decision = self.machine.messageQueued(
+            bytes: size, expiresAfter: expiresAfter.map(\.milliseconds), now: self.now())
+        switch decision {
+        case .refused:
+            self.afterEvent()  // expired messages may have left
+            throw .outboxFull
+        case .accepted(let ticket, let action):
+            self.queued[ticket] = message
+            self.handle(action)
+        }
     }
 
-    /// Starts the task that writes the outbox to the open (and greeted) connection, unless one is at it: when
-    /// messages are queued — from then on `.now` sends wait behind them — or when `.now` sends wait for it.
-    private func flushOutbox() {
-        guard self.outboxWriter == nil else { return }
-        let queued = !self.outbox.isEmpty
-        let connection = self.sendTarget.withLock { target -> (any TransportConnection)? in
-            switch target {
-            case .closed:
-                return nil
-            case .open(let connection):
-                guard queued else { return nil }
-                target = .draining(connection, waiting: [])
-                return connection
-            case .draining(let connection, _):
-                return connection
-            }
-        }
-        guard let connection else { return }
-        self.outboxWriter = Task { await self.writeOutbox(to: connection) }
-    }
-
-    /// Writes the outbox, first message first, then the `.now` sends that waited for it, in order, to `connection`
-    /// while it is the open one; once nothing waits, `.now` sends write to it directly again.
-    private func writeOutbox(to connection: any TransportConnection) async {
-        defer {
-            self.outboxWriter = nil
-            self.outboxMayBeEmpty()
-            self.rescheduleTimer()  // the earliest expiry waiting may have left
-            // A newer connection opened while this task wrote to the old one: the outbox goes on there.
-            if let current = self.sendTarget.withLock({ $0.connection }), current !== connection {
-                self.flushOutbox()
-            }
-        }
-        // Each check is on the actor, before any await: the connection may have ended while a write waited.
-        while self.sendTarget.withLock({ $0.isDraining(connection) }) {
-            if let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-                do {
-                    try await connection.send(entry.element)
-                } catch WebSocketSendError.notOpen {
-                    self.outbox.pushFront(entry)  // not written at all: it stays first, for the next connection
-                    return  // `.now` sends waiting get `notOpen` when the connection's end arrives
+    /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
+    /// hands the failure, if any, to `written` and reports the outcome to the machine.
+    private func write(
+        _ message: WebSocketMessage, generation: Int,
+        then written: @escaping (isolated WebSocketClient, WebSocketSendError?) -> Void
+    ) {
+        let connection = self.connections[generation]
+        self.writer = Task {
+            var failure: WebSocketSendError? = .notOpen
+            if let connection {
+                do throws(WebSocketSendError) {
+                    try await Self.write(message, to: connection)
+                    failure = nil
                 } catch {
-                    self.dropped(entry.element, .writeInterrupted)  // may have reached the peer: never sent twice
-                    return
-                }
-                continue
-            }
-            // The outbox is written: the `.now` sends that waited go next; when none waits, sending is direct.
-            let waiting = self.sendTarget.withLock { $0.takeWaitingOrOpen() }
-            for (index, send) in waiting.enumerated() {
-                guard self.sendTarget.withLock({ $0.isDraining(connection) }) else {
-                    for unsent in waiting[index...] {
-                        unsent.continuation.resume(throwing: WebSocketSendError.notOpen)
-                    }
-                    return
-                }
-                do {
-                    try await connection.send(send.message)
-                    send.continuation.resume(returning: nil)
-                } catch {
-                    send.continuation.resume(throwing: error)  // as it would have thrown when sent directly
+                    failure = error
                 }
             }
+            written(self, failure)
+            self.writer = nil
+            let result: WriteResult = switch failure {
+            case nil: .written
+            case .notOpen?: .notOpen
+            case _?: .interrupted
+            }
+            self.handle(self.machine.writeFinished(generation: generation, result: result, now: self.now()))
         }
-    }
-
-    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
-    /// For tools (`tether connect --queue` at the end of its input) and tests.
-    package func waitUntilOutboxEmpty() async {
-        guard !self.outbox.isEmpty else { return }
-        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
-    }
-
-    private func outboxMayBeEmpty() {
-        guard self.outbox.isEmpty, !self.outboxEmptyWaiters.isEmpty else { return }
-        let waiters = self.outboxEmptyWaiters
-        self.outboxEmptyWaiters.removeAll()
-        for waiter in waiters { waiter.resume() }
-    }
-
-    /// Reports every queued message as dropped for `reason` (one expired already as `.expired`), first first.
-    private func dropOutbox(_ reason: OutboxDropReason) {
-        while let entry = self.outbox.popFirst(now: self.now(), expired: { self.dropped($0, .expired) }) {
-            self.dropped(entry.element, reason)
-        }
-        self.outboxMayBeEmpty()
-        self.rescheduleTimer()  // no expiry left to wake for
-    }
-
-    /// The timer fired at `now`: the queued messages that expired by then are reported, without waiting for the
-    /// next write or the next message queued.
-    private func outboxTimerFired(now: Int) {
-        self.outbox.removeExpired(now: now) { self.dropped($0, .expired) }
-        self.outboxMayBeEmpty()
-    }
-
-    private func dropped(_ message: WebSocketMessage, _ reason: OutboxDropReason) {
-        self.publish(.outboxDropped(message, reason: reason))
     }
 
     /// Sends the greeting on `connection`, then tells the machine, which reports the session open.
@@ -376,19 +312,19 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             do {
                 try await connection.send(message)
             } catch {
-                return  // the connection is failing (its end settles it) or the deadline will close it
+                return self.handle(self.machine.greetingFailed(generation: generation, now: self.now()))
             }
         }
         self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
     }
 
     /// Sends a text message. See `send(_:)`.
-    public nonisolated func send(text: String) async throws {
+    public nonisolated func send(text: String) async throws(WebSocketSendError) {
         try await self.send(.text(text))
     }
 
     /// Sends a binary message. See `send(_:)`.
-    public nonisolated func send(data: Data) async throws {
+    public nonisolated func send(data: Data) async throws(WebSocketSendError) {
         try await self.send(.binary(data))
     }
 
@@ -428,7 +364,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
 
     /// The current connection state.
     public var state: ConnectionState {
-        Self.snapshot(of: self.machine)
+        self.machine.status
     }
 
     // MARK: - Lifecycle and path
@@ -443,32 +379,16 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// once. A repeated call does nothing.
     public func enterBackground() async {
         let connection = self.connections[self.machine.generation]
-        // The close timeout counts from the close: read the clock before the close goes out, so that a clock moved
-        // on as soon as the close is seen (a test's manual clock) cannot push the deadline later.
-        let deadline = self.clock.now.advanced(by: self.configuration.closeTimeout)
-        let action = self.machine.enteredBackground(now: self.now())
-        self.handle(action)
-        guard case .closeTransport = action, let connection else { return }
-        await self.waitUntilCloseSent(connection, deadline: deadline)
-    }
-
-    /// Waits for `connection`'s close frame to be sent, at most until `deadline` on the client's clock. A transport
-    /// that never reports keeps its waiting task until it ends; the client does not wait for it.
-    private func waitUntilCloseSent(_ connection: any TransportConnection, deadline: ClockType.Instant) async {
-        let (outcome, sink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let clock = self.clock
-        Task {
-            await connection.waitUntilCloseSent()
-            sink.yield()
+        self.handle(self.machine.enteredBackground(now: self.now()))
+        guard let generation = self.machine.closeWaitGeneration else { return }
+        if let connection {
+            Task {
+                await connection.waitUntilCloseSent()
+                self.handle(self.machine.closeSent(generation: generation, now: self.now()))
+            }
         }
-        let bound = Task {
-            try? await clock.sleep(until: deadline, tolerance: nil)
-            sink.yield()
-        }
-        var first = outcome.makeAsyncIterator()
-        _ = await first.next()
-        sink.finish()
-        bound.cancel()
+        // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it.
+        await withCheckedContinuation { self.closeWaiters.append($0) }
     }
 
     /// The app returned to the foreground: re-evaluate the path, then reuse (after a probe) or reconnect.
@@ -490,7 +410,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
                 self.pathDelivered(snapshot, monitor: generation)
             }
         }
-        self.pathMonitor = PathFeed(monitor: monitor, generation: generation, reader: reader, last: nil)
+        self.pathMonitor = PathFeed(monitor: monitor, reader: reader)
         monitor.start { snapshot in
             sink.yield(snapshot)
         }
@@ -513,27 +433,6 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             constrained: isConstrained, interfacesChanged: interfacesChanged
         )
     }
-
-    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
-    /// greeting, the outbox); all zero once `stop()` has returned.
-    var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
-        (
-            self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
-            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.outboxWriter == nil ? 0 : 1)
-        )
-    }
-
-    /// How many events were ignored because their generation (connection or path monitor) was not current:
-    /// late callbacks of a connection the client already left. A test that injects late callbacks (see
-    /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
-    public var staleEvents: Int { self.machine.staleEvents }
-
-    /// The most the events not read yet have weighed (a message its payload plus the event's own size in the buffer, any other event that size): at
-    /// most `inboundWatermarks.high` plus what arrived in the read that crossed it. For tests and benchmarks.
-    package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
-
-    /// Milliseconds since the client was created, on the injected clock.
-    var currentTime: Int { self.now() }
 
     // MARK: - Inputs from transports, the timer and the path monitor
 
@@ -595,10 +494,8 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     /// The connection of `generation` has nothing more to deliver.
     private func readerFinished(_ generation: Int) {
         let waiters = self.readers.removeValue(forKey: generation) ?? []
-        // A transport that finished its stream without `.ended` still ended; the machine ignores it if stale.
-        if self.connections.removeValue(forKey: generation) != nil {
-            self.handle(self.machine.transportEnded(generation: generation, end: .receiveFailed, now: self.now()))
-        }
+        self.connections[generation] = nil
+        self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
         for waiter in waiters {
             waiter.resume()
         }
@@ -609,27 +506,14 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         guard let wake = self.timerWake else { return }  // disarmed while its firing was on the way
         self.timer?.fired()
         self.timerWake = nil
-        let now = max(self.now(), wake)
-        self.outboxTimerFired(now: now)
-        guard let due = self.machine.nextWake, due <= now else { return self.afterEvent() }  // an expiry's wake
-        self.handle(self.machine.timerFired(now: now))
+        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
     }
 
     private func pathDelivered(_ snapshot: PathSnapshot, monitor generation: Int) {
-        var interfacesChanged = false
-        if let current = self.pathMonitor, current.generation == generation {
-            // A switch of interface (Wi-Fi to cellular, or eth0 to eth1) while the path stays usable still
-            // warrants a probe: the connection may be bound to the interface that just went away.
-            if let last = current.last, snapshot.changesInterfaces(from: last),
-               last.status == .satisfied, snapshot.status == .satisfied {
-                interfacesChanged = true
-            }
-            self.pathMonitor?.last = snapshot
-        }
-        self.pathChanged(
-            monitor: generation, state: snapshot.pathState, expensive: snapshot.isExpensive,
-            constrained: snapshot.isConstrained, interfacesChanged: interfacesChanged
-        )
+        let report = PathReport(
+            state: snapshot.pathState, expensive: snapshot.isExpensive, constrained: snapshot.isConstrained,
+            interfaces: snapshot.interfaces.map { "\($0)" } + snapshot.interfaceNames)
+        self.handle(self.machine.pathReported(monitor: generation, report, now: self.now()))
     }
 
     private func pathChanged(
@@ -657,7 +541,7 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.connect(generation: generation)
             self.connections[generation] = connection
-            if self.readingHeld { connection.holdReading(true) }
+            if self.machine.readingHeld { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
@@ -671,8 +555,34 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
             guard let connection = self.connections.removeValue(forKey: generation) else { return }
-            self.updateSendTarget()  // senders leave it before its close frame goes: nothing is written after that
+            self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
+        case .writeQueued(let generation, let ticket):
+            guard let message = self.queued[ticket] else {
+                preconditionFailure("the machine writes only messages it queued")
+            }
+            self.write(message, generation: generation) { client, failure in
+                // Written: forget it. Otherwise the machine puts it back or drops it (a notice forgets it then).
+                if failure == nil { client.queued[ticket] = nil }
+            }
+        case .writeParkedSend(let generation):
+            guard !self.parkedSends.isEmpty else {
+                preconditionFailure("the machine writes only sends it parked (route \(self.machine.sendRoute), "
+                    + "\(self.machine.queuedCount) queued, \(self.machine.phase), generation \(generation))")
+            }
+            let send = self.parkedSends.removeFirst()
+            self.write(send.message, generation: generation) { _, failure in
+                send.continuation.resume(returning: .written(failure.map { .failure($0) } ?? .success(())))
+            }
+        case .holdReading(let held):
+            for connection in self.connections.values {
+                connection.holdReading(held)
+            }
+            if held {
+                let waiters = self.readingHeldWaiters
+                self.readingHeldWaiters.removeAll()
+                for waiter in waiters { waiter.resume() }
+            }
         }
     }
 
@@ -685,28 +595,42 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
     }
 
     private func publishRecordsAndState() {
-        // The send target first: a consumer that sees an `.opened` record may send at once, from another thread, and
+        // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
-        self.updateSendTarget()
-        var cause: CloseReason?
+        self.publishSendRoute()
         self.machine.drainRecords { record in
             self.publish(.record(record))
             if record.kind == .pong, let rtt = record.rtt {
                 self.publish(.roundTrip(milliseconds: rtt))
             }
-            if record.kind == .closed {
-                cause = record.reason
+        }
+        self.machine.drainOutboxNotices { notice in
+            switch notice {
+            case .dropped(let ticket, let reason):
+                guard let message = self.queued.removeValue(forKey: ticket) else {
+                    preconditionFailure("the machine drops only messages it queued")
+                }
+                self.publish(.outboxDropped(message, reason: reason))
+            case .parkedSendsRefused(let count):
+                let refused = self.parkedSends.prefix(count)
+                self.parkedSends.removeFirst(count)
+                for send in refused {
+                    send.continuation.resume(returning: .written(.failure(.notOpen)))  // their connection is not open
+                }
             }
         }
-        let state = Self.snapshot(of: self.machine)
-        if state != self.published {
-            // A new round-trip time alone is not a state change: it has its own `.roundTrip` event.
-            var previous = self.published
-            previous.lastRTT = state.lastRTT
-            self.published = state
-            if state != previous {
-                self.publish(.stateChanged(state, cause: cause))
-            }
+        if self.machine.queuedCount == 0, !self.outboxEmptyWaiters.isEmpty {
+            let waiters = self.outboxEmptyWaiters
+            self.outboxEmptyWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        if self.machine.closeWaitGeneration == nil, !self.closeWaiters.isEmpty {
+            let waiters = self.closeWaiters
+            self.closeWaiters.removeAll()
+            for waiter in waiters { waiter.resume() }
+        }
+        if let change = self.machine.statusChange() {
+            self.publish(.stateChanged(change.status, cause: change.cause))
         }
     }
 
@@ -722,63 +646,36 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
         self.afterEvent()
     }
 
-    /// Makes every connection's reading, and the heartbeat, follow whether `events` is held, when that may have
-    /// changed. Returns whether it changed (the machine then has a record to publish).
+    /// Tells the machine whether `events` is held, when that may have changed. Returns whether it changed (the
+    /// machine then has a record to publish).
     private func applyReadingHold() -> Bool {
         guard self.readingHoldChanged else { return false }
         self.readingHoldChanged = false
-        let held = self.eventSink.isHeld
-        guard held != self.readingHeld else { return false }
-        self.readingHeld = held
-        for connection in self.connections.values {
-            connection.holdReading(held)
-        }
-        self.machine.readingHeld(held, now: self.now())  // no pings and no pong deadline while held
-        if held {
-            let waiters = self.readingHeldWaiters
-            self.readingHeldWaiters.removeAll()
-            for waiter in waiters { waiter.resume() }
-        }
-        return true
+        let action = self.machine.consumerBacklogChanged(held: self.eventSink.isHeld, now: self.now())
+        self.run(action)
+        return action != .none
     }
 
-    /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
-    /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
-    package func waitUntilReadingHeld() async {
-        guard !self.readingHeld else { return }
-        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
-    }
-
-    private func updateSendTarget() {
-        let target = self.machine.phase == .open ? self.connections[self.machine.generation] : nil
-        let identity = target.map { ObjectIdentifier($0) }
-        guard identity != self.publishedSendTarget else { return }
-        self.publishedSendTarget = identity
-        // A new open (and greeted) connection: the outbox goes first, and `.now` sends wait until it is written —
-        // or until a write still in flight on the previous connection is settled (it may be put back first).
-        let drains = !self.outbox.isEmpty || self.outboxWriter != nil
-        let abandoned = self.sendTarget.withLock { published -> [WaitingSend] in
-            let waiting = published.waiting
-            published = target.map { drains ? .draining($0, waiting: []) : .open($0) } ?? .closed
-            return waiting
-        }
-        for send in abandoned {
-            send.continuation.resume(throwing: WebSocketSendError.notOpen)  // their connection is no longer open
-        }
-        self.flushOutbox()
-    }
-
-    /// When the timer wakes the client: at the machine's next wake time, or earlier for a queued message's expiry.
-    private var nextWake: Int? {
-        switch (self.machine.nextWake, self.outbox.nextExpiry) {
-        case (let machine?, let expiry?): min(machine, expiry)
-        case (let wake?, nil), (nil, let wake?): wake
-        case (nil, nil): nil
-        }
+    /// Mirrors the machine's send route where `send` reads it without entering the actor (only when it changed:
+    /// this runs after every event).
+    private func publishSendRoute() {
+        let decided = self.machine.sendRoute
+        let connection: (any TransportConnection)? =
+            if case .direct(let generation) = decided { self.connections[generation] } else { nil }
+        let identity = connection.map { ObjectIdentifier($0) }
+        guard decided != self.publishedRoute.route || identity != self.publishedRoute.connection else { return }
+        self.publishedRoute = (decided, identity)
+        let route: PublishedRoute =
+            switch decided {
+            case .closed: .closed
+            case .direct: connection.map { .direct($0) } ?? .closed
+            case .behindOutbox: .behindOutbox
+            }
+        self.sendRoute.withLock { $0 = route }
     }
 
     private func rescheduleTimer() {
-        let wake = self.nextWake
+        let wake = self.machine.nextWake
         guard wake != self.timerWake else { return }
         self.timerWake = wake
         guard let wake else {
@@ -786,98 +683,109 @@ public actor WebSocketClient<ClockType: Clock> where ClockType.Duration == Durat
             return
         }
         if self.timer == nil {
-            self.timer = WakeTimer(clock: self.clock, executor: Self.serialExecutor(self.configuration), owner: self) {
+            self.timer = self.clock.makeTimer(executor: Self.serialExecutor(self.configuration), owner: self) {
                 client in client.timerFired()
             }
         }
-        let deadline = self.origin.advanced(by: .milliseconds(wake))
-        self.timer?.arm(at: deadline, tolerance: self.configuration.effectiveTimerTolerance)
+        self.timer?.arm(atMilliseconds: wake, tolerance: self.configuration.effectiveTimerTolerance)
     }
 
     private func now() -> Int {
-        self.origin.duration(to: self.clock.now).milliseconds
-    }
-
-    private static func snapshot(of machine: SessionMachine<SplitMix64>) -> ConnectionState {
-        ConnectionState(
-            phase: machine.phase,
-            generation: machine.generation,
-            attempts: machine.attempts,
-            retryAt: machine.phase == .waiting ? machine.retryAt : nil,
-            failure: machine.phase == .failed ? machine.failure : nil,
-            lastRTT: machine.lastRTT,
-            path: machine.hint.state,
-            connectivity: machine.connectivity,
-            pathIsExpensive: machine.hint.expensive,
-            pathIsConstrained: machine.hint.constrained
-        )
+        self.clock.now()
     }
 }
 
-/// The running path monitor, the task reading its snapshots, and the previous snapshot it delivered.
+/// The running path monitor and the task reading its snapshots.
 private struct PathFeed {
     var monitor: any PathMonitor
-    var generation: Int
     var reader: Task<Void, Never>
-    var last: PathSnapshot?
 }
 
-/// Where `send(_:policy: .now)` goes, as the client last published it.
-private enum SendTarget {
+/// Where `send(_:policy: .now)` goes, as the client last published the machine's `sendRoute`.
+private enum PublishedRoute {
     /// No open session: `.now` throws `notOpen`.
     case closed
     /// Open with nothing queued: `.now` writes directly, without entering the actor.
-    case open(any TransportConnection)
-    /// Open while the outbox is written to it: `.now` sends wait here, in the order they came, for the task
-    /// writing the outbox, which writes them after it.
-    case draining(any TransportConnection, waiting: [WaitingSend])
+    case direct(any TransportConnection)
+    /// Queued messages go first: `.now` enters the actor, whose machine parks it.
+    case behindOutbox
 
-    enum Route {
-        case direct(any TransportConnection)
-        case notOpen
-        case waiting(count: Int)
-    }
-
-    /// The connection `.now` writes to without waiting.
     var direct: (any TransportConnection)? {
-        if case .open(let connection) = self { connection } else { nil }
-    }
-
-    var connection: (any TransportConnection)? {
-        switch self {
-        case .closed: nil
-        case .open(let connection), .draining(let connection, _): connection
-        }
-    }
-
-    var waiting: [WaitingSend] {
-        if case .draining(_, let waiting) = self { waiting } else { [] }
-    }
-
-    func isDraining(_ connection: any TransportConnection) -> Bool {
-        if case .draining(let current, _) = self { current === connection } else { false }
-    }
-
-    /// The `.now` sends waiting, taken to be written; with none, `.now` sends go direct from now on.
-    mutating func takeWaitingOrOpen() -> [WaitingSend] {
-        guard case .draining(let connection, let waiting) = self else { return [] }
-        self = waiting.isEmpty ? .open(connection) : .draining(connection, waiting: [])
-        return waiting
+        if case .direct(let connection) = self { connection } else { nil }
     }
 }
 
-/// A `.now` send waiting for the outbox: resumed with nil once written (or with its error), or with `notOpen`.
-private struct WaitingSend {
+/// A `.now` send parked behind the outbox: resumed once written (or with its error), or refused with `notOpen`.
+private struct ParkedSend {
     var message: WebSocketMessage
-    var continuation: CheckedContinuation<(any TransportConnection)?, any Error>
+    var continuation: CheckedContinuation<SendTurn, Never>
 }
 
-extension WebSocketClient where ClockType == ContinuousClock {
+/// What the machine made of a `.now` send that found no direct route.
+private enum SendTurn {
+    /// No open session: nothing sent.
+    case refused
+    /// The outbox was written meanwhile: write it to the connection of `generation`.
+    case direct(generation: Int)
+    /// Parked, then written (or refused) in its turn.
+    case written(Result<Void, WebSocketSendError>)
+}
+
+extension WebSocketClient {
     /// Creates a client on the monotonic `ContinuousClock`.
     /// - Parameter randomSeed: seeds the backoff jitter; nil (the default) seeds from the system generator.
     /// - Throws: `WebSocketConfigurationError`, as `init(configuration:clock:randomSeed:)`.
     public init(configuration: Configuration, randomSeed: UInt64? = nil) throws(WebSocketConfigurationError) {
         try self.init(configuration: configuration, clock: ContinuousClock(), randomSeed: randomSeed)
+    }
+}
+
+// MARK: - Test probes
+
+/// What tests, benchmarks and the `tether` command observe of a client: package API, in one place.
+extension WebSocketClient {
+    /// Returns once `count` `.now` sends wait for the outbox (at the next one that starts waiting with at least
+    /// `count` waiting), or when the calling task is cancelled. For tests that act while sends wait.
+    package nonisolated func waitUntilSendsWaitForOutbox(_ count: Int) async {
+        for await waiting in self.sendsWaitingForOutbox where waiting >= count {
+            return
+        }
+    }
+
+    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
+    /// For tools (`tether connect --queue` at the end of its input) and tests.
+    package func waitUntilOutboxEmpty() async {
+        guard self.machine.queuedCount > 0 else { return }
+        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
+    }
+
+    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
+    /// greeting, the outbox); all zero once `stop()` has returned.
+    package var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
+        (
+            self.connections.count, self.readers.count, self.timer?.isArmed == true ? 1 : 0,
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.writer == nil ? 0 : 1)
+        )
+    }
+
+    /// How many events were ignored because their generation (connection or path monitor) was not current:
+    /// late callbacks of a connection the client already left. A test that injects late callbacks (see
+    /// `LateCallbackTransport`) can check that they arrived here and changed nothing else.
+    package var staleEvents: Int { self.machine.staleEvents }
+
+    /// The most the events not read yet have weighed (a message its payload plus the event's own size in the
+    /// buffer, any other event that size): at most `inboundWatermarks.high` plus what arrived in the read that
+    /// crossed it. For tests and benchmarks.
+    package nonisolated var eventBufferPeakWeight: Int { self.eventSink.peakWeight }
+
+    /// Milliseconds since the client was created, on the injected clock.
+    package var currentTime: Int { self.now() }
+
+    /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
+    /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
+    package func waitUntilReadingHeld() async {
+        guard !self.machine.readingHeld else { return }
+        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
     }
 }
 

@@ -1,50 +1,8 @@
 import Foundation
 import TetherCore
 
-/// A snapshot of a client's connection, as a UI or a test sees it.
-public struct ConnectionState: Equatable, Sendable {
-    /// Where the session is: stopped, connecting, open, waiting (backoff), offline, suspended or failed.
-    public var phase: SessionPhase
-    /// The generation of the newest transport; 0 before the first connection attempt.
-    public var generation: Int
-    /// Failed attempts since the connection last proved healthy.
-    public var attempts: Int
-    /// When waiting: the next attempt's time, in milliseconds since the client was created.
-    public var retryAt: Int?
-    /// When failed: the non-retryable reason (for example a 401 handshake rejection).
-    public var failure: CloseReason?
-    /// The last measured ping round-trip time in milliseconds.
-    public var lastRTT: Int?
-    /// The network-path hint. Informs the UI; it never blocks a connection attempt.
-    public var path: PathState
-    /// Whether the path is expensive (cellular, a personal hotspot): the monitor's `isExpensive`. An app can defer
-    /// large transfers while it is. False while the path is unknown and with a monitor that cannot tell.
-    public var pathIsExpensive: Bool
-    /// Whether the path is constrained (Low Data Mode): the monitor's `isConstrained`. An app should keep to what
-    /// the user asked for while it is. False while the path is unknown and with a monitor that cannot tell.
-    public var pathIsConstrained: Bool
-    /// What a banner shows, from the path and the session's request outcomes kept apart: `.online`, `.offline`
-    /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
-    /// with how), or `.unknown` before anything is known. See `SessionMachine.connectivity`.
-    public var connectivity: ConnectivityStatus
-
-    public init(
-        phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
-        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown,
-        pathIsExpensive: Bool = false, pathIsConstrained: Bool = false
-    ) {
-        self.connectivity = connectivity
-        self.phase = phase
-        self.generation = generation
-        self.attempts = attempts
-        self.retryAt = retryAt
-        self.failure = failure
-        self.lastRTT = lastRTT
-        self.path = path
-        self.pathIsExpensive = pathIsExpensive
-        self.pathIsConstrained = pathIsConstrained
-    }
-}
+/// A snapshot of a client's connection, as a UI or a test sees it: the session machine's status.
+public typealias ConnectionState = SessionStatus
 
 /// What a client reports, in the order it happened.
 public enum WebSocketEvent: Sendable, CustomStringConvertible {

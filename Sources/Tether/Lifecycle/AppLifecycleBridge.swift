@@ -57,8 +57,8 @@ public final class AppLifecycleBridge {
     }
 
     /// A bridge for `client`.
-    public convenience init<ClockType>(
-        client: WebSocketClient<ClockType>, backgroundTasks: any BackgroundTaskProvider
+    public convenience init(
+        client: WebSocketClient, backgroundTasks: any BackgroundTaskProvider
     ) {
         self.init(
             enterBackground: { await client.enterBackground() },

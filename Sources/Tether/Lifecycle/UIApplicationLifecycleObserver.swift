@@ -15,8 +15,8 @@ public final class UIApplicationLifecycleObserver {
     ///   - client: the client to drive.
     ///   - application: defaults to `UIApplication.shared`.
     ///   - notificationCenter: defaults to `NotificationCenter.default`.
-    public init<ClockType>(
-        client: WebSocketClient<ClockType>,
+    public init(
+        client: WebSocketClient,
         application: UIApplication = .shared,
         notificationCenter: NotificationCenter = .default
     ) {

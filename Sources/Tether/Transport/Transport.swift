@@ -97,17 +97,6 @@ public enum SendPolicy: Equatable, Hashable, Sendable {
     case queued(expiresAfter: Duration?)
 }
 
-/// Why a queued message left the outbox without being written in full (`WebSocketEvent.outboxDropped`).
-public enum OutboxDropReason: Equatable, Hashable, Sendable {
-    /// It waited longer than its `expiresAfter`; it was never written.
-    case expired
-    /// The connection failed while it was being written: it may or may not have reached the peer, and it is not
-    /// sent again (at most once).
-    case writeInterrupted
-    /// `stop()` was called while it waited; it was never written.
-    case stopped
-}
-
 /// One connection made by a transport. All methods may be called from any context.
 public protocol TransportConnection: AnyObject, Sendable {
     /// The connection's events: zero or one `.opened`, then messages and pong results,

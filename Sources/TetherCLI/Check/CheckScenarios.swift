@@ -124,7 +124,7 @@ enum CheckScenarios {
         case 1013:
             let retry = try await run.wait(recorder, "the retry") { $0.records.first(.retryScheduled) != nil }
                 .records.first(.retryScheduled)
-            let throttle = SessionConfiguration().throttleDelay
+            let throttle = SessionConfiguration().retryLaterDelay.milliseconds
             run.expect(retry?.delay, in: throttle...(throttle + timing.backoffCap),
                        "retry no sooner than the try-later delay")
             run.expect((retry?.delay ?? 0) > timing.backoffBase * 3 / 2, "longer than a plain backoff",
@@ -394,7 +394,7 @@ enum CheckScenarios {
 
     /// After `stop()` returned: stopped, no retry time, no connection left, and no event after the stop record.
     private static func expectStopped(
-        _ run: ScenarioRun, client: WebSocketClient<ContinuousClock>, recorder: EventRecorder, from: SessionPhase
+        _ run: ScenarioRun, client: WebSocketClient, recorder: EventRecorder, from: SessionPhase
     ) async throws(CheckFailure) {
         let records = try await run.wait(recorder, "the stopped record") { $0.records.first(.stopped) != nil }.records
         let state = await client.state

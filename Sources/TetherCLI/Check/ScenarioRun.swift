@@ -113,8 +113,8 @@ final class ScenarioRun {
         pathMonitoring: PathMonitoring = .none,
         heartbeatTimeout: Int? = nil,
         tls: TLSOptions = TLSOptions(),
-        configure: (inout WebSocketClient<ContinuousClock>.Configuration) -> Void = { _ in }
-    ) throws(CheckFailure) -> (WebSocketClient<ContinuousClock>, EventRecorder) {
+        configure: (inout WebSocketClient.Configuration) -> Void = { _ in }
+    ) throws(CheckFailure) -> (WebSocketClient, EventRecorder) {
         let client = try self.makeClient(url: url, transport: transport, pathMonitoring: pathMonitoring) {
             if let heartbeatTimeout { $0.heartbeatTimeout = .milliseconds(heartbeatTimeout) }
             $0.tls = tls
@@ -130,9 +130,9 @@ final class ScenarioRun {
         transport: (any WebSocketTransport)? = nil,
         pathMonitoring: PathMonitoring = .none,
         configure: (inout WebSocketConfiguration) -> Void = { _ in }
-    ) throws(CheckFailure) -> WebSocketClient<ContinuousClock> {
+    ) throws(CheckFailure) -> WebSocketClient {
         guard let url = URL(string: url) else { throw .setup("bad URL \(url)") }
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient.Configuration(
             url: url,
             heartbeatInterval: .milliseconds(self.timing.interval),
             heartbeatTimeout: .milliseconds(self.timing.timeout),
@@ -147,7 +147,7 @@ final class ScenarioRun {
         configuration.recordsMessages = true  // the report's timeline shows traffic
         configure(&configuration)
         if self.clientOrigin == nil { self.clientOrigin = ContinuousClock.now }
-        let client: WebSocketClient<ContinuousClock>
+        let client: WebSocketClient
         do {
             client = try WebSocketClient(configuration: configuration)
         } catch {

@@ -19,7 +19,7 @@ package enum ConnectCommand {
     /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
     ///   closed with 1000 first), 3 when the connection stopped for a non-retryable reason (state `.failed`).
     package static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient.Configuration(
             url: options.url,
             headers: options.headers.map { (name: $0.name, value: $0.value) },
             subprotocols: options.protocols,
@@ -57,7 +57,7 @@ package enum ConnectCommand {
             let messages = Array(greeting)
             configuration.greeting = { messages }
         }
-        let client: WebSocketClient<ContinuousClock>
+        let client: WebSocketClient
         do {
             client = try WebSocketClient(configuration: configuration)
         } catch {
@@ -179,7 +179,7 @@ package enum ConnectCommand {
     /// open (nothing more is read meanwhile); a line that fails otherwise is reported and skipped.
     private static func send(
         _ lines: AsyncStream<String>,
-        client: WebSocketClient<ContinuousClock>,
+        client: WebSocketClient,
         status: StatusLine,
         session: SessionWatch
     ) async {
@@ -203,7 +203,7 @@ package enum ConnectCommand {
     /// `--queue`: each line goes to the client's outbox at once, whatever the connection; the outbox keeps their
     /// order across reconnects and writes them after the greeting. A line refused (outbox full) is reported.
     private static func queue(
-        _ lines: AsyncStream<String>, client: WebSocketClient<ContinuousClock>, status: StatusLine
+        _ lines: AsyncStream<String>, client: WebSocketClient, status: StatusLine
     ) async {
         for await line in lines {
             do {

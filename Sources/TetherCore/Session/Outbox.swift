@@ -1,3 +1,16 @@
+/// The bounds of an outbox. A message that does not fit is refused at once.
+public struct OutboxLimits: Equatable, Hashable, Sendable {
+    /// The most messages waiting. Default 1,000.
+    public var count: Int
+    /// The most payload bytes waiting. Default 1 MiB.
+    public var bytes: Int
+
+    public init(count: Int = 1_000, bytes: Int = 1 << 20) {
+        self.count = count
+        self.bytes = bytes
+    }
+}
+
 /// Messages waiting for an open connection, in the order they were queued, bounded by count and bytes.
 ///
 /// A pure value: time comes in as integer milliseconds. The driver takes the first message when it can write it
@@ -9,18 +22,8 @@
 /// and go, at O(1) amortized per `append`, `popFirst` and `pushFront`, so that the driver can sleep until it;
 /// `removeExpired` looks at the messages only when one has expired.
 public struct Outbox<Element> {
-    /// The bounds of an outbox. A message that does not fit is refused at once.
-    public struct Limits: Equatable, Hashable, Sendable {
-        /// The most messages waiting. Default 1,000.
-        public var count: Int
-        /// The most payload bytes waiting. Default 1 MiB.
-        public var bytes: Int
-
-        public init(count: Int = 1_000, bytes: Int = 1 << 20) {
-            self.count = count
-            self.bytes = bytes
-        }
-    }
+    /// The bounds of an outbox (`OutboxLimits`).
+    public typealias Limits = OutboxLimits
 
     /// One waiting message with its size and, if it has one, its expiry time.
     public struct Entry {
@@ -50,6 +53,8 @@ public struct Outbox<Element> {
     /// The messages waiting.
     public var count: Int { self.entries.count - self.head }
     public var isEmpty: Bool { self.count == 0 }
+    /// The first element waiting.
+    public var first: Element? { self.head < self.entries.count ? self.entries[self.head].element : nil }
     /// The waiting elements, first first.
     public var elements: [Element] { self.entries[self.head...].map(\.element) }
     /// The earliest expiry time of the messages waiting, whichever their place; nil when none expires.
@@ -154,4 +159,13 @@ public struct Outbox<Element> {
 }
 
 extension Outbox.Entry: Sendable where Element: Sendable {}
+extension Outbox.Entry: Equatable where Element: Equatable {}
+
+/// Two outboxes are equal when they hold the same entries, in the same order, under the same limits.
+extension Outbox: Equatable where Element: Equatable {
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.limits == rhs.limits && lhs.bytes == rhs.bytes && lhs.entries[lhs.head...] == rhs.entries[rhs.head...]
+            && lhs.nextExpiry == rhs.nextExpiry
+    }
+}
 extension Outbox: Sendable where Element: Sendable {}

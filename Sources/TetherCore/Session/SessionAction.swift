@@ -12,6 +12,15 @@ public enum SessionAction: Equatable, Sendable {
     /// The transport of `generation` opened: send the greeting on it, every message in order, before anything else;
     /// then report `greetingSent`. Only with `SessionConfiguration.greets`.
     case sendGreeting(generation: Int)
+    /// Write the queued message of `ticket` to the transport of `generation`; report how it went with
+    /// `writeFinished`. One write is in flight at a time.
+    case writeQueued(generation: Int, ticket: Int)
+    /// Write the first parked `.now` send to the transport of `generation` (its caller gets the outcome); report
+    /// how it went with `writeFinished`.
+    case writeParkedSend(generation: Int)
+    /// Stop (`true`) or resume reading every transport: the consumer fell behind or caught up
+    /// (`consumerBacklogChanged`). A transport opened later starts held while `SessionMachine.readingHeld`.
+    case holdReading(Bool)
 }
 
 /// What the driver does with a received message: the machine's decision (`SessionMachine.messageReceived`).

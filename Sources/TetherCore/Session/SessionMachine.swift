@@ -23,7 +23,7 @@
 ///   `connectFailed(.unsupported)`, a proxy's refusal by the same status rules as a handshake's, and a permanent
 ///   `tlsFailed` (the certificate does not verify) fail for good
 ///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
-///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? throttleDelay)`: Retry-After is honoured even above the
+///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? retryLaterDelay)`: Retry-After is honoured even above the
 ///   backoff cap, never beyond `maximumRetryAfter` (docs/ARCHITECTURE.md §10: every delay from the peer is capped,
 ///   here, in one place for every transport). Everything else (other close codes, 5xx, 408, connect errors,
 ///   broken connections, invalid handshakes, protocol violations) retries with backoff.
@@ -191,6 +191,22 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         /// When the current run of counted failures began (nil while none has failed since the last reset).
         var failingSince: Int?
         var staleEvents = 0
+        /// The close the driver waits to see sent before the app is suspended (`enteredBackground`), until `deadline`.
+        var closeWait: CloseWait?
+        /// The latest report of the current path monitor, to tell an interface switch (`pathReported`).
+        var lastPathReport: PathReport?
+        /// The outbox, the `.now` sends parked behind it and the write in flight: the session's, across connections.
+        var outgoing: OutboxWriter
+        /// The generation the outbox and `.now` sends write to: the open one, if the session is open.
+        var writeGeneration: Int? {
+            guard case .open = self.stage else { return nil }
+            return self.heartbeat.generation
+        }
+    }
+
+    struct CloseWait: Equatable, Sendable {
+        var generation: Int
+        var deadline: Int
     }
 
     static var normalClosure: UInt16 { 1000 }
@@ -198,24 +214,40 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The configuration the machine was created with.
     public let configuration: SessionConfiguration
+    /// Its durations in milliseconds, converted once.
+    let timing: SessionTiming
     private var random: Random
-    private(set) var state: State
+    var state: State
     private var records: LogRecordBuffer
+    /// The reason of the latest close since the last published status (`statusChange()`).
+    var cause: CloseReason?
+    /// The status last returned by `statusChange()`.
+    var publishedStatus: SessionStatus?
+    /// What the outbox child reported since the last drain (`drainOutboxNotices`).
+    var outboxNotices: [OutboxNotice] = []
 
     /// - Parameters:
-    ///   - configuration: timing and policies (default `SessionConfiguration()`).
+    ///   - configuration: timing and policies (default `SessionConfiguration()`), every setting in range: one out
+    ///     of range (`settingOutOfRange`) is a programming error and traps.
     ///   - random: the generator for backoff jitter (`SystemRandomNumberGenerator()` in production, a seeded
     ///     `SplitMix64` in tests).
     ///   - recordCapacity: log records kept between drains (default 64; an event produces at most three). When
     ///     full, the oldest is dropped and counted in `droppedRecords`.
     public init(configuration: SessionConfiguration = .init(), random: Random, recordCapacity: Int = 64) {
+        if let problem = configuration.settingOutOfRange {
+            preconditionFailure(
+                "SessionConfiguration.\(problem.setting) is \(problem.value): it must be \(problem.requirement)")
+        }
         self.configuration = configuration
+        self.timing = SessionTiming(configuration)
         self.random = random
         self.state = State(
-            heartbeat: Heartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatTimeout),
-            backoff: Backoff(policy: configuration.backoff)
+            heartbeat: Heartbeat(interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout),
+            backoff: Backoff(policy: configuration.backoff),
+            outgoing: OutboxWriter(limits: configuration.outboxLimits)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
+        self.publishedStatus = self.status
     }
 
     public var phase: SessionPhase { self.state.phase }
@@ -225,6 +257,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
+        let wake = Self.earliest(self.stageWake, self.state.outgoing.outbox.nextExpiry)
+        return Self.earliest(wake, self.state.closeWait?.deadline)
+    }
+
+    /// The stage's own wake: its deadline, the heartbeat, or the end of a wait.
+    private var stageWake: Int? {
         switch self.state.stage {
         case .connecting(let deadline, _):
             return deadline
@@ -317,6 +355,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func stop(now: Int) -> SessionAction {
         let from = self.state.phase
         let inBackground = self.state.stage.inBackground
+        self.state.outgoing.dropAll(now: now, notices: &self.outboxNotices)
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         switch self.state.stage {
         case .stopped:
             return .none
@@ -371,11 +411,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.heartbeat.opened(generation, now: now)
         self.state.stage = .open(Connection(since: now, healthy: false))
         self.record(.opened, now: now, from: from)
-        return .none
+        return self.nextWrite(now: now)  // the outbox first
     }
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
+        if self.state.closeWait?.generation == generation {
+            self.state.closeWait = nil  // nothing more of it will be sent
+        }
         if generation == self.state.heartbeat.generation, let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
             return .none
@@ -384,6 +427,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.heartbeat.ended()
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
             switch end {
@@ -411,7 +455,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
-        return .none
+        return self.nextWrite(now: now)  // a probe's pong: the outbox waited for it
     }
 
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
@@ -426,18 +470,61 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return self.close(reason: .pingFailed, retry: retry, now: now)
     }
 
-    /// The owner stopped (`held`) or resumed reading its connection because the consumer of its messages fell behind
-    /// or caught up. Only the heartbeat cares: time spent not reading never counts against the peer's pong deadline
-    /// (see `Heartbeat.holdReading()`). Returns the timer's new wake time through `nextWake`.
-    public mutating func readingHeld(_ held: Bool, now: Int) {
-        guard held != self.state.heartbeat.readingHeld else { return }
+    /// The consumer of the delivered messages fell behind (`held`: the events not read yet are above the inbound
+    /// high watermark) or caught up (the low watermark). Held: `.holdReading(true)` (stop reading every transport,
+    /// so that the backlog stays bounded), and the heartbeat pauses its deadline, since a pong may be sitting unread
+    /// (see `Heartbeat.holdReading()`); caught up: `.holdReading(false)`, and an outstanding ping gets a full timeout
+    /// from now. A repeated report does nothing. A transport opened while held is held too (`readingHeld`).
+    public mutating func consumerBacklogChanged(held: Bool, now: Int) -> SessionAction {
+        guard held != self.state.heartbeat.readingHeld else { return .none }
         if held {
             self.state.heartbeat.holdReading()
         } else {
             self.state.heartbeat.resumeReading(now: now)
         }
         self.record(held ? .readingHeld : .readingResumed, now: now, from: self.phase)
+        return .holdReading(held)
     }
+
+    /// Whether transports are held (`consumerBacklogChanged`): a new one must be held from its start.
+    public var readingHeld: Bool { self.state.heartbeat.readingHeld }
+
+    /// The greeting of `generation` could not be written: its transport is failing. Closed (1001,
+    /// `.receiveFailed`: a write error is a broken connection) and retried with backoff, at once rather than at the
+    /// connect deadline. Ignored when the greeting is not in progress on that generation.
+    public mutating func greetingFailed(generation: Int, now: Int) -> SessionAction {
+        guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
+        guard case .connecting(_, greeting: true) = self.state.stage else {
+            return .none  // race: the transport's end settled it first
+        }
+        return self.close(reason: .receiveFailed, retry: .backoff, now: now)
+    }
+
+    /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
+    /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
+    public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
+        guard generation == self.state.heartbeat.generation else { return .none }  // an older one: settled already
+        if let ended = self.state.stage.closeEnded {
+            self.state.stage = ended  // the close the machine ordered: its stream finishing is its end
+            self.state.closeWait = nil
+            return .none
+        }
+        guard self.isLive(generation) else { return .none }  // its end was reported before
+        return self.transportEnded(generation: generation, end: .receiveFailed, now: now)
+    }
+
+    /// The close frame of `generation` was handed to the kernel or the platform: the wait of `enteredBackground`
+    /// (`closeWaitGeneration`) is over.
+    public mutating func closeSent(generation: Int, now: Int) -> SessionAction {
+        if self.state.closeWait?.generation == generation {
+            self.state.closeWait = nil
+        }
+        return .none
+    }
+
+    /// The generation whose close the driver waits to see sent before the app is suspended; nil when none (the
+    /// close was sent, or `closeTimeout` passed).
+    public var closeWaitGeneration: Int? { self.state.closeWait?.generation }
 
     /// A message of `bytes` bytes was read on `generation`: `.deliver` while that is the latest generation and its
     /// transport has not reported its end, in any phase (see "Delivery" above); `.discard` otherwise (stale: counted
@@ -457,6 +544,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Time passed: fires the connect deadline, the heartbeat (ping or pong timeout) or the end of a backoff wait.
     /// Early or repeated calls return `.none`.
     public mutating func timerFired(now: Int) -> SessionAction {
+        self.state.outgoing.expire(now: now, notices: &self.outboxNotices)
+        if let wait = self.state.closeWait, now >= wait.deadline {
+            self.state.closeWait = nil  // the close was not seen sent in time: the app may be suspended
+        }
         switch self.state.stage {
         case .stopped, .offline, .suspended, .failed:
             return .none
@@ -489,7 +580,23 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// the new monitor's first update (an `.offline` session connects as soon as it reports anything but
     /// `unavailable`).
     public mutating func restartPathMonitor() -> Int {
-        self.state.connectivity.restartMonitor()
+        self.state.lastPathReport = nil
+        return self.state.connectivity.restartMonitor()
+    }
+
+    /// A path monitor's report: the machine compares it with the previous report of the same monitor. A switch of
+    /// interface (Wi-Fi to cellular, or eth0 to eth1) between two usable reports warrants a probe, since the
+    /// connection may be bound to the interface that went away; then as `pathChanged`.
+    public mutating func pathReported(monitor: Int, _ report: PathReport, now: Int) -> SessionAction {
+        guard monitor == self.state.hint.generation else { return self.stale(.path, generation: monitor, now: now) }
+        let previous = self.state.lastPathReport
+        self.state.lastPathReport = report
+        let switched = previous.map {
+            $0.state == .available && report.state == .available && $0.interfaces != report.interfaces
+        } ?? false
+        return self.pathChanged(
+            monitor: monitor, state: report.state, expensive: report.expensive, constrained: report.constrained,
+            interfacesChanged: switched, now: now)
     }
 
     /// A path update from the monitor of generation `monitor`. A repeated identical update does nothing.
@@ -550,15 +657,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .open(let connection) where self.configuration.lifecycle == .keepAndProbe:
             self.state.heartbeat.pause()
+            self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .suspended(.kept(connection))
             self.record(.background, now: now, from: from)
             return .none
         case .connecting, .open:
             let generation = self.state.heartbeat.generation
             self.state.heartbeat.ended()
+            self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .suspended(.dropped(closing: true))
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
+            self.state.closeWait = CloseWait(
+                generation: generation, deadline: Self.adding(self.timing.closeTimeout, to: now))
             return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
         }
     }
@@ -567,6 +678,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// else `.openTransport` at once (attempts reset). A repeated report does nothing.
     public mutating func enteredForeground(now: Int) -> SessionAction {
         let from = self.state.phase
+        self.state.closeWait = nil  // the app is back: nobody waits to be suspended
         switch self.state.stage {
         case .stopped(inBackground: false, _), .failed(_, inBackground: false, _), .connecting, .open, .waiting,
              .offline:
@@ -582,7 +694,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .suspended(.kept(let connection)):
             self.state.stage = .open(connection)
             self.record(.foreground, now: now, from: from)
-            guard case .ping(let generation) = self.probe(now: now) else { return .none }
+            // The outbox waits for the probe's pong: no write to a connection that may be dead.
+            guard case .ping(let generation) = self.probe(now: now) else { return self.nextWrite(now: now) }
             return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
         case .suspended(.dropped(let closing)):
             self.resetAttempts()
@@ -635,14 +748,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The open connection, about to end, lasted `stablePeriod`: it proved healthy (attempts reset).
     private mutating func noteStability(now: Int) {
         guard let connection = self.state.stage.connection, !connection.healthy,
-              now - connection.since >= self.configuration.stablePeriod else {
+              now - connection.since >= self.timing.stablePeriod else {
             return
         }
         self.resetAttempts()
     }
 
     private mutating func probe(now: Int) -> Heartbeat.Action? {
-        let action = self.state.heartbeat.probe(now: now, timeout: self.configuration.probeTimeout)
+        let action = self.state.heartbeat.probe(now: now, timeout: self.timing.probeTimeout)
         if action != nil {
             self.record(.ping, now: now, from: self.state.phase)
         }
@@ -651,7 +764,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
         let generation = self.state.heartbeat.connect()
-        self.state.stage = .connecting(deadline: now + self.configuration.connectTimeout, greeting: false)
+        self.state.stage = .connecting(deadline: now + self.timing.connectTimeout, greeting: false)
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
@@ -662,6 +775,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.heartbeat.ended()
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
         return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
@@ -694,8 +808,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             proposed = self.state.backoff.nextDelay(using: &self.random)
         case .throttled(let retryAfter):
             let backoff = self.state.backoff.nextDelay(using: &self.random)
-            let requested = retryAfter.map { min(max(0, $0), self.configuration.maximumRetryAfter) }
-            proposed = max(backoff, requested ?? self.configuration.throttleDelay)
+            let requested = retryAfter.map { min(max(0, $0), self.timing.maximumRetryAfter) }
+            proposed = max(backoff, requested ?? self.timing.retryLaterDelay)
         }
         switch self.retryDecision(reason: reason, proposedDelay: proposed, now: now) {
         case .retry(let chosen):
@@ -756,11 +870,24 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
     }
 
+    private static func earliest(_ a: Int?, _ b: Int?) -> Int? {
+        guard let a else { return b }
+        guard let b else { return a }
+        return min(a, b)
+    }
+
+    /// `now + delay`, saturating.
+    static func adding(_ delay: Int, to now: Int) -> Int {
+        let (sum, overflow) = now.addingReportingOverflow(delay)
+        return overflow ? Int.max : sum
+    }
+
     private mutating func record(
         _ kind: LogRecord.Kind, now: Int, from: SessionPhase, to: SessionPhase? = nil,
         reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil, delay: Int? = nil,
         bytes: Int? = nil, path: PathState? = nil
     ) {
+        if kind == .closed { self.cause = reason }
         self.records.append(
             LogRecord(
                 generation: self.state.heartbeat.generation, kind: kind, time: now, from: from,

@@ -104,9 +104,8 @@ extension SessionMachineTests {
             // Generations whose transport reported its end: nothing of theirs is delivered afterwards.
             var ended = Set<Int>()
             var outstandingPing: UInt64?
-            // A model of the client's outbox around the machine: queued ids, and what each generation wrote.
-            var outbox = Outbox<Int>(limits: .init(count: 8, bytes: 80))
-            var queued = 0
+            // The machine's outbox as a driver runs it: the write in flight, and what each generation wrote.
+            var inFlight: (generation: Int, ticket: Int)?
             var wire: [Int: [Int]] = [:]  // -1 is the greeting
             var greeted = Set<Int>()
             for _ in 0..<200 {
@@ -165,10 +164,10 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.greetingSent(generation: g, now: now)
                 case .enqueue:
-                    if outbox.append(queued, bytes: 10, expiresAt: fuzzer.chance(20) ? now + 1_000 : nil) {
-                        queued += 1
+                    switch m.messageQueued(bytes: 10, expiresAfter: fuzzer.chance(20) ? 1_000 : nil, now: now) {
+                    case .refused: action = .none
+                    case .accepted(_, let next): action = next
                     }
-                    action = .none
                 case .reconnect:
                     action = m.reconnectRequested(now: now)
                     // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
@@ -209,6 +208,14 @@ extension SessionMachineTests {
                     self.check(configuration.greets && g == m.generation, "greeting for another generation")
                     wire[g, default: []].append(-1)
                     greeted.insert(g)
+                case .writeQueued(let g, let ticket):
+                    self.check(g == m.generation && m.phase == .open, "a write to a connection that is not open")
+                    self.check(inFlight == nil, "a second write while one is in flight")
+                    inFlight = (g, ticket)
+                case .holdReading:
+                    self.check(false, "reading held although the consumer never fell behind")
+                case .writeParkedSend:
+                    self.check(false, "a parked send written although none was parked")
                 case .closeTransport(let g, let reason, let code):
                     self.check(g == m.generation, "action names an old generation")
                     self.check(!closed.contains(g), "generation \(g) closed twice")
@@ -227,7 +234,7 @@ extension SessionMachineTests {
                 // Every wait is bounded by the configuration, whatever the peer asked for (docs/ARCHITECTURE.md §10).
                 for record in records where record.kind == .retryScheduled {
                     let longest = max(
-                        configuration.backoff.cap, configuration.maximumRetryAfter, configuration.throttleDelay)
+                        configuration.backoff.cap, m.timing.maximumRetryAfter, m.timing.retryLaterDelay)
                     self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
                 }
                 if records.contains(where: { $0.kind == .pong }) || m.state.link == .none || m.state.link == .closing
@@ -253,12 +260,17 @@ extension SessionMachineTests {
                 // the message back first.
                 if m.phase == .open {
                     self.check(!configuration.greets || greeted.contains(m.generation), "open without a greeting")
-                    while let entry = outbox.popFirst(now: now, expired: { _ in }) {
-                        if fuzzer.chance(10) {
-                            outbox.pushFront(entry)
-                            break
-                        }
-                        wire[m.generation, default: []].append(entry.element)
+                }
+                while let write = inFlight, fuzzer.chance(70) {
+                    let result: WriteResult = fuzzer.chance(10) ? .notOpen : .written
+                    if result == .written { wire[write.generation, default: []].append(write.ticket) }
+                    inFlight = nil
+                    switch m.writeFinished(generation: write.generation, result: result, now: now) {
+                    case .writeQueued(let g, let ticket):
+                        self.check(g == m.generation && m.phase == .open, "a write to a connection that is not open")
+                        inFlight = (g, ticket)
+                    case let next:
+                        self.check(next == .none, "a write's end answered with \(next)")
                     }
                 }
                 if let maximum = configuration.retryPolicy.maximumAttempts {

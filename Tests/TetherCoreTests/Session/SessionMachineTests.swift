@@ -185,7 +185,7 @@ import TetherCore
 
     @Test func aConnectionOpenForTheStablePeriodResetsAttempts() {
         let configuration = SessionConfiguration(
-            heartbeatInterval: 60_000, stablePeriod: 30_000, backoff: BackoffPolicy(jitterPercent: 0))
+            heartbeatInterval: .seconds(60), stablePeriod: .seconds(30), backoff: BackoffPolicy(jitterPercent: 0))
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 10)
@@ -267,7 +267,7 @@ import TetherCore
 
     @Test func aHugeRetryAfterIsCutToTheConfiguredMaximum() {
         var m = self.machine()
-        #expect(m.configuration.maximumRetryAfter == 300_000)  // the default: 5 minutes
+        #expect(m.configuration.maximumRetryAfter == .seconds(300))  // the default: 5 minutes
         _ = m.start(now: 0)
         _ = self.records(&m)
         // `Retry-After: 999999999` (31.7 years), in ms.
@@ -290,7 +290,7 @@ import TetherCore
 
     @Test func aLongNumericRetryAfterIsCappedNotIgnored() {
         var configuration = Self.noJitter
-        configuration.maximumRetryAfter = 45_000
+        configuration.maximumRetryAfter = .seconds(45)
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         // `Retry-After: 9999999999` (ten digits): capped at 45 s, not replaced by the 5 s throttle delay.
@@ -307,7 +307,7 @@ import TetherCore
 
     @Test func aZeroMaximumLeavesOnlyTheBackoff() {
         var configuration = Self.noJitter
-        configuration.maximumRetryAfter = 0
+        configuration.maximumRetryAfter = .zero
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 120_000), now: 10)
@@ -316,7 +316,7 @@ import TetherCore
 
     @Test func aMaximumNearIntMaxSaturatesTheRetryTimeInsteadOfTrapping() {
         var configuration = Self.noJitter
-        configuration.maximumRetryAfter = .max
+        configuration.maximumRetryAfter = .seconds(Int64.max)  // saturates at Int.max ms
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: .max), now: 10)
@@ -494,9 +494,10 @@ import TetherCore
         #expect(m.enteredBackground(now: 1_000) == .closeTransport(
             generation: 1, reason: .enteredBackground, code: 1001))
         #expect(m.phase == .suspended)
-        #expect(m.nextWake == nil)
+        #expect(m.nextWake == 3_000)  // only the close wait's deadline (`closeTimeout`)
         #expect(m.enteredBackground(now: 1_001) == .none)
         #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_002) == .none)
+        #expect(m.closeWaitGeneration == nil && m.nextWake == nil)  // ended: nothing left to wait for
         #expect(m.staleEvents == 0)
         #expect(m.enteredForeground(now: 90_000) == .openTransport(generation: 2))
         #expect(m.enteredForeground(now: 90_001) == .none)

@@ -35,7 +35,7 @@ enum ClientExamples {
         // example end
     }
 
-    static func eventsOnTheLoop(_ client: WebSocketClient<ContinuousClock>) {
+    static func eventsOnTheLoop(_ client: WebSocketClient) {
         // example begin: docs/client.md#event-executor
         Task(executorPreference: client.eventExecutor) {
             for await event in client.events { handle(event) }  // on the loop: answer quickly, hop away for heavy work

@@ -10,7 +10,7 @@ import TetherTesting
 /// `withHarness` always stops both, even when the body throws.
 struct AcceptanceHarness {
     let server: TestServer
-    let client: WebSocketClient<ContinuousClock>
+    let client: WebSocketClient
     let probe: EventRecorder
 
     /// Short timings for tests: ping every 50 ms, pong deadline 200 ms, backoff 40 ms ×2 up to 400 ms.
@@ -23,8 +23,8 @@ struct AcceptanceHarness {
         retryLaterDelay: Int = 300,
         transport: (any WebSocketTransport)? = nil,
         recordsMessages: Bool = false
-    ) -> WebSocketClient<ContinuousClock>.Configuration {
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+    ) -> WebSocketClient.Configuration {
+        var configuration = WebSocketClient.Configuration(
             url: URL(string: url)!,
             heartbeatInterval: .milliseconds(interval),
             heartbeatTimeout: .milliseconds(timeout),

@@ -11,7 +11,7 @@ import TetherTesting
 
     @Test func stateTellsNoNetworkFromServerUnreachableAndOnline() async throws {
         let monitor = ScriptedPathMonitor(current: WebSocketClientPathTests.wifi)
-        let configuration = WebSocketClient<ManualClock>.Configuration(
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             pathMonitoring: .custom { monitor },
             transport: self.transport

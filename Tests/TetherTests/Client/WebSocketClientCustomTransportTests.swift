@@ -13,7 +13,7 @@ import TetherTesting
 @Suite struct WebSocketClientCustomTransportTests {
     func makeClient<ClockType: Clock>(
         _ transport: any WebSocketTransport, clock: ClockType
-    ) throws -> (WebSocketClient<ClockType>, EventRecorder) where ClockType.Duration == Duration {
+    ) throws -> (WebSocketClient, EventRecorder) where ClockType.Duration == Duration {
         let configuration = WebSocketConfiguration(
             url: URL(string: "ws://echo.invalid/")!,
             heartbeatInterval: .milliseconds(20),
@@ -25,7 +25,7 @@ import TetherTesting
     }
 
     /// Opens, echoes a message, sees two pongs (the timer fired twice), then stops with nothing left behind.
-    func runSession<ClockType: Clock>(_ client: WebSocketClient<ClockType>, _ probe: EventRecorder) async throws {
+    func runSession(_ client: WebSocketClient, _ probe: EventRecorder) async throws {
         await client.start()
         #expect(await probe.state(.open) != nil)
         try await client.send(text: "hello")

@@ -9,8 +9,8 @@ import TetherTesting
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient(lifecycle: LifecyclePolicy) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
-        let configuration = WebSocketClient<ManualClock>.Configuration(
+    func makeClient(lifecycle: LifecyclePolicy) throws -> (WebSocketClient, EventRecorder) {
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
             heartbeatTimeout: .milliseconds(500),
@@ -133,7 +133,7 @@ import TetherTesting
     @Test func backgroundWhileConnectingAbandonsTheAttemptUnderBothPolicies() async throws {
         for policy in [LifecyclePolicy.closeInBackground, .keepAndProbe] {
             let transport = InMemoryTransport()
-            var configuration = WebSocketClient<ManualClock>.Configuration(
+            var configuration = WebSocketClient.Configuration(
                 url: URL(string: "ws://example.test/feed")!, lifecycle: policy, transport: transport
             )
             configuration.closeTimeout = .milliseconds(100)

@@ -13,8 +13,8 @@ import TetherTesting
 @Suite struct WebSocketClientMonotonicClockTests {
     func makeClient(
         _ server: TestServer, timeout: Duration
-    ) throws -> (WebSocketClient<ContinuousClock>, EventRecorder) {
-        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+    ) throws -> (WebSocketClient, EventRecorder) {
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: server.url(path: "/heartbeat"))!,
             heartbeatInterval: .milliseconds(30),
             heartbeatTimeout: timeout,
@@ -69,7 +69,7 @@ import TetherTesting
         let loop = try EventLoop(name: "test-consumer")
         defer { loop.shutdown() }
         let server = try TestServer(scenario: .echo)
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient.Configuration(
             url: URL(string: server.url(path: "/echo"))!, transport: SocketTransport(loop: loop)
         )
         configuration.eventLoop = loop
@@ -109,7 +109,7 @@ import TetherTesting
         let transportLoop = try EventLoop(name: "test-other-loop")
         defer { transportLoop.shutdown() }
         let server = try TestServer(scenario: .echo)
-        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: server.url(path: "/echo"))!,
             heartbeatInterval: .milliseconds(30),
             transport: SocketTransport(loop: transportLoop)

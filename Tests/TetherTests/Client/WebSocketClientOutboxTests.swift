@@ -17,8 +17,8 @@ import TetherTesting
     func makeClient(
         greeting: [WebSocketMessage]? = nil, limits: Outbox<WebSocketMessage>.Limits = .init(),
         preparingGreeting: (@Sendable () async -> [WebSocketMessage])? = nil
-    ) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
-        var configuration = WebSocketClient<ManualClock>.Configuration(
+    ) throws -> (WebSocketClient, EventRecorder) {
+        var configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!, pathMonitoring: .none, transport: self.transport)
         if let greeting { configuration.greeting = { greeting } }
         if let preparingGreeting { configuration.greeting = preparingGreeting }
@@ -48,7 +48,7 @@ import TetherTesting
     }
 
     /// Whether `count` `.now` sends come to wait for the outbox (false if they do not within the guard's time).
-    static func sendsWait(_ count: Int, on client: WebSocketClient<ManualClock>) async -> Bool {
+    static func sendsWait(_ count: Int, on client: WebSocketClient) async -> Bool {
         await withDeadline {
             await client.waitUntilSendsWaitForOutbox(count)
             return true
@@ -298,7 +298,7 @@ import TetherTesting
     #if os(Linux)
     @Test func overARealSocketTheWireOrderIsGreetingThenQueueThenNow() async throws {
         let server = try TestServer(scenario: Scenario.normal.recordingPayloads())
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient.Configuration(
             url: URL(string: server.url(path: "/order"))!, pathMonitoring: .none)
         configuration.greeting = { [.text("auth")] }
         let client = try WebSocketClient(configuration: configuration)

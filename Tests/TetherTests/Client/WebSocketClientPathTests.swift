@@ -14,8 +14,8 @@ import TetherTesting
     )
     static let offline = PathSnapshot(status: .unsatisfied, isExpensive: false, isConstrained: false, interfaces: [])
 
-    func makeClient(monitor: ScriptedPathMonitor) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
-        let configuration = WebSocketClient<ManualClock>.Configuration(
+    func makeClient(monitor: ScriptedPathMonitor) throws -> (WebSocketClient, EventRecorder) {
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!,
             heartbeatInterval: .milliseconds(1000),
             heartbeatTimeout: .milliseconds(500),
@@ -33,7 +33,7 @@ import TetherTesting
 
     /// Goes offline the way a real start does: the first attempt is not held back by a path report that has
     /// not arrived yet (unknown never blocks); it fails, and by then the path says unavailable.
-    func startOffline(_ client: WebSocketClient<ManualClock>, _ probe: EventRecorder) async throws {
+    func startOffline(_ client: WebSocketClient, _ probe: EventRecorder) async throws {
         await client.start()
         let first = try await self.nextConnection()
         _ = await probe.record(.path) { $0.path == .unavailable }
@@ -177,7 +177,7 @@ import TetherTesting
     static let eth1 = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet], interfaceNames: ["eth1"])
 
     /// Two failed attempts: the client waits for its backoff with attempts 2.
-    func failTwice(_ client: WebSocketClient<ManualClock>, _ probe: EventRecorder) async throws {
+    func failTwice(_ client: WebSocketClient, _ probe: EventRecorder) async throws {
         await client.start()
         try await self.nextConnection().emit(.ended(.connectFailed(.refused)))
         let retryAt = try #require(await probe.state(.waiting)?.retryAt)

@@ -12,8 +12,8 @@ import TetherTesting
     func makeClient(
         lifecycle: LifecyclePolicy = .closeInBackground, url: String = "ws://example.test/feed",
         recordsMessages: Bool = false
-    ) throws -> (WebSocketClient<ManualClock>, EventRecorder) {
-        var configuration = WebSocketClient<ManualClock>.Configuration(
+    ) throws -> (WebSocketClient, EventRecorder) {
+        var configuration = WebSocketClient.Configuration(
             url: URL(string: url)!,
             heartbeatInterval: .milliseconds(100),
             heartbeatTimeout: .milliseconds(1000),

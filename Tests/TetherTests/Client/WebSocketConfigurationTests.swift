@@ -14,9 +14,20 @@ import TetherCore
     @Test func aServersRetryAfterIsCappedAtFiveMinutesByDefaultAndTheCapReachesTheSession() {
         var configuration = WebSocketConfiguration(url: Self.url)
         #expect(configuration.maximumRetryAfter == .seconds(300))
-        #expect(configuration.session.maximumRetryAfter == 300_000)
+        #expect(configuration.session.maximumRetryAfter == .seconds(300))
         configuration.maximumRetryAfter = .milliseconds(1_500)
-        #expect(configuration.session.maximumRetryAfter == 1_500)
+        #expect(configuration.session.maximumRetryAfter == .milliseconds(1_500))
+    }
+
+    /// One setting, one name, one unit and one rule: a session setting out of range is refused by the session's
+    /// own check (`SessionConfiguration.settingOutOfRange`) under the name both configurations give it.
+    @Test(arguments: Self.outOfRange.indices)
+    func aSessionSettingIsRefusedByTheSessionsRuleUnderTheSameName(index: Int) {
+        let (property, change) = Self.outOfRange[index]
+        var configuration = WebSocketConfiguration(url: Self.url)
+        change(&configuration)
+        let clientOnly = ["timerTolerance", "maximumMessageSize"]
+        #expect(configuration.session.settingOutOfRange?.setting == (clientOnly.contains(property) ? nil : property))
     }
 
     static let outOfRange: [(String, @Sendable (inout WebSocketConfiguration) -> Void)] = [

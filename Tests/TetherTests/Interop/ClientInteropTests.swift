@@ -137,7 +137,7 @@ struct ClientInteropTests {
         interval: Duration = .seconds(1),
         timeout: Duration = .seconds(5),
         tls: Bool = false,
-        _ body: (WebSocketClient<ContinuousClock>, EventRecorder) async throws -> Void
+        _ body: (WebSocketClient, EventRecorder) async throws -> Void
     ) async throws {
         var arguments: [String] = []
         var options = TLSOptions()

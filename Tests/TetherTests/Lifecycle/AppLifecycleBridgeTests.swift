@@ -46,8 +46,8 @@ import TetherTesting
     let clock = ManualClock()
     let transport = InMemoryTransport(holdsCloseFrames: true)
 
-    func makeClient() throws -> (WebSocketClient<ManualClock>, EventRecorder) {
-        let configuration = WebSocketClient<ManualClock>.Configuration(
+    func makeClient() throws -> (WebSocketClient, EventRecorder) {
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!, closeTimeout: .seconds(5), transport: self.transport
         )
         let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 5)

@@ -52,7 +52,7 @@ import TetherTesting
             host: "192.0.2.2", loop: nil, namespace: NetworkNamespace(path: fixture.peerPath), scenario: { _ in .normal })
         let port = try #require(URL(string: server.url(path: "/"))?.port)
         let client = try WebSocketClient(
-            configuration: WebSocketClient<ContinuousClock>.Configuration(
+            configuration: WebSocketClient.Configuration(
                 url: URL(string: "ws://\(Self.name):\(port)/feed")!,
                 connectTimeout: .seconds(10),  // the default: a client without racing spends all of it on IPv6
                 transport: SocketTransport(namespace: fixture.watchedPath)

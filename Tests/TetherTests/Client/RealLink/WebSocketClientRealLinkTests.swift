@@ -27,7 +27,7 @@ import TetherTesting
         let fixture: NetworkNamespaceFixture
         let server: TestServer
         let monitor: NetlinkPathMonitor
-        let client: WebSocketClient<ContinuousClock>
+        let client: WebSocketClient
         let probe: EventRecorder
 
         init(
@@ -50,7 +50,7 @@ import TetherTesting
                     tls: authority?.issue(hosts: ["192.0.2.2"]).serverTLS, scenario: { _ in .normal })
                 let monitor = try NetlinkPathMonitor(namespace: fixture.watchedPath)
                 self.monitor = monitor
-                var configuration = WebSocketClient<ContinuousClock>.Configuration(
+                var configuration = WebSocketClient.Configuration(
                     url: URL(string: self.server.url(path: "/feed"))!,
                     heartbeatInterval: heartbeatInterval,
                     heartbeatTimeout: heartbeatTimeout,

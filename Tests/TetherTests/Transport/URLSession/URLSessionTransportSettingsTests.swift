@@ -148,7 +148,7 @@ import FoundationNetworking
     /// The case: pins with `URLSessionTransport` on Linux used to end in `connect_failed (unsupported)`, the
     /// pins never considered. Now the client is not created, and the error names the property.
     @Test func aClientWithPinsOnURLSessionTransportHereIsNotCreated() {
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(
+        var configuration = WebSocketClient.Configuration(
             url: Self.url, transport: URLSessionTransport())
         configuration.tls.pins = [Self.pin]
         #expect(throws: WebSocketConfigurationError.self) { try WebSocketClient(configuration: configuration) }
@@ -164,7 +164,7 @@ import FoundationNetworking
 
     /// `SocketTransport` honours them all (its TLS and proxy tests show them take effect): nothing is refused.
     @Test func socketTransportTakesEveryTLSOptionAndProxy() throws {
-        var configuration = WebSocketClient<ContinuousClock>.Configuration(url: Self.url, transport: SocketTransport())
+        var configuration = WebSocketClient.Configuration(url: Self.url, transport: SocketTransport())
         configuration.tls = TLSOptions(
             additionalTrustRoots: [.pemFile("/ca.pem")], pins: [Self.pin], insecureSkipVerification: true,
             sessionResumption: false)

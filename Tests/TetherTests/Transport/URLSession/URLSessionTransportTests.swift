@@ -23,7 +23,7 @@ import TetherTesting
     }
 
     @Test func clientOnUnsupportedTransportFailsVisiblyAndStopsRetrying() async throws {
-        let configuration = WebSocketClient<ContinuousClock>.Configuration(
+        let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://127.0.0.1:9/socket")!, transport: URLSessionTransport()
         )
         let client = try WebSocketClient(configuration: configuration)

@@ -1,0 +1,91 @@
+/// What a driver shows of a session after an event (`SessionMachine.statusChange()`), as a UI or a test sees it:
+/// each field only in the phase it belongs to.
+public struct SessionStatus: Equatable, Sendable {
+    /// Where the session is: stopped, connecting, open, waiting (backoff), offline, suspended or failed.
+    public var phase: SessionPhase
+    /// The generation of the newest transport; 0 before the first connection attempt.
+    public var generation: Int
+    /// Failed attempts since the connection last proved healthy.
+    public var attempts: Int
+    /// When waiting: the next attempt's time, in milliseconds since the client was created.
+    public var retryAt: Int?
+    /// When failed: the non-retryable reason (for example a 401 handshake rejection).
+    public var failure: CloseReason?
+    /// The last measured ping round-trip time in milliseconds.
+    public var lastRTT: Int?
+    /// The network-path hint. Informs the UI; it never blocks a connection attempt.
+    public var path: PathState
+    /// Whether the path is expensive (cellular, a personal hotspot): the monitor's `isExpensive`. An app can defer
+    /// large transfers while it is. False while the path is unknown and with a monitor that cannot tell.
+    public var pathIsExpensive: Bool
+    /// Whether the path is constrained (Low Data Mode): the monitor's `isConstrained`. An app should keep to what
+    /// the user asked for while it is. False while the path is unknown and with a monitor that cannot tell.
+    public var pathIsConstrained: Bool
+    /// What a banner shows, from the path and the session's request outcomes kept apart: `.online`, `.offline`
+    /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
+    /// with how), or `.unknown` before anything is known. See `SessionMachine.connectivity`.
+    public var connectivity: ConnectivityStatus
+
+    public init(
+        phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
+        failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown,
+        pathIsExpensive: Bool = false, pathIsConstrained: Bool = false
+    ) {
+        self.connectivity = connectivity
+        self.pathIsExpensive = pathIsExpensive
+        self.pathIsConstrained = pathIsConstrained
+        self.phase = phase
+        self.generation = generation
+        self.attempts = attempts
+        self.retryAt = retryAt
+        self.failure = failure
+        self.lastRTT = lastRTT
+        self.path = path
+    }
+}
+
+/// A path monitor's report as the session machine keeps it (`SessionMachine.pathReported`).
+public struct PathReport: Equatable, Sendable {
+    public var state: PathState
+    public var expensive: Bool
+    public var constrained: Bool
+    /// The interfaces the path uses, each named by what the monitor says of it (kind and name); a change between
+    /// two usable reports is an interface switch.
+    public var interfaces: [String]
+
+    public init(state: PathState, expensive: Bool = false, constrained: Bool = false, interfaces: [String] = []) {
+        self.state = state
+        self.expensive = expensive
+        self.constrained = constrained
+        self.interfaces = interfaces
+    }
+}
+
+extension SessionMachine {
+    /// The session as a driver shows it now.
+    public var status: SessionStatus {
+        SessionStatus(
+            phase: self.phase, generation: self.generation, attempts: self.attempts,
+            retryAt: self.phase == .waiting ? self.retryAt : nil, failure: self.phase == .failed ? self.failure : nil,
+            lastRTT: self.lastRTT, path: self.hint.state, connectivity: self.connectivity,
+            pathIsExpensive: self.hint.expensive, pathIsConstrained: self.hint.constrained
+        )
+    }
+
+    /// The status to publish after an event, with the reason of the close that led there (if one did): nil when
+    /// nothing changed since the last one returned. A new round-trip time alone is no state change (a driver
+    /// reports it with the pong's record); it is carried with the next change.
+    public mutating func statusChange() -> (status: SessionStatus, cause: CloseReason?)? {
+        let status = self.status
+        let cause = self.cause
+        self.cause = nil
+        guard var previous = self.publishedStatus else {
+            self.publishedStatus = status  // the initial status, which the driver shows before any event
+            return nil
+        }
+        guard status != previous else { return nil }
+        previous.lastRTT = status.lastRTT
+        self.publishedStatus = status
+        return status == previous ? nil : (status, cause)
+    }
+}

@@ -1,0 +1,115 @@
+import Testing
+import TetherCore
+
+/// Transcripts of the decisions a driver used to take itself: the consumer's backlog, interface switches, a
+/// greeting that failed, an event stream that finished, the background close wait and what is published.
+extension SessionMachineTests {
+    @Test func aBacklogHoldsEveryTransportAndPausesThePongDeadlineUntilReleased() {
+        var m = self.opened()
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.nextWake == 20_100)
+        #expect(m.consumerBacklogChanged(held: true, now: 16_000) == .holdReading(true))
+        #expect(m.readingHeld)
+        #expect(m.consumerBacklogChanged(held: true, now: 16_001) == .none)  // a repeated report
+        #expect(m.nextWake == nil)  // the pong may be sitting unread: no deadline runs
+        #expect(m.consumerBacklogChanged(held: false, now: 30_000) == .holdReading(false))
+        #expect(m.nextWake == 35_000)  // a full timeout from the release
+        let kinds = self.records(&m).map(\.kind)
+        #expect(kinds.suffix(2) == [.readingHeld, .readingResumed])
+    }
+
+    @Test func twoUsableReportsWithDifferentInterfacesProbeTheOpenConnection() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        let wifi = PathReport(state: .available, interfaces: ["wifi", "wlan0"])
+        #expect(m.pathReported(monitor: monitor, wifi, now: 200) == .none)
+        #expect(m.pathReported(monitor: monitor, wifi, now: 300) == .none)  // nothing changed
+        let cellular = PathReport(state: .available, interfaces: ["cellular", "rmnet0"])
+        #expect(m.pathReported(monitor: monitor, cellular, now: 400) == .sendPing(generation: 1, ping: 1))
+        // A new monitor starts without a previous report: its first report is no switch.
+        let next = m.restartPathMonitor()
+        #expect(m.pathReported(monitor: next, wifi, now: 500) == .none)
+        #expect(m.pathReported(monitor: monitor, cellular, now: 600) == .none)  // the old monitor: stale
+        #expect(m.staleEvents == 1)
+    }
+
+    @Test func aSwitchThroughAnUnusablePathIsNoSwitch() {
+        var m = self.opened()
+        let monitor = m.restartPathMonitor()
+        #expect(m.pathReported(monitor: monitor, PathReport(state: .available, interfaces: ["wifi"]), now: 200)
+            == .none)
+        #expect(m.pathReported(monitor: monitor, PathReport(state: .unavailable), now: 300) == .none)
+        // The path came back: a probe, as for any return, not because interfaces differ.
+        #expect(m.pathReported(monitor: monitor, PathReport(state: .available, interfaces: ["cellular"]), now: 400)
+            == .sendPing(generation: 1, ping: 1))
+    }
+
+    @Test func aFailedGreetingClosesAtOnceAndBacksOff() {
+        var configuration = Self.noJitter
+        configuration.greets = true
+        var m = self.machine(configuration)
+        #expect(m.start(now: 0) == .openTransport(generation: 1))
+        #expect(m.transportOpened(generation: 1, now: 10) == .sendGreeting(generation: 1))
+        #expect(m.greetingFailed(generation: 1, now: 20)
+            == .closeTransport(generation: 1, reason: .receiveFailed, code: 1001))
+        #expect(m.phase == .waiting)
+        #expect(m.retryAt == 1_020)
+        #expect(m.greetingFailed(generation: 1, now: 21) == .none)  // stale: its close was ordered
+        #expect(m.staleEvents == 1)
+    }
+
+    @Test func aStreamThatFinishesWithoutAnEndIsABrokenConnection() {
+        var m = self.opened()
+        #expect(m.transportEventsFinished(generation: 1, now: 200) == .none)
+        #expect(m.phase == .waiting)
+        #expect(m.failure == nil && m.attempts == 1)
+        let closed = self.records(&m).last { $0.kind == .closed }
+        #expect(closed?.reason == .receiveFailed)
+        // After its end, its stream finishing changes nothing and is not stale.
+        #expect(m.transportEventsFinished(generation: 1, now: 201) == .none)
+        #expect(m.staleEvents == 0)
+    }
+
+    @Test func aStreamThatFinishesAfterTheMachinesCloseIsThatClosesEnd() {
+        var m = self.opened()
+        #expect(m.stop(now: 200) == .closeTransport(generation: 1, reason: .userStopped, code: 1000))
+        #expect(m.messageReceived(generation: 1, bytes: 3, now: 201) == .deliver)  // closing: still delivered
+        #expect(m.transportEventsFinished(generation: 1, now: 202) == .none)
+        #expect(m.messageReceived(generation: 1, bytes: 3, now: 203) == .discard)
+    }
+
+    @Test func theBackgroundCloseWaitEndsWhenTheCloseIsSentOrAtTheCloseTimeout() {
+        var m = self.opened()
+        #expect(m.enteredBackground(now: 1_000)
+            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001))
+        #expect(m.closeWaitGeneration == 1)
+        #expect(m.nextWake == 3_000)  // the default close timeout, 2 s
+        #expect(m.closeSent(generation: 1, now: 1_050) == .none)
+        #expect(m.closeWaitGeneration == nil)
+        #expect(m.nextWake == nil)
+
+        var late = self.opened()
+        _ = late.enteredBackground(now: 1_000)
+        #expect(late.timerFired(now: 2_999) == .none)
+        #expect(late.closeWaitGeneration == 1)
+        #expect(late.timerFired(now: 3_000) == .none)
+        #expect(late.closeWaitGeneration == nil)
+    }
+
+    @Test func statusChangesCarryTheirCauseAndARoundTripAloneIsNone() {
+        var m = self.machine()
+        #expect(m.statusChange() == nil)  // the initial status is the one shown before any event
+        _ = m.start(now: 0)
+        #expect(m.statusChange()?.status.phase == .connecting)
+        _ = m.transportOpened(generation: 1, now: 100)
+        #expect(m.statusChange()?.cause == nil)
+        _ = m.timerFired(now: 15_100)
+        _ = m.pongReceived(generation: 1, ping: 1, now: 15_120)
+        #expect(m.statusChange() == nil)  // only the round-trip time changed
+        _ = m.transportEnded(generation: 1, end: .peerClosed(code: 1011), now: 16_000)
+        let change = m.statusChange()
+        #expect(change?.status.phase == .waiting && change?.cause == .peerClosed(code: 1011))
+        #expect(change?.status.retryAt != nil && change?.status.lastRTT == 20)
+        #expect(change?.status.failure == nil)
+    }
+}
