@@ -19,7 +19,14 @@ export TSAN_OPTIONS="suppressions=$suppressions history_size=4 halt_on_error=0 $
 # - FloodScenariosTests runs `tether check --only slow-consumer|ping-flood` in a child process, which is the TSan
 #   build here: those scenarios measure a flood against real-time bounds of their own (a 5 s flood, 100 ms stall
 #   windows), which TSan's slowdown breaks. The flood peer itself still runs under TSan (PingFloodPeerTests).
-skips=(--skip FloodScenariosTests)
+# - SessionMachineTests.randomSequencesKeepEveryInvariant drives the pure session machine through random event
+#   sequences on one thread: nothing in it is shared, so TSan has nothing to find, and under TSan it takes over 500 s
+#   (35 s in a plain debug build), which alone would double CI's time. The machine's other tests still run.
+skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant)
+
+# The suppressions rest on two limitations of TSan on this toolchain; show that they are still there (a warning, not
+# a failure, when one is gone: its suppressions should then be removed).
+scripts/tsan-limitations.sh || echo "warning: a TSan limitation is gone; see above" >&2
 
 swift build --build-tests --sanitize=thread --scratch-path "$scratch"
 swift test --skip-build --sanitize=thread --scratch-path "$scratch" "${skips[@]}" "$@"

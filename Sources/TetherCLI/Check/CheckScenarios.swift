@@ -162,9 +162,13 @@ enum CheckScenarios {
         let records = try await run.wait(recorder, "three retries") { $0.records.of(.retryScheduled).count >= 3 }
             .records
         let closes = records.of(.closed)
-        run.expect(closes.prefix(3).allSatisfy { $0.reason == .connectFailed(.refused) },
-                   "every attempt ends connect_failed (refused)",
-                   closes.prefix(3).map { $0.reason?.name ?? "?" }.joined(separator: ", "))
+        // Refused at the one address tried, which the reason lists.
+        let refused = CloseReason.connectFailed(
+            .refused, tried: [ConnectAttempt(address: "127.0.0.1:\(port)", failure: .refused)])
+        run.expect(closes.prefix(3).allSatisfy { $0.reason == refused },
+                   "every attempt ends connect_failed (refused at 127.0.0.1:\(port))",
+                   closes.prefix(3).map { $0.reason.map { "\($0.name) \($0.detail ?? "")" } ?? "?" }
+                       .joined(separator: ", "))
         let retries = Array(records.of(.retryScheduled).prefix(3))
         let delays = retries.compactMap(\.delay)
         for (index, delay) in delays.enumerated() {

@@ -238,10 +238,11 @@ package enum ConnectCommand {
     static func detail(of reason: CloseReason?) -> String {
         switch reason {
         case .handshakeRejected(let status)?, .proxyRejected(let status)?: " \(status)"
-        case .proxyUnreachable(let failure)?: " (\(failure))"
+        case .proxyUnreachable(let failure, _)?, .connectFailed(let failure, _)?:
+            " (\(failure)" + (reason?.detail.map { "; \($0)" } ?? "") + ")"
+        case .socksRejected(let refusal)?: " (\(refusal))"
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
-        case .connectFailed(let failure)?: " (\(failure))"
         case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
         default: ""
         }

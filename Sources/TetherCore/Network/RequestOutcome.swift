@@ -28,7 +28,7 @@ extension RequestOutcome {
     public init(_ end: TransportEnd) {
         switch end {
         case .peerClosed(let code): self = .closedByServer(code: code)
-        case .connectFailed(.timedOut): self = .timeout
+        case .connectFailed(.timedOut, _): self = .timeout
         case .connectFailed: self = .unreachable
         case .handshakeRejected(let status, _):
             switch status {
@@ -41,6 +41,13 @@ extension RequestOutcome {
         case .tlsFailed: self = .tlsFailure
         case .proxyRejected(let status, _): self = .rejected(status: status)
         case .proxyUnreachable: self = .unreachable
+        case .socksRejected(let refusal):
+            switch refusal {
+            case .noAcceptableMethod, .authenticationFailed, .notAllowedByRuleset: self = .authFailure
+            case .generalFailure, .networkUnreachable, .hostUnreachable, .connectionRefused, .ttlExpired:
+                self = .unreachable
+            case .commandNotSupported, .addressTypeNotSupported, .unassigned: self = .invalidResponse
+            }
         }
     }
 

@@ -14,16 +14,18 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case receiveFailed
     /// The peer sent a close frame (`code` nil when it carried no status code).
     case peerClosed(code: UInt16?)
-    /// The connection could not be established.
-    case connectFailed(ConnectFailure)
+    /// The connection could not be established; `tried`, every address tried (see `TransportEnd.connectFailed`).
+    case connectFailed(ConnectFailure, tried: [ConnectAttempt] = [])
     /// The server answered the opening handshake with this HTTP status instead of 101.
     case handshakeRejected(status: Int)
     /// The server's response did not validate; `detail` says what failed (fixed words, never a header value).
     case handshakeInvalid(detail: String)
     /// The HTTP proxy refused the CONNECT tunnel with this status.
     case proxyRejected(status: Int)
-    /// The HTTP proxy could not be reached.
-    case proxyUnreachable(ConnectFailure)
+    /// The SOCKS5 proxy refused the tunnel (named `proxy_rejected`, its detail the refusal).
+    case socksRejected(SOCKSRefusal)
+    /// The proxy could not be reached; `tried`, every address of the proxy tried.
+    case proxyUnreachable(ConnectFailure, tried: [ConnectAttempt] = [])
     /// TLS failed before the connection opened; `detail` says what (fixed words, never data from the peer).
     case tlsFailed(detail: String)
     /// The peer broke the protocol and the transport closed with `code`.
@@ -46,7 +48,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .handshakeRejected: "handshake_rejected"
         case .handshakeInvalid: "handshake_invalid"
         case .tlsFailed: "tls_failed"
-        case .proxyRejected: "proxy_rejected"
+        case .proxyRejected, .socksRejected: "proxy_rejected"
         case .proxyUnreachable: "proxy_unreachable"
         case .protocolViolation: "protocol_violation"
         case .userStopped: "user_stopped"
@@ -54,15 +56,18 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         }
     }
 
-    /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail; nil for every other
-    /// reason (a
-    /// close code or HTTP status is in the record's `code`).
+    /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail, the SOCKS
+    /// refusal (`SOCKS host unreachable`), the addresses a failed connect tried (`tried 192.0.2.2:80: refused,
+    /// [2001:db8::2]:80: unreachable`); nil for every other reason (a close code or HTTP status is in the
+    /// record's `code`).
     public var detail: String? {
         switch self {
         case .handshakeInvalid(let detail), .tlsFailed(let detail): detail
-        case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed, .connectFailed,
-            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected,
-            .proxyUnreachable:
+        case .socksRejected(let refusal): refusal.description
+        case .connectFailed(_, let tried), .proxyUnreachable(_, let tried):
+            tried.isEmpty ? nil : "tried " + tried.map(\.description).joined(separator: ", ")
+        case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed,
+            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected:
             nil
         }
     }
@@ -73,13 +78,14 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     public init(_ end: TransportEnd) {
         switch end {
         case .peerClosed(let code): self = .peerClosed(code: code)
-        case .connectFailed(.timedOut): self = .connectTimeout
-        case .connectFailed(let failure): self = .connectFailed(failure)
+        case .connectFailed(.timedOut, _): self = .connectTimeout
+        case .connectFailed(let failure, let tried): self = .connectFailed(failure, tried: tried)
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
         case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)
         case .tlsFailed(let detail, _): self = .tlsFailed(detail: detail)
         case .proxyRejected(let status, _): self = .proxyRejected(status: status)
-        case .proxyUnreachable(let failure): self = .proxyUnreachable(failure)
+        case .socksRejected(let refusal): self = .socksRejected(refusal)
+        case .proxyUnreachable(let failure, let tried): self = .proxyUnreachable(failure, tried: tried)
         case .protocolViolation(let code): self = .protocolViolation(code: code)
         case .receiveFailed, .closedLocally: self = .receiveFailed
         }

@@ -1,7 +1,8 @@
 /// One structured log line produced by the session machine (docs/ARCHITECTURE.md §8).
 ///
 /// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons (whose only
-/// text, an invalid handshake's detail, is one of the handshake parser's fixed phrases).
+/// texts are fixed phrases, such as an invalid handshake's detail, and the numeric addresses a failed connect tried,
+/// see `ConnectAttempt`).
 public struct LogRecord: Equatable, Sendable {
     public enum Kind: String, Sendable {
         case connecting, opened, ping, pong, message, closed

@@ -434,7 +434,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case .peerClosed(let code): code.map { Int($0) }
             case .handshakeRejected(let status, _), .proxyRejected(let status, _): status
             case .protocolViolation(let code): Int(code)
-            case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable: nil
+            case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable,
+                .socksRejected:
+                nil
             }
         self.settle(
             reason: CloseReason(end), code: code, retry: Self.retry(after: end), closing: false, now: now, from: from)
@@ -852,7 +854,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case 1012?, 1013?: return .throttled(retryAfter: nil)
             default: return .backoff
             }
-        case .connectFailed(.unsupported):
+        case .connectFailed(.unsupported, _):
             return .never
         case .connectFailed, .proxyUnreachable:
             return .backoff
@@ -863,6 +865,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case 300..<500: return .never
             default: return .backoff
             }
+        case .socksRejected(let refusal):
+            return refusal.isPermanent ? .never : .backoff
         case .tlsFailed(_, let permanent):
             return permanent ? .never : .backoff
         case .handshakeInvalid, .protocolViolation, .receiveFailed, .closedLocally:

@@ -20,8 +20,9 @@ public enum ConnectFailure: Equatable, Hashable, Sendable {
 public enum TransportEnd: Equatable, Hashable, Sendable {
     /// The peer sent a close frame. `code` is nil when the frame had no status code (1005 on the Apple API).
     case peerClosed(code: UInt16?)
-    /// The connection could not be established.
-    case connectFailed(ConnectFailure)
+    /// The connection could not be established. `tried` lists every address tried and how each try ended (see
+    /// `ConnectAttempt`), empty when none was (the name did not resolve, or a transport that does not say).
+    case connectFailed(ConnectFailure, tried: [ConnectAttempt] = [])
     /// The server answered the opening handshake with a status other than 101.
     /// `retryAfter` is the wait the `Retry-After` header asks for, in milliseconds, when present and valid (an
     /// HTTP-date already turned into a delay); as the server sent it: the session caps it
@@ -35,8 +36,12 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     /// origin unreachable from the proxy, ...); retried or not by the rules of a handshake rejection. `retryAfter` as
     /// in `handshakeRejected`.
     case proxyRejected(status: Int, retryAfter: Int?)
-    /// The HTTP proxy itself could not be reached (resolved, connected to).
-    case proxyUnreachable(ConnectFailure)
+    /// The SOCKS5 proxy refused the tunnel: the authentication or the `CONNECT` (its reply code). Retried or not by
+    /// the rules of the HTTP proxy refusal of the same meaning (`SOCKSRefusal.isPermanent`).
+    case socksRejected(SOCKSRefusal)
+    /// The proxy itself (HTTP or SOCKS5) could not be reached (resolved, connected to); `tried` as in
+    /// `connectFailed`, the proxy's addresses.
+    case proxyUnreachable(ConnectFailure, tried: [ConnectAttempt] = [])
     /// TLS failed before the connection opened: `detail` names what in a few fixed words (for example
     /// `"hostname mismatch"`, `"certificate expired"`, `"pin mismatch"`), never data from the peer. `permanent`
     /// when retrying cannot help (the server's certificate does not verify): the session stops instead of

@@ -8,7 +8,12 @@ package struct ConnectRaceFailure: Error, Sendable, CustomStringConvertible {
     package var error: SocketError
     package var attempts: [(address: SocketAddress, error: SocketError)]
 
-    /// For example `timed out (2001:db8::2 port 80: timed out, 192.0.2.2 port 80: connection refused)`.
+    package init(error: SocketError, attempts: [(address: SocketAddress, error: SocketError)]) {
+        self.error = error
+        self.attempts = attempts
+    }
+
+    /// For example `timed out ([2001:db8::2]:80: timed out, 192.0.2.2:80: connection refused)`.
     package var description: String {
         guard !self.attempts.isEmpty else { return self.error.description }
         let tried = self.attempts.map { "\($0.address): \($0.error)" }.joined(separator: ", ")

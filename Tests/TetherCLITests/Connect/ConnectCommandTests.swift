@@ -214,6 +214,17 @@ import Glibc
         }
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .connectFailed(.refused)))
             == "attempt failed: connect_failed (refused)\n")
+        let tried = [
+            ConnectAttempt(address: "[2001:db8::2]:80", failure: .unreachable),
+            ConnectAttempt(address: "192.0.2.2:80", failure: .refused),
+        ]
+        let failedEverywhere = closed(from: .connecting, to: .waiting, .connectFailed(.refused, tried: tried))
+        #expect(ConnectCommand.attemptFailure(failedEverywhere)
+            == "attempt failed: connect_failed (refused; tried [2001:db8::2]:80: unreachable, 192.0.2.2:80: refused)\n")
+        #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .socksRejected(.hostUnreachable)))
+            == "attempt failed: proxy_rejected (SOCKS host unreachable)\n")
+        #expect(closed(from: .connecting, to: .waiting, .socksRejected(.ttlExpired)).jsonLine.contains(
+            #""reason":"proxy_rejected","detail":"SOCKS TTL expired""#))
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .handshakeRejected(status: 503)))
             == "attempt failed: handshake_rejected 503\n")
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .offline, .connectTimeout))

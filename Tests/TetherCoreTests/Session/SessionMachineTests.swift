@@ -208,6 +208,10 @@ import TetherCore
         .handshakeRejected(status: 403, retryAfter: nil), .handshakeRejected(status: 404, retryAfter: 1_000),
         .handshakeRejected(status: 301, retryAfter: nil), .connectFailed(.unsupported),
         .tlsFailed(detail: "hostname mismatch", permanent: true), .tlsFailed(detail: "pin mismatch", permanent: true),
+        // What a SOCKS proxy will refuse again, as an HTTP proxy's 407, 403, 405 and 400.
+        .socksRejected(.noAcceptableMethod), .socksRejected(.authenticationFailed),
+        .socksRejected(.notAllowedByRuleset), .socksRejected(.commandNotSupported),
+        .socksRejected(.addressTypeNotSupported),
     ]
 
     @Test(arguments: Self.permanent)
@@ -229,6 +233,10 @@ import TetherCore
         .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
         .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"), .protocolViolation(code: 1002),
         .receiveFailed, .closedLocally, .tlsFailed(detail: "handshake failed: unexpected eof", permanent: false),
+        .connectFailed(.refused, tried: [ConnectAttempt(address: "127.0.0.1:1", failure: .refused)]),
+        // The origin unreachable from a SOCKS proxy, as an HTTP proxy's 502 and 504.
+        .socksRejected(.generalFailure), .socksRejected(.networkUnreachable), .socksRejected(.hostUnreachable),
+        .socksRejected(.connectionRefused), .socksRejected(.ttlExpired), .socksRejected(.unassigned(0x2A)),
     ]
 
     @Test(arguments: Self.retryable)
@@ -680,12 +688,57 @@ import TetherCore
         #expect(self.records(&m).map(\.kind) == [.opened, .message])
     }
 
+    @Test func aSOCKSRefusalIsRecordedAsProxyRejectedWithADetailNamingSOCKSAndTheReply() {
+        let details: [(SOCKSRefusal, String)] = [
+            (.noAcceptableMethod, "SOCKS no acceptable authentication method"),
+            (.authenticationFailed, "SOCKS authentication failed"), (.generalFailure, "SOCKS general failure"),
+            (.notAllowedByRuleset, "SOCKS connection not allowed by ruleset"),
+            (.networkUnreachable, "SOCKS network unreachable"), (.hostUnreachable, "SOCKS host unreachable"),
+            (.connectionRefused, "SOCKS connection refused"), (.ttlExpired, "SOCKS TTL expired"),
+            (.commandNotSupported, "SOCKS command not supported"),
+            (.addressTypeNotSupported, "SOCKS address type not supported"), (.unassigned(42), "SOCKS reply 42"),
+        ]
+        for (refusal, detail) in details {
+            var m = self.machine()
+            _ = m.start(now: 0)
+            _ = m.transportEnded(generation: 1, end: .socksRejected(refusal), now: 50)
+            let closed = self.records(&m).first { $0.kind == .closed }
+            #expect(closed?.reason == .socksRejected(refusal))
+            #expect(closed?.reason?.name == "proxy_rejected")
+            #expect(closed?.reason?.detail == detail)
+            #expect(closed?.code == nil)  // the record's code is a close code or an HTTP status, neither here
+        }
+        #expect((1...8).map { SOCKSRefusal(reply: $0) } == [
+            .generalFailure, .notAllowedByRuleset, .networkUnreachable, .hostUnreachable, .connectionRefused,
+            .ttlExpired, .commandNotSupported, .addressTypeNotSupported,
+        ])
+        #expect(SOCKSRefusal(reply: 0x09) == .unassigned(0x09))
+    }
+
+    @Test func aFailedConnectIsRecordedWithEveryAddressItTried() {
+        var m = self.machine()
+        _ = m.start(now: 0)
+        let tried = [
+            ConnectAttempt(address: "[::1]:9", failure: .refused),
+            ConnectAttempt(address: "127.0.0.1:9", failure: .refused),
+        ]
+        _ = m.transportEnded(generation: 1, end: .connectFailed(.refused, tried: tried), now: 50)
+        let closed = self.records(&m).first { $0.kind == .closed }
+        #expect(closed?.reason == .connectFailed(.refused, tried: tried))
+        #expect(closed?.reason?.name == "connect_failed")
+        #expect(closed?.reason?.detail == "tried [::1]:9: refused, 127.0.0.1:9: refused")
+        // A failure before any address (the name did not resolve) has nothing to list.
+        #expect(CloseReason(.connectFailed(.nameResolution)).detail == nil)
+        #expect(CloseReason(.proxyUnreachable(.refused, tried: [tried[1]])).detail == "tried 127.0.0.1:9: refused")
+    }
+
     @Test func closeReasonNamesAreStableSnakeCase() {
         let names: [(CloseReason, String)] = [
             (.pongTimeout, "pong_timeout"), (.pingFailed, "ping_failed"), (.probeTimeout, "probe_timeout"),
             (.connectTimeout, "connect_timeout"), (.receiveFailed, "receive_failed"),
             (.peerClosed(code: 1000), "peer_closed"), (.connectFailed(.refused), "connect_failed"),
-            (.handshakeRejected(status: 403), "handshake_rejected"),
+            (.handshakeRejected(status: 403), "handshake_rejected"), (.proxyRejected(status: 407), "proxy_rejected"),
+            (.socksRejected(.hostUnreachable), "proxy_rejected"), (.proxyUnreachable(.refused), "proxy_unreachable"),
             (.handshakeInvalid(detail: "extension not offered"), "handshake_invalid"),
             (.protocolViolation(code: 1002), "protocol_violation"), (.userStopped, "user_stopped"),
             (.enteredBackground, "entered_background"),

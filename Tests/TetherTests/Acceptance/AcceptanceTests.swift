@@ -121,7 +121,8 @@ import TetherTestSupport
         var delays: [Int] = []
         for attempt in 1...3 {
             let closed = try #require(await probe.record(.closed))
-            #expect(closed.reason == .connectFailed(.refused))
+            let tried = [ConnectAttempt(address: "127.0.0.1:\(reserved.port)", failure: .refused)]
+            #expect(closed.reason == .connectFailed(.refused, tried: tried))
             let retry = try #require(await probe.record(.retryScheduled))
             #expect(retry.attempt == attempt)
             delays.append(try #require(retry.delay))

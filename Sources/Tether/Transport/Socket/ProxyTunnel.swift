@@ -113,27 +113,23 @@ struct ProxyTunnel: Sendable {
     private static let earlyData = Outcome.refused(
         .handshakeInvalid(detail: "the proxy sent data before the origin could answer"), graceful: false)
 
-    /// A SOCKS refusal as the HTTP proxy status with the same meaning, so that it is recorded as `proxy_rejected`
-    /// and retried by the same rules: credentials missing or refused 407, not allowed 403, a command or address
-    /// type the proxy does not support 405 and 400 (none retried); the origin unreachable from the proxy (general
-    /// failure, network or host unreachable, refused) 502, TTL expired 504 (retried with backoff).
-    static func status(for error: SOCKS5Error) -> Int? {
+    /// A SOCKS refusal as the session sees it: `socksRejected` with the refusal it names (recorded as
+    /// `proxy_rejected`, retried by `SOCKSRefusal.isPermanent`); nil for an answer that is not SOCKS5 or a request
+    /// that could not be encoded.
+    static func refusal(for error: SOCKS5Error) -> SOCKSRefusal? {
         switch error {
-        case .noAcceptableMethod, .authenticationFailed: 407
-        case .rejected(.notAllowedByRuleset): 403
-        case .rejected(.commandNotSupported): 405
-        case .rejected(.addressTypeNotSupported): 400
-        case .rejected(.ttlExpired): 504
-        case .rejected: 502
+        case .noAcceptableMethod: .noAcceptableMethod
+        case .authenticationFailed: .authenticationFailed
+        case .rejected(let reply): SOCKSRefusal(reply: reply.code)
         case .malformed, .unusableRequest: nil
         }
     }
 
     private static func refusal(_ error: SOCKS5Error) -> Outcome {
-        guard let status = Self.status(for: error) else {
+        guard let refusal = Self.refusal(for: error) else {
             return .refused(.handshakeInvalid(detail: "the SOCKS proxy's answer is malformed"), graceful: false)
         }
-        return .refused(.proxyRejected(status: status, retryAfter: nil), graceful: true)
+        return .refused(.socksRejected(refusal), graceful: true)
     }
 }
 #endif

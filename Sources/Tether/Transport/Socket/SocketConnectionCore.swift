@@ -105,7 +105,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         let progress = self.connectProgress
         let dialer = self.dialer
         let task = Task {
-            let result: Result<TCPConnection, SocketError>
+            let result: Result<TCPConnection, ConnectRaceFailure>
             var originAddress: SocketAddress?
             do throws(SocketError) {
                 if endpoint.proxy?.needsOriginAddress == true {  // socks5://: the client resolves the origin
@@ -117,12 +117,12 @@ final class SocketConnectionCore: ByteStreamHandler {
                     host: endpoint.connectHost, port: endpoint.connectPort, hostsFile: dialer.hostsFile)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
-                result = .success(try await TCPConnection.connect(
+                result = await TCPConnection.race(
                     to: addresses, timeout: remaining, attemptDelay: dialer.attemptDelay, loop: loop,
                     namespace: dialer.namespace
-                ))
+                )
             } catch {
-                result = .failure(error)
+                result = .failure(ConnectRaceFailure(error: error, attempts: []))  // no address to try
             }
             let origin = originAddress
             if !loop.execute({ bound.value.connectFinished(result, originAddress: origin) }),
@@ -134,11 +134,17 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.state = .connecting(Connecting(endpoint: endpoint, connectTimer: timer, task: task))
     }
 
-    private func connectFinished(_ result: Result<TCPConnection, SocketError>, originAddress: SocketAddress?) {
+    private func connectFinished(_ result: Result<TCPConnection, ConnectRaceFailure>, originAddress: SocketAddress?) {
         switch (self.state, result) {
-        case (.connecting(let connecting), .failure(let error)):
-            let failure = Self.connectFailure(for: error)
-            self.finish(connecting.endpoint.proxy == nil ? .connectFailed(failure) : .proxyUnreachable(failure))
+        case (.connecting(let connecting), .failure(let race)):
+            let failure = Self.connectFailure(for: race.error)
+            // Numeric addresses and ports only (the resolver's), never the name: safe for records.
+            let tried = race.attempts.map {
+                ConnectAttempt(address: $0.address.description, failure: Self.connectFailure(for: $0.error))
+            }
+            self.finish(
+                connecting.endpoint.proxy == nil
+                    ? .connectFailed(failure, tried: tried) : .proxyUnreachable(failure, tried: tried))
         case (.connecting(let connecting), .success(let tcp)):
             let endpoint = connecting.endpoint
             guard let proxy = endpoint.proxy else {

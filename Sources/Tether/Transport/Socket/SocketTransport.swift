@@ -24,7 +24,9 @@ import TetherWire
 ///   host name, SNI included) and the upgrade run inside it. A refusal ends with `.proxyRejected` and its status; a
 ///   proxy that cannot be reached with `.proxyUnreachable`; one that hangs up without answering with
 ///   `.receiveFailed`. Credentials are never shown. SOCKS5 proxies (`socks5h://`, `socks5://`) the same way, their
-///   refusals as `.proxyRejected` with the HTTP status of the same meaning (see `ProxyTunnel.status(for:)`).
+///   refusals as `.socksRejected` naming the refusal (see `SOCKSRefusal`).
+/// - A name's addresses are raced (Happy Eyeballs, `connectionAttemptDelay`); a connect that fails ends with
+///   `.connectFailed` (or `.proxyUnreachable`) listing every address tried and how each try ended.
 /// - A scheme other than `ws` or `wss` ends at once with `.connectFailed(.unsupported)` (see
 ///   `unsupportedReason(for:)` for the text to show), as does a request the handshake cannot carry (for example
 ///   an extra header that the handshake sets itself, such as `Host`).

@@ -86,7 +86,8 @@ import TetherTesting
         await probe.close()
         var client = self.connect(
             URL(string: "ws://origin.invalid/")!, proxy: .http(HTTPProxy(host: "127.0.0.1", port: port)))
-        #expect(await client.rest() == [.ended(.proxyUnreachable(.refused))])
+        let tried = [ConnectAttempt(address: "127.0.0.1:\(port)", failure: .refused)]  // the proxy's address
+        #expect(await client.rest() == [.ended(.proxyUnreachable(.refused, tried: tried))])
     }
 
     @Test func credentialsNeverShowInADescription() throws {

@@ -74,16 +74,17 @@ import TetherTesting
         let address = rest.map { Array($0.prefix(addressLength)) }
         #expect(address == [127, 0, 0, 1] || address == Array(repeating: 0, count: 15) + [1])
         try await server.write([0x05, 0x05, 0x00, 0x01, 0, 0, 0, 0, 0, 0])  // connection refused
-        #expect(await client.rest() == [.ended(.proxyRejected(status: 502, retryAfter: nil))])
+        #expect(await client.rest() == [.ended(.socksRejected(.connectionRefused))])
         await peer.stop()
     }
 
-    /// Each refusal as the HTTP status that is retried (or not) the same way.
+    /// Each reply code is a refusal of its own (recorded as `proxy_rejected` naming SOCKS and the reply).
     @Test(arguments: [
-        (UInt8(0x01), 502), (0x02, 403), (0x03, 502), (0x04, 502), (0x05, 502), (0x06, 504), (0x07, 405), (0x08, 400),
-        (0x2A, 502),
+        (UInt8(0x01), SOCKSRefusal.generalFailure), (0x02, .notAllowedByRuleset), (0x03, .networkUnreachable),
+        (0x04, .hostUnreachable), (0x05, .connectionRefused), (0x06, .ttlExpired), (0x07, .commandNotSupported),
+        (0x08, .addressTypeNotSupported), (0x2A, .unassigned(0x2A)),
     ])
-    func eachReplyCodeEndsProxyRejectedWithItsStatus(reply: UInt8, status: Int) async throws {
+    func eachReplyCodeEndsWithItsOwnSOCKSRefusal(reply: UInt8, refusal: SOCKSRefusal) async throws {
         var peer = try ScriptedPeer()
         var client = self.connect(URL(string: "wss://origin.invalid/")!, proxy: self.scripted(peer))
         let server = await peer.accept()
@@ -91,11 +92,11 @@ import TetherTesting
         try await server.write([0x05, 0x00])
         _ = await server.read(count: 7 + "origin.invalid".utf8.count)
         try await server.write([0x05, reply, 0x00, 0x01, 0, 0, 0, 0, 0, 0])
-        #expect(await client.rest() == [.ended(.proxyRejected(status: status, retryAfter: nil))])
+        #expect(await client.rest() == [.ended(.socksRejected(refusal))])
         await peer.stop()
     }
 
-    @Test func refusedCredentialsAndNoAcceptableMethodEnd407AndShowNoSecret() async throws {
+    @Test func refusedCredentialsAndNoAcceptableMethodAreTheirOwnRefusalsAndShowNoSecret() async throws {
         let credentials = HTTPProxy.Credentials(user: "mallory", password: "hunter2")
         var peer = try ScriptedPeer()
         var refused = self.connect(
@@ -106,14 +107,14 @@ import TetherTesting
         _ = await server.read(count: 2 + 7 + 1 + 7)
         try await server.write([0x01, 0x01])
         let ends = await refused.rest()
-        #expect(ends == [.ended(.proxyRejected(status: 407, retryAfter: nil))])
+        #expect(ends == [.ended(.socksRejected(.authenticationFailed))])
         #expect(!"\(ends)".contains("hunter2") && !"\(ends)".contains("mallory"))
 
         var anonymous = self.connect(URL(string: "ws://origin.invalid/")!, proxy: self.scripted(peer))
         server = await peer.accept()
         _ = await server.read(count: 3)
         try await server.write([0x05, 0xFF])
-        #expect(await anonymous.rest() == [.ended(.proxyRejected(status: 407, retryAfter: nil))])
+        #expect(await anonymous.rest() == [.ended(.socksRejected(.noAcceptableMethod))])
         await peer.stop()
     }
 
@@ -184,13 +185,13 @@ import TetherTesting
         await wrongHost.stop()
     }
 
-    @Test(needsDante) func danteRefusesADestinationItsRulesForbidWith403() async throws {
+    @Test(needsDante) func danteRefusesADestinationItsRulesForbidAsNotAllowedByRuleset() async throws {
         let proxy = try await DanteProxy()
         defer { proxy.stop() }
         // Its rules allow loopback destinations only; 192.0.2.1 (TEST-NET-1) is refused before any packet leaves.
         var client = self.connect(
             URL(string: "ws://192.0.2.1:9/")!, proxy: .socks(SOCKSProxy(host: "127.0.0.1", port: proxy.port)))
-        #expect(await client.rest() == [.ended(.proxyRejected(status: 403, retryAfter: nil))])
+        #expect(await client.rest() == [.ended(.socksRejected(.notAllowedByRuleset))])
     }
 }
 #endif

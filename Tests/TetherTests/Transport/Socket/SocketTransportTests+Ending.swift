@@ -233,10 +233,33 @@ extension SocketTransportTests {
 
     // MARK: Connect failures
 
-    @Test func portWithoutListenerIsRefused() async throws {
+    @Test func portWithoutListenerIsRefusedAndTheAddressTriedIsListed() async throws {
         let reserved = try ReservedPort()  // bound, never listening: no parallel test can take the port
         var client = ClientProbe(url: URL(string: "ws://127.0.0.1:\(reserved.port)/")!)
-        #expect(await client.rest() == [.ended(.connectFailed(.refused))])
+        let tried = [ConnectAttempt(address: "127.0.0.1:\(reserved.port)", failure: .refused)]
+        #expect(await client.rest() == [.ended(.connectFailed(.refused, tried: tried))])
+    }
+
+    /// A name with two addresses, neither listening: the failure lists both, in the order the tries ended (the
+    /// second starts at once when the first is refused), numeric, without the name.
+    @Test func aNameWhoseAddressesAllRefuseListsEveryAddressTried() async throws {
+        let reserved = try ReservedPort()  // 127.0.0.1:port is bound, so nothing can listen on 0.0.0.0:port either
+        let hosts = FileManager.default.temporaryDirectory.appendingPathComponent("tether-hosts-\(UUID())")
+        try "127.0.0.1 both.invalid\n127.0.0.2 both.invalid\n".write(to: hosts, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: hosts) }
+        var dialer = SocketDialer.direct
+        dialer.hostsFile = hosts.path
+        let request = TransportRequest(url: URL(string: "ws://both.invalid:\(reserved.port)/")!, connectTimeout: 10_000)
+        var client = ClientProbe(SocketConnection(request: request, loop: .shared, dialer: dialer))
+        let ends = await client.rest()
+        #expect(ends == [.ended(.connectFailed(.refused, tried: [
+            ConnectAttempt(address: "127.0.0.1:\(reserved.port)", failure: .refused),
+            ConnectAttempt(address: "127.0.0.2:\(reserved.port)", failure: .refused),
+        ]))])
+        guard case .ended(let end)? = ends.first else { return }
+        let port = reserved.port
+        #expect(CloseReason(end).detail == "tried 127.0.0.1:\(port): refused, 127.0.0.2:\(port): refused")
+        #expect(!"\(ends)".contains("both.invalid"))
     }
 
     @Test func nameThatCannotResolveEndsWithNameResolution() async throws {

@@ -39,7 +39,7 @@ import TetherTesting
         let connection = URLSessionTransport().connect(TransportRequest(url: URL(string: "http://127.0.0.1:9/")!))
         var iterator = connection.events.makeAsyncIterator()
         let event = await iterator.next()
-        guard case .ended(.connectFailed(.unsupported))? = event else {
+        guard case .ended(.connectFailed(.unsupported, _))? = event else {
             Issue.record("expected an unsupported connect failure, got \(String(describing: event))")
             return
         }
