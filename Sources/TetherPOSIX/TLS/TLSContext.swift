@@ -283,18 +283,12 @@ package final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    /// Checks each pin's form and returns the base64 digests.
+    /// Checks each pin's form (`SPKIPin`) and returns the base64 digests.
     static func parsePins(_ pins: [String]) throws(TLSConfigurationError) -> Set<String> {
         var digests = Set<String>()
         for pin in pins {
-            guard pin.hasPrefix("sha256/") else { throw .invalidPin }
-            let digest = pin.dropFirst("sha256/".count)
-            // The base64 of 32 bytes: 43 characters and one "=".
-            let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-            guard digest.utf8.count == 44, digest.hasSuffix("="),
-                digest.dropLast().allSatisfy({ alphabet.contains($0) })
-            else { throw .invalidPin }
-            digests.insert(String(digest))
+            guard let digest = SPKIPin.digest(of: pin) else { throw .invalidPin }
+            digests.insert(digest.base64)
         }
         return digests
     }
