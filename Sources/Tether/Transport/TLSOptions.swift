@@ -1,5 +1,6 @@
 import Foundation
 import TetherPOSIX
+import TetherWire
 
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
 /// verified against the system trust store and the host name (or IP address) of the URL, SNI sent for names.

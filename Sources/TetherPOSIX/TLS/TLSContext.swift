@@ -1,6 +1,7 @@
 #if os(Linux)
 import COpenSSL
 import Synchronization
+import TetherWire
 
 /// A configured OpenSSL context (`SSL_CTX`) from which `TLSSession`s are made: TLS 1.2 or later, and for a client
 /// verification against the system trust store (plus any additional roots) unless explicitly skipped.

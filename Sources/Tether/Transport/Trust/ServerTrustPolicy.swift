@@ -1,6 +1,6 @@
 import Foundation
 import TetherCore
-import TetherPOSIX
+import TetherWire
 
 /// Why a server's certificate was refused by a transport that evaluates it itself (`URLSessionTransport` on Apple
 /// platforms). `detail` is the same text `SocketTransport` reports for the same failure, so that a

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TetherPOSIX
+import TetherWire
 
 /// The one pin rule that `TLSOptions`, the TLS context and `tether connect --pin` share.
 @Suite struct SPKIPinTests {
