@@ -35,10 +35,11 @@ for module in "${modules[@]}"; do
         continue
     fi
     mkdir -p "$out/$module"
-    # The C modules' maps are found next to their headers; TetherPOSIX and Tether import them on Linux.
+    # The C modules' maps are found next to their headers (TetherWire imports CZlib; TetherPOSIX and Tether the
+    # Linux and OpenSSL ones).
     swift-symbolgraph-extract \
         -module-name "$module" -target "$triple" "${sdk_flags[@]}" \
-        -I "$bin/Modules" -I "$bin" -I Sources/CTetherLinux -I Sources/COpenSSL \
+        -I "$bin/Modules" -I "$bin" -I Sources/CTetherLinux -I Sources/COpenSSL -I Sources/CZlib \
         -minimum-access-level public -skip-synthesized-members \
         -output-dir "$out/$module" >/dev/null
     symbols='[.symbols[] | select(.accessLevel == "public" or .accessLevel == "open")]'

@@ -236,7 +236,7 @@ enum BoundsBench {
     /// One client and one server in this process exchange a message first, so that what is paid once per process
     /// (the shared event loop, the pool's threads, runtime metadata) is not charged to the first scenario.
     static func warmUp() async throws {
-        let server = try TestServer(recordLimit: 0, scenario: .echo)
+        let server = try TestServer(configuration: .init(recordLimit: 0), scenario: .echo)
         do {
             let session = try ClientSession(url: URL(string: server.url(path: "/warm-up"))!, signalsMessages: true)
             try await session.open()

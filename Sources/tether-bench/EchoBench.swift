@@ -164,7 +164,7 @@ enum EchoBench {
             self.progress("echo: external server \(external.redactedForLogs)")
         } else {
             // Counts only: a per-message record would make the server's cost grow with the run.
-            let embedded = try TestServer(recordLimit: 0, scenario: .echo)
+            let embedded = try TestServer(configuration: .init(recordLimit: 0), scenario: .echo)
             server = embedded
             url = URL(string: embedded.url(path: "/echo"))!
             self.progress("echo: embedded TestServer at \(embedded.url(path: "/echo"))")
@@ -234,7 +234,8 @@ enum EchoBench {
         let authority = TestCertificateAuthority(commonName: "tether-bench CA")
         let certificate = authority.issue(hosts: ["127.0.0.1"])
         let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(authority.certificate.certificatePEM))])
-        let server = try TestServer(recordLimit: 0, tls: TestServerTLS(certificate.serverOptions), scenario: .echo)
+        let server = try TestServer(
+            configuration: .init(recordLimit: 0, tls: TestServerTLS(certificate.serverOptions)), scenario: .echo)
         let url = URL(string: server.url(path: "/echo"))!
         self.progress("echo: embedded TestServer over TLS at \(server.url(path: "/echo"))")
         if options.client, options.wants("tls_rtt_64b_per_s") || options.wants("tls_mbps_1m") {
@@ -253,7 +254,7 @@ enum EchoBench {
             }
             await client.close()
         }
-        let plainServer = try TestServer(recordLimit: 0, scenario: .echo)
+        let plainServer = try TestServer(configuration: .init(recordLimit: 0), scenario: .echo)
         if options.wants("connects_per_s") {
             let rate = try await self.connects(
                 TransportRequest(url: URL(string: plainServer.url(path: "/echo"))!), seconds: options.seconds)
@@ -384,7 +385,8 @@ enum EchoBench {
         do {
             // `tether-bench idle` opens its thousand connections at once: none may be dropped in the handshake.
             server = try TestServer(
-                port: port, recordLimit: 0, maximumHandshakingConnections: 1 << 16, scenario: .echo)
+                configuration: .init(port: port, recordLimit: 0, maximumHandshakingConnections: 1 << 16),
+                scenario: .echo)
         } catch {
             FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
             exit(1)

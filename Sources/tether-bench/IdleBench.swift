@@ -71,7 +71,7 @@ enum IdleBench {
         // The connections are opened at once: none may be dropped in the handshake.
         let server: IdleServer =
             embedded
-            ? .embedded(try TestServer(maximumHandshakingConnections: 1 << 16, scenario: .normal))
+            ? .embedded(try TestServer(configuration: .init(maximumHandshakingConnections: 1 << 16), scenario: .normal))
             : .process(try ServerProcess())
         do {
             try await self.measure(connections: connections, seconds: seconds, server: server)

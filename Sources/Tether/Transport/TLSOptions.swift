@@ -1,5 +1,6 @@
 import Foundation
 import TetherPOSIX
+import TetherWire
 
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
 /// verified against the system trust store and the host name (or IP address) of the URL, SNI sent for names.
@@ -53,11 +54,10 @@ public struct TLSOptions: Sendable, Hashable {
         self.clientIdentity = clientIdentity
     }
 
-    /// Whether `pin` has the form `sha256/` + the base64 of 32 bytes.
+    /// Whether `pin` has the form `sha256/` + the base64 of 32 bytes (`SPKIPin`: the rule the socket transport's
+    /// TLS context, the URLSession trust evaluation and the command line all apply).
     package static func isWellFormed(pin: String) -> Bool {
-        guard pin.hasPrefix("sha256/") else { return false }
-        let digest = pin.dropFirst("sha256/".count)
-        return digest.utf8.count == 44 && Data(base64Encoded: String(digest))?.count == 32
+        SPKIPin.isWellFormed(pin)
     }
 }
 

@@ -671,7 +671,7 @@ enum CheckScenarios {
         run.mark("server restarted")
         let second: TestServer
         do {
-            second = try TestServer(port: port, scenario: { _ in scenario })
+            second = try TestServer(configuration: .init(port: port), scenario: { _ in scenario })
         } catch {
             throw .setup("restarted test server: \(error)")
         }

@@ -83,7 +83,7 @@ final class ScenarioRun {
         self.serverDescription = description
         let server: TestServer
         do {
-            server = try TestServer(tls: tls, scenario: pick)
+            server = try TestServer(configuration: .init(tls: tls), scenario: pick)
         } catch {
             throw .setup("test server: \(error)")
         }

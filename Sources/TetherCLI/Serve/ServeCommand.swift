@@ -29,10 +29,11 @@ package enum ServeCommand {
         }
         do {
             try scenario.validate()
-            server = try TestServer(
+            let configuration = TestServer.Configuration(
                 host: options.host, port: options.port, recordLimit: options.recordLimit,
                 handshakeTimeout: .milliseconds(options.handshakeTimeout),
-                maximumHandshakingConnections: options.maxHandshaking, tls: tls, scenario: scenario)
+                maximumHandshakingConnections: options.maxHandshaking, tls: tls)
+            server = try TestServer(configuration: configuration, scenario: scenario)
         } catch {
             io.writeError("tether serve: \(error)\n")
             return 1

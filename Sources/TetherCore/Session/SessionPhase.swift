@@ -15,12 +15,3 @@ public enum SessionPhase: Equatable, Hashable, Sendable {
     /// A non-retryable failure (see `SessionMachine.failure`); stays until the user starts again.
     case failed
 }
-
-/// What the session does when the app goes to the background, where timers are not guaranteed.
-public enum LifecyclePolicy: Equatable, Hashable, Sendable {
-    /// Close with 1001 (going away) and reconnect on foreground. The default: a heartbeat is no background
-    /// keep-alive.
-    case closeInBackground
-    /// Keep an open transport, pause the heartbeat, and probe it on foreground (reconnect at once if the probe fails).
-    case keepAndProbe
-}

@@ -6,7 +6,7 @@ import Darwin
 #endif
 
 /// Host name resolution with `getaddrinfo`.
-public enum Resolver {
+package enum Resolver {
     /// `getaddrinfo` blocks for as long as DNS takes, so it runs on this queue's threads and never
     /// on Swift's cooperative pool or an event loop.
     private static let queue = DispatchQueue(label: "tether.resolver", attributes: .concurrent)
@@ -21,7 +21,7 @@ public enum Resolver {
     /// - Parameter hostsFile: a hosts file to consult first (see `HostsFile`); when it names `host`, its addresses
     ///   are the answer, in its order, and `getaddrinfo` is not asked. Nil (the default): only `getaddrinfo`.
     /// - Throws: `SocketError.nameResolution(code:)` with the `EAI_*` code.
-    public static func resolve(
+    package static func resolve(
         host: String, port: Int, hostsFile: String? = nil
     ) async throws(SocketError) -> [SocketAddress] {
         guard (0...65535).contains(port) else { throw .nameResolution(code: EAI_SERVICE) }

@@ -5,24 +5,24 @@ import Darwin
 #endif
 
 /// An IPv4 or IPv6 address with a TCP port, as used by `connect` and `bind`.
-public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
-    public enum Family: Hashable, Sendable {
+package struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
+    package enum Family: Hashable, Sendable {
         case ipv4
         case ipv6
     }
 
-    public let family: Family
+    package let family: Family
     /// The address in network byte order: 4 bytes for IPv4, 16 for IPv6.
-    public let addressBytes: [UInt8]
+    package let addressBytes: [UInt8]
     /// The port, 0...65535.
-    public let port: Int
+    package let port: Int
     /// The IPv6 zone (interface index) of a link-local address; 0 otherwise.
-    public let scopeID: UInt32
+    package let scopeID: UInt32
 
     /// Parses a numeric IPv4 or IPv6 address (`"127.0.0.1"`, `"::1"`, `"[::1]"`, `"fe80::1%eth0"`).
     /// Returns `nil` for anything else, including host names (use `Resolver` for those) and ports
     /// outside 0...65535.
-    public init?(ip: String, port: Int) {
+    package init?(ip: String, port: Int) {
         guard (0...65535).contains(port) else { return nil }
         var text = Substring(ip)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
@@ -84,12 +84,12 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The same address with another port.
-    public func withPort(_ port: Int) -> SocketAddress {
+    package func withPort(_ port: Int) -> SocketAddress {
         SocketAddress(family: self.family, addressBytes: self.addressBytes, port: port, scopeID: self.scopeID)
     }
 
     /// The numeric host, without brackets (`"127.0.0.1"`, `"::1"`, `"fe80::1%2"`).
-    public var host: String {
+    package var host: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         let family = self.family == .ipv4 ? AF_INET : AF_INET6
         let converted = self.addressBytes.withUnsafeBytes { bytes in
@@ -101,7 +101,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `"127.0.0.1:8080"` or `"[::1]:8080"`.
-    public var description: String {
+    package var description: String {
         self.family == .ipv4 ? "\(self.host):\(self.port)" : "[\(self.host)]:\(self.port)"
     }
 

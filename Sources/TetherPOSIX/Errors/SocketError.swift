@@ -6,7 +6,7 @@ import Darwin
 
 /// Why a socket operation failed. The common network failures have their own cases so callers can
 /// decide on retries without decoding `errno`; anything else keeps the operation name and `errno`.
-public enum SocketError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
+package enum SocketError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The peer actively refused the connection (`ECONNREFUSED`): nothing listens on that port.
     case refused
     /// No route to the network or host (`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`).
@@ -29,7 +29,7 @@ public enum SocketError: Error, Equatable, Hashable, Sendable, CustomStringConve
     case system(operation: String, errno: Int32)
 
     /// Maps an `errno` from `operation` to the matching case.
-    public init(operation: String, errno code: Int32) {
+    package init(operation: String, errno code: Int32) {
         switch code {
         case ECONNREFUSED: self = .refused
         case ENETUNREACH, EHOSTUNREACH, ENETDOWN: self = .unreachable
@@ -42,7 +42,7 @@ public enum SocketError: Error, Equatable, Hashable, Sendable, CustomStringConve
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .refused: "connection refused"
         case .unreachable: "network or host unreachable"

@@ -22,9 +22,9 @@ protocol LoopSelectable: AnyObject {
 /// Everything that happens on sockets of this loop (reads, write completions, end notifications,
 /// accepts, timers) runs on this one thread, so a protocol layer can keep its state confined to it
 /// (see `LoopBound`) without locks.
-public final class EventLoop: Sendable {
+package final class EventLoop: Sendable {
     /// A process-wide loop, started on first use and never shut down.
-    public static let shared: EventLoop = {
+    package static let shared: EventLoop = {
         do {
             return try EventLoop(name: "tether-loop")
         } catch {
@@ -38,7 +38,7 @@ public final class EventLoop: Sendable {
     private static let eventCapacity = 256
 
     /// The thread's name (at most 15 bytes are shown by the kernel).
-    public let name: String
+    package let name: String
     /// Where the timers read the time.
     package let clock: EventLoopClock
     let identity = LoopThreadIdentity()
@@ -67,7 +67,7 @@ public final class EventLoop: Sendable {
     /// Creates a loop and starts its thread.
     /// - Parameter name: the thread's name, visible in debuggers and `top -H`.
     /// - Throws: when the kernel refuses an epoll instance, an eventfd or a thread.
-    public convenience init(name: String = "tether-loop") throws(SocketError) {
+    package convenience init(name: String = "tether-loop") throws(SocketError) {
         try self.init(name: name, clock: .continuous)
     }
 
@@ -97,7 +97,7 @@ public final class EventLoop: Sendable {
     }
 
     /// `true` when called on this loop's thread.
-    public var inEventLoop: Bool { self.identity.isCurrent }
+    package var inEventLoop: Bool { self.identity.isCurrent }
 
     /// The time on the loop's clock: what `schedule(at:)` deadlines are compared with. Timer code reads the time
     /// here (never from `ContinuousClock.now`), so that it runs on a manual clock in tests.
@@ -118,7 +118,7 @@ public final class EventLoop: Sendable {
     /// including the loop's own (then `work` runs on the next turn, never re-entrantly).
     /// - Returns: `false` if the loop is shut down and `work` was dropped without running.
     @discardableResult
-    public func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+    package func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
         // The wake-up is written after the lock is released (the loop, woken by it, takes the same lock at
         // once, so writing under it made the loop spin on it). It is counted in flight under the lock, and the
         // loop closes the eventfd only after marking the inbox closed under the lock and seeing no wake-up in
@@ -141,7 +141,7 @@ public final class EventLoop: Sendable {
 
     /// Runs `body` on the loop's thread and returns its result.
     /// - Throws: `SocketError.closed` if the loop is shut down.
-    public func submit<Result: Sendable>(
+    package func submit<Result: Sendable>(
         _ body: @escaping @Sendable () -> Result
     ) async throws(SocketError) -> Result {
         let outcome: Swift.Result<Result, SocketError> = await withCheckedContinuation { continuation in
@@ -155,13 +155,13 @@ public final class EventLoop: Sendable {
     /// is free after that). Timers with the same deadline fire in the order they were scheduled.
     /// Callable from any thread. Work scheduled on a loop that is shut down never runs.
     @discardableResult
-    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+    package func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
         self.schedule(at: self.clock.now + delay, work)
     }
 
     /// Like `schedule(after:_:)` with the delay in milliseconds (the unit of Tether's state machines).
     @discardableResult
-    public func schedule(afterMilliseconds delay: Int, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
+    package func schedule(afterMilliseconds delay: Int, _ work: @escaping @Sendable () -> Void) -> TimerHandle {
         self.schedule(at: self.clock.now + .milliseconds(delay), work)
     }
 
@@ -170,7 +170,7 @@ public final class EventLoop: Sendable {
     ///   fire on one wake-up of the loop, which saves CPU and power when many connections keep timers of their
     ///   own (heartbeats). Zero (the default): as soon as the loop is free after `deadline`.
     @discardableResult
-    public func schedule(
+    package func schedule(
         at deadline: ContinuousClock.Instant,
         leeway: Duration = .zero,
         _ work: @escaping @Sendable () -> Void
@@ -191,7 +191,7 @@ public final class EventLoop: Sendable {
     /// shutdown); after that `execute` returns `false`. Idempotent.
     /// Must not be called on the loop's own thread; a second, concurrent caller may return before the
     /// thread has exited. Meant for tests; `shared` is never shut down.
-    public func shutdown() {
+    package func shutdown() {
         precondition(!self.identity.isCurrent, "EventLoop.shutdown() called on its own thread")
         self.inbox.withLock { inbox in
             inbox.isShutdown = true
@@ -428,7 +428,7 @@ private final class ThreadStart {
 /// turn. Such work must not block: it delays every socket of the loop. After `shutdown()`, jobs run in order on a
 /// serial dispatch queue instead, so that no task is lost and an actor's jobs still never run at the same time.
 extension EventLoop: TaskExecutor, SerialExecutor {
-    public func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let serial = self.asUnownedSerialExecutor()
         let task = self.asUnownedTaskExecutor()
@@ -437,13 +437,13 @@ extension EventLoop: TaskExecutor, SerialExecutor {
         }
     }
 
-    public func checkIsolated() {
+    package func checkIsolated() {
         if self.inEventLoop { return }
         precondition(self.identity.hasExited, "not on the event loop's thread")
         dispatchPrecondition(condition: .onQueue(self.afterShutdown))
     }
 
-    public func isIsolatingCurrentContext() -> Bool? {
+    package func isIsolatingCurrentContext() -> Bool? {
         if self.inEventLoop { return true }
         return self.identity.hasExited ? nil : false
     }

@@ -43,7 +43,7 @@ final class LoopThreadIdentity: Sendable {
 /// `execute` and timer closures and stored in `Sendable` classes.
 ///
 /// Every access to `value` traps when not on the loop's thread.
-public final class LoopBound<Value>: @unchecked Sendable {
+package final class LoopBound<Value>: @unchecked Sendable {
     // @unchecked Sendable is safe because `_value` is only read or written after `precondition`
     // has checked that the caller is the single thread of the owning loop; the value is handed
     // over at `init` with `sending`, so no other reference to it remains elsewhere.
@@ -53,7 +53,7 @@ public final class LoopBound<Value>: @unchecked Sendable {
     #if os(Linux)
     /// Wraps `value`, which from now on belongs to `loop`'s thread.
     /// - Parameter value: transferred (`sending`): the caller keeps no other reference to it.
-    public init(_ value: sending Value, loop: EventLoop) {
+    package init(_ value: sending Value, loop: EventLoop) {
         self._value = value
         self.identity = loop.identity
     }
@@ -72,7 +72,7 @@ public final class LoopBound<Value>: @unchecked Sendable {
     }
 
     /// The wrapped value. Traps unless called on the loop's thread.
-    public var value: Value {
+    package var value: Value {
         get {
             precondition(self.identity.isCurrent, "LoopBound value used off its event loop thread")
             return self._value

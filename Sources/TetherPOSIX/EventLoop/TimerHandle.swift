@@ -38,21 +38,21 @@ final class ScheduledTimer: Sendable {
 }
 
 /// A timer scheduled with `EventLoop.schedule`. Cancel it from any thread.
-public struct TimerHandle: Hashable, Sendable {
+package struct TimerHandle: Hashable, Sendable {
     let timer: ScheduledTimer
 
     /// When the timer fires (or would have).
-    public var deadline: ContinuousClock.Instant { self.timer.deadline }
+    package var deadline: ContinuousClock.Instant { self.timer.deadline }
 
     /// Prevents the work from running and releases it. Returns `true` if this call stopped it,
     /// `false` if it already ran, is running, or was cancelled before.
     @discardableResult
-    public func cancel() -> Bool {
+    package func cancel() -> Bool {
         self.timer.take() != nil
     }
 
-    public static func == (lhs: TimerHandle, rhs: TimerHandle) -> Bool { lhs.timer === rhs.timer }
-    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self.timer)) }
+    package static func == (lhs: TimerHandle, rhs: TimerHandle) -> Bool { lhs.timer === rhs.timer }
+    package func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self.timer)) }
 }
 
 /// A binary min-heap of timers ordered by (deadline, sequence). Cancelled timers stay until they

@@ -10,27 +10,27 @@ import Darwin
 /// `setns(fd, CLONE_NEWNET)`; only that thread switches, and a socket keeps its namespace for life,
 /// so the rest of the process (and the event loop that drives the socket) is unaffected. Joining
 /// a namespace needs `CAP_SYS_ADMIN` (root).
-public struct NetworkNamespace: Hashable, Sendable, CustomStringConvertible {
+package struct NetworkNamespace: Hashable, Sendable, CustomStringConvertible {
     /// The namespace handle, for example `/var/run/netns/tether-test`.
-    public let path: String
+    package let path: String
 
     /// - Parameter path: a namespace handle such as `/var/run/netns/NAME` or `/proc/PID/ns/net`.
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// The namespace that `ip netns add name` created (`/var/run/netns/name`).
-    public init(named name: String) {
+    package init(named name: String) {
         self.path = "/var/run/netns/\(name)"
     }
 
-    public var description: String { "netns \(self.path)" }
+    package var description: String { "netns \(self.path)" }
 
     /// Runs `body` on a new thread that has joined this namespace, waits for it, and returns its
     /// result. Use it for anything that must happen inside the namespace (creating sockets).
     /// - Throws: `SocketError.system` when the handle cannot be opened or joined (for example
     ///   `EPERM` without root, `ENOENT` for a missing namespace; `ENOSYS` off Linux).
-    public func run<Value>(_ body: () throws(SocketError) -> Value) throws(SocketError) -> Value {
+    package func run<Value>(_ body: () throws(SocketError) -> Value) throws(SocketError) -> Value {
         #if os(Linux)
         guard let setns = GNUExtensions.setns else {
             throw .system(operation: "setns", errno: ENOSYS)

@@ -8,7 +8,7 @@
 /// complete or fail, and a sealing write is the last one accepted; `queuedWriteBytes` counts every byte accepted and
 /// not yet handed to the kernel, which is what the outbound watermarks measure; `pauseReading()` stops the handler's
 /// bytes (and the socket's reads) until `resumeReading()`.
-public protocol ByteStream: AnyObject, Sendable {
+package protocol ByteStream: AnyObject, Sendable {
     /// The loop whose thread runs this stream's I/O and callbacks.
     var loop: EventLoop { get }
 
@@ -41,7 +41,7 @@ public protocol ByteStream: AnyObject, Sendable {
 }
 
 /// How a byte stream ended, as reported once to its handler.
-public enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
+package enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
     /// The peer closed its side (for TLS: after its `close_notify`).
     case endOfStream
     /// `close()` or `reset()` was called on this side.
@@ -51,7 +51,7 @@ public enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
     /// TLS failed: the handshake, a record, or the peer's end without `close_notify` (`.truncated`).
     case tlsFailed(TLSFailure)
 
-    public init(_ end: TCPConnection.End) {
+    package init(_ end: TCPConnection.End) {
         switch end {
         case .endOfStream: self = .endOfStream
         case .closedLocally: self = .closedLocally
@@ -59,7 +59,7 @@ public enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .endOfStream: "end of stream"
         case .closedLocally: "closed locally"
@@ -71,7 +71,7 @@ public enum ByteStreamEnd: Equatable, Sendable, CustomStringConvertible {
 
 /// Receives what happens on a `ByteStream`, on its loop's thread, never re-entrantly from inside the stream's own
 /// `write`, `close` or `reset`.
-public protocol ByteStreamHandler: AnyObject {
+package protocol ByteStreamHandler: AnyObject {
     /// Bytes from the peer, in order, borrowed for the call.
     func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream)
     /// The last call for this stream.
@@ -79,7 +79,7 @@ public protocol ByteStreamHandler: AnyObject {
 }
 
 extension TCPConnection: ByteStream {
-    public func setStreamHandler(_ handler: any ByteStreamHandler) {
+    package func setStreamHandler(_ handler: any ByteStreamHandler) {
         self.setHandler(StreamHandlerAdapter(handler))
     }
 }

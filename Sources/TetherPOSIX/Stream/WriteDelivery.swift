@@ -3,7 +3,7 @@ import Synchronization
 
 /// How a write's outcome reaches its writer: what the write entry points of a `ByteStream` differ in. Plain TCP and
 /// TLS take every write through one `startWrite(_:array:sealing:delivery:)` with one of these.
-public enum WriteDelivery: Sendable {
+package enum WriteDelivery: Sendable {
     /// By this completion (success or failure), if any.
     case completion(TCPConnection.WriteCompletion?)
     /// Failures only, so that a write the kernel takes at once costs no loop turn.
@@ -47,14 +47,14 @@ public enum WriteDelivery: Sendable {
 }
 
 /// A write begun with `ByteStream.startWrite`: done, refused or failed, or waiting for the kernel.
-public enum StartedSend: Sendable {
+package enum StartedSend: Sendable {
     case done
     case failed(SocketError)
     case waiting(WriteWaiter)
 
     /// Returns once the bytes were all handed to the kernel.
     /// - Throws: the error that stopped the write.
-    public func finish() async throws(SocketError) {
+    package func finish() async throws(SocketError) {
         switch self {
         case .done: return
         case .failed(let error): throw error
@@ -64,7 +64,7 @@ public enum StartedSend: Sendable {
 }
 
 /// Where an awaited write waits when the kernel did not take it at once (or a TLS handshake holds it).
-public final class WriteWaiter: Sendable {
+package final class WriteWaiter: Sendable {
     private enum State {
         case waiting(CheckedContinuation<Result<Void, SocketError>, Never>?)
         case finished(Result<Void, SocketError>)
@@ -108,7 +108,7 @@ extension ByteStream {
     ///     `.closed`, atomically with this one, while reading goes on.
     ///   - completion: called on the loop thread with `.success` once all of `bytes` has been handed to the kernel,
     ///     or with the error that stopped it (`.closed` after the end). Never called from inside this call.
-    public func write(_ bytes: [UInt8], sealing: Bool = false, completion: TCPConnection.WriteCompletion? = nil) {
+    package func write(_ bytes: [UInt8], sealing: Bool = false, completion: TCPConnection.WriteCompletion? = nil) {
         bytes.withUnsafeBytes { raw in
             _ = self.startWrite(raw, array: bytes, sealing: sealing, delivery: .completion(completion))
         }
@@ -116,7 +116,7 @@ extension ByteStream {
 
     /// Writes borrowed bytes without an intermediate array: only what waits is copied.
     /// - Parameters: as in `write(_:sealing:completion:)`.
-    public func write(
+    package func write(
         borrowing bytes: UnsafeRawBufferPointer, sealing: Bool = false,
         completion: TCPConnection.WriteCompletion? = nil
     ) {
@@ -127,7 +127,7 @@ extension ByteStream {
     /// takes at once costs no loop turn.
     /// - Parameter onFailure: called on the loop thread with the error when the write is refused (`.closed`) or
     ///   fails, now or while queued. Never called from inside this call.
-    public func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void) {
+    package func write(_ bytes: [UInt8], onFailure: @escaping @Sendable (SocketError) -> Void) {
         bytes.withUnsafeBytes { raw in
             _ = self.startWrite(raw, array: bytes, sealing: false, delivery: .failuresOnly(onFailure))
         }
@@ -137,7 +137,7 @@ extension ByteStream {
     /// them at once, this returns without leaving the calling thread.
     /// - Parameter sealing: as in `write(_:sealing:completion:)`.
     /// - Throws: the `SocketError` that stopped the write (`.closed` once writes are no longer accepted).
-    public func send(_ bytes: [UInt8], sealing: Bool = false) async throws(SocketError) {
+    package func send(_ bytes: [UInt8], sealing: Bool = false) async throws(SocketError) {
         let started = bytes.withUnsafeBytes { raw in
             self.startWrite(raw, array: bytes, sealing: sealing, delivery: .awaited)
         }

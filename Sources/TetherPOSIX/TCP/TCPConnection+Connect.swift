@@ -19,7 +19,7 @@ extension TCPConnection {
     /// - Throws: the error of the address that failed last (`.refused`, `.unreachable`, ...), `.timedOut` when the
     ///   deadline passes, `.cancelled` when the task is cancelled, `.closed` when the loop is shut down;
     ///   `.system(operation: "connect", errno: EDESTADDRREQ)` for an empty address list.
-    public static func connect(
+    package static func connect(
         to addresses: [SocketAddress],
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
@@ -86,7 +86,7 @@ extension TCPConnection {
 
     /// Resolves `host` (see `Resolver.resolve`) and connects to its addresses in order. Names are
     /// resolved in the process's own network namespace, even when `namespace` is given.
-    public static func connect(
+    package static func connect(
         host: String,
         port: Int,
         timeout: Duration,

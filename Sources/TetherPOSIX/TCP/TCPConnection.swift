@@ -19,9 +19,9 @@ import Synchronization
 /// (they pass through one lock, which also keeps each write's bytes contiguous on the wire);
 /// other calls hop onto the loop, keeping their order. Callbacks (handler calls, write
 /// completions) run on the loop thread.
-public final class TCPConnection: Sendable, CustomStringConvertible {
+package final class TCPConnection: Sendable, CustomStringConvertible {
     /// How a connection ended, as reported once to its handler.
-    public enum End: Equatable, Sendable, CustomStringConvertible {
+    package enum End: Equatable, Sendable, CustomStringConvertible {
         /// The peer closed its side (read returned 0). Pending writes are still flushed, then the
         /// descriptor is closed.
         case endOfStream
@@ -31,7 +31,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         /// shut down.
         case failed(SocketError)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .endOfStream: "end of stream"
             case .closedLocally: "closed locally"
@@ -41,14 +41,14 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     }
 
     /// Called on the loop thread when a write was fully handed to the kernel, or with the error.
-    public typealias WriteCompletion = @Sendable (Result<Void, SocketError>) -> Void
+    package typealias WriteCompletion = @Sendable (Result<Void, SocketError>) -> Void
 
     /// The loop whose thread runs this connection's I/O and callbacks.
-    public let loop: EventLoop
+    package let loop: EventLoop
     /// The local address, when the kernel reports one.
-    public let localAddress: SocketAddress?
+    package let localAddress: SocketAddress?
     /// The peer's address, when the kernel reports one.
-    public let remoteAddress: SocketAddress?
+    package let remoteAddress: SocketAddress?
     /// The socket's descriptor number (for tests; closed when the connection ends).
     let descriptor: Int32
     /// Reading and the lifecycle, on the loop thread (`TCPConnection+LoopState.swift`).
@@ -79,7 +79,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         "TCPConnection(\(self.localAddress?.description ?? "?") -> \(self.remoteAddress?.description ?? "?"))"
     }
 
@@ -87,7 +87,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// `loop.execute` after `connect`, or inside a listener's `onAccept`), and create the handler
     /// there too. At most once per connection. If the connection already ended, `ended` is
     /// delivered to the handler on the next loop turn.
-    public func setHandler(_ handler: any TCPConnectionHandler) {
+    package func setHandler(_ handler: any TCPConnectionHandler) {
         precondition(self.loop.inEventLoop, "TCPConnection.setHandler must be called on the loop thread")
         self.loopState.value.install(handler, owner: self)
     }
@@ -95,7 +95,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// Hands the connection to `handler` from now on: the next bytes and the end go to it. Call on the loop thread,
     /// after `setHandler` and before the end was delivered (a protocol that starts another one on the same
     /// connection, such as TLS after a proxy's CONNECT answer).
-    public func replaceHandler(_ handler: any TCPConnectionHandler) {
+    package func replaceHandler(_ handler: any TCPConnectionHandler) {
         precondition(self.loop.inEventLoop, "TCPConnection.replaceHandler must be called on the loop thread")
         self.loopState.value.replace(handler)
     }
@@ -103,7 +103,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// The write behind every entry point (`write`, `send`; see `ByteStream`): writes under the output lock at once
     /// as far as the kernel takes the bytes and queues the rest, then reports by `delivery`. It asks the loop to
     /// watch for writability when it started the queue, and ends the connection when the kernel refused the bytes.
-    public func startWrite(
+    package func startWrite(
         _ bytes: UnsafeRawBufferPointer, array: [UInt8]?, sealing: Bool, delivery: WriteDelivery
     ) -> StartedSend {
         var waiter: WriteWaiter?
@@ -148,7 +148,7 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// (FIN) and reports `.closedLocally` (or the error that stopped the flush). Idempotent; no
     /// effect once the connection ended. A peer that never reads keeps the flush pending: use
     /// `reset()` after your own timeout.
-    public func close() {
+    package func close() {
         self.refuseWrites()
         self.onLoop { state, owner in state.close(owner: owner) }
     }
@@ -156,14 +156,14 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// Abortive close: discards pending writes (their completions get `.closed`) and closes with
     /// `SO_LINGER` 0 so the peer sees RST (`SocketError.reset`). Reports `.closedLocally` unless the
     /// connection already ended. Idempotent.
-    public func reset() {
+    package func reset() {
         self.refuseWrites()
         self.onLoop { state, owner in state.reset(owner: owner) }
     }
 
     /// Half-close: after pending writes are flushed, sends FIN (`shutdown(SHUT_WR)`) while reading
     /// goes on until the peer's end of stream. Later writes fail with `.closed`.
-    public func shutdownOutput() {
+    package func shutdownOutput() {
         self.refuseWrites()
         self.onLoop { state, owner in state.shutdownOutput(owner: owner) }
     }
@@ -172,12 +172,12 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     /// what arrives and, once its buffer is full, TCP flow control
     /// slows the peer down. Use it when the consumer of the bytes falls behind. An end of stream or
     /// error is noticed only after `resumeReading()` (a reset is still seen by a pending write).
-    public func pauseReading() {
+    package func pauseReading() {
         self.onLoop { state, owner in state.setReadingPaused(true, owner: owner) }
     }
 
     /// Resumes reading after `pauseReading()`.
-    public func resumeReading() {
+    package func resumeReading() {
         self.onLoop { state, owner in state.setReadingPaused(false, owner: owner) }
     }
 
@@ -192,13 +192,13 @@ public final class TCPConnection: Sendable, CustomStringConvertible {
     }
 
     /// Bytes queued but not yet handed to the kernel.
-    public var queuedWriteBytes: Int { self.output.withLock { $0.byteCount } }
+    package var queuedWriteBytes: Int { self.output.withLock { $0.byteCount } }
 
     /// Calls `body` on the loop thread once at most `limit` bytes are queued for the kernel: on a later loop turn
     /// when that is already so, otherwise after the flush that brings the queue down to it, or when the queue is
     /// discarded because the connection ended. Called exactly once. This is how a writer that filled the queue
     /// waits for room (a socket stops being read while its replies cannot go out; a sender suspends).
-    public func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void) {
+    package func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void) {
         let now = self.output.withLock { output -> Bool in
             guard output.byteCount > limit, output.descriptorOpen else { return true }
             output.drainWaiters.append((limit, body))

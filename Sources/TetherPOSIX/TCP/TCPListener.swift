@@ -11,14 +11,14 @@ import Synchronization
 /// stays in the backlog and the socket stays readable: instead of retrying in a busy loop, the
 /// listener first lets its owner free a descriptor (`onDescriptorsExhausted`), and otherwise stops
 /// watching the socket for `acceptBackoff` before trying again.
-public final class TCPListener: Sendable, CustomStringConvertible {
+package final class TCPListener: Sendable, CustomStringConvertible {
     /// How long accepting pauses when `accept` fails for lack of descriptors or memory.
-    public static let acceptBackoff = Duration.milliseconds(50)
+    package static let acceptBackoff = Duration.milliseconds(50)
 
     /// The loop that accepts and that drives every accepted connection.
-    public let loop: EventLoop
+    package let loop: EventLoop
     /// The bound address, with the port the kernel chose when bound to port 0.
-    public let address: SocketAddress
+    package let address: SocketAddress
     let descriptor: Int32
     /// Behind a lock rather than loop-bound so that `close` still works (closing the socket) when
     /// the loop has already shut down; uncontended in practice.
@@ -37,9 +37,9 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     }
 
     /// The bound port.
-    public var port: Int { self.address.port }
+    package var port: Int { self.address.port }
 
-    public var description: String { "TCPListener(\(self.address))" }
+    package var description: String { "TCPListener(\(self.address))" }
 
     private init(descriptor: Int32, address: SocketAddress, loop: EventLoop) {
         self.descriptor = descriptor
@@ -63,7 +63,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     ///   - namespace: if given, the socket is created inside this network namespace.
     /// - Throws: `.addressInUse`, `.nameResolution(code: EAI_NONAME)` for a host that is not a
     ///   numeric address, or another `SocketError`.
-    public static func bind(
+    package static func bind(
         host: String = "127.0.0.1",
         port: Int = 0,
         backlog: Int32 = 128,
@@ -106,7 +106,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     ///   `ENFILE`. Return `true` after closing a connection (one the server can best spare) to retry at
     ///   once; `false` (or nil, the default) pauses accepting for `acceptBackoff`. Meanwhile new
     ///   connections wait in the kernel's backlog.
-    public func start(
+    package func start(
         onAccept: @escaping @Sendable (TCPConnection) -> Void,
         onDescriptorsExhausted: (@Sendable () -> Bool)? = nil
     ) {
@@ -129,7 +129,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     /// Stops listening and closes the socket (on the loop; asynchronously when called elsewhere).
     /// Connections already accepted are not affected. Idempotent.
     /// - Parameter completion: called on the loop thread once the socket is closed.
-    public func close(completion: (@Sendable () -> Void)? = nil) {
+    package func close(completion: (@Sendable () -> Void)? = nil) {
         self.onLoop { listener in
             listener.closeOnLoop()
             completion?()
@@ -137,7 +137,7 @@ public final class TCPListener: Sendable, CustomStringConvertible {
     }
 
     /// Closes the listener and returns once its socket is closed.
-    public func close() async {
+    package func close() async {
         await withCheckedContinuation { continuation in
             self.close { continuation.resume() }
         }

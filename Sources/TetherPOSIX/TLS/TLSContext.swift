@@ -1,13 +1,14 @@
 #if os(Linux)
 import COpenSSL
 import Synchronization
+import TetherWire
 
 /// A configured OpenSSL context (`SSL_CTX`) from which `TLSSession`s are made: TLS 1.2 or later, and for a client
 /// verification against the system trust store (plus any additional roots) unless explicitly skipped.
 ///
 /// Create one per configuration and share it: building a context reads the trust store, which costs far more than
 /// a session.
-public final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: `pointer` is configured completely in the initializer and never changed
     // afterwards; OpenSSL documents `SSL_new` on a shared, no longer modified `SSL_CTX` as safe from any thread
     // (its reference count and lazily loaded lookup caches are internally locked). `pins`, `verifies` and
@@ -55,7 +56,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A client context.
     /// - Throws: `TLSConfigurationError` for a malformed pin or unreadable trust roots.
-    public static func client(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
+    package static func client(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
         let pins = try Self.parsePins(options.pins)
         let context = try Self.makeContext(method: TLS_client_method())
         let verifies = !options.insecureSkipVerification
@@ -98,7 +99,7 @@ public final class TLSContext: @unchecked Sendable {
     /// Checks that `identity` can be used (its chain and key read, the key decrypted and matching the
     /// certificate), without keeping anything.
     /// - Throws: the `TLSConfigurationError` that creating a client context with it would throw.
-    public static func check(_ identity: TLSClientIdentity) throws(TLSConfigurationError) {
+    package static func check(_ identity: TLSClientIdentity) throws(TLSConfigurationError) {
         let context = try Self.makeContext(method: TLS_client_method())
         defer { SSL_CTX_free(context) }
         try Self.use(identity, in: context)
@@ -198,7 +199,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A client context for `options`, shared with every caller asking for the same options (a context reads the
     /// trust store and the additional roots once, when first created). At most 32 are kept.
-    public static func sharedClient(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
+    package static func sharedClient(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
         if let cached = Self.clientCache.withLock({ $0[options] }) { return cached }
         let context = try Self.client(options)
         Self.clientCache.withLock { cache in
@@ -212,7 +213,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A server context presenting `options`' certificate chain and key.
     /// - Throws: `TLSConfigurationError` when the chain or the key cannot be read or do not match.
-    public static func server(_ options: TLSServerOptions) throws(TLSConfigurationError) -> TLSContext {
+    package static func server(_ options: TLSServerOptions) throws(TLSConfigurationError) -> TLSContext {
         let context = try Self.makeContext(method: TLS_server_method())
         let result = TLSContext(pointer: context, pins: [], verifies: false, isServer: true, resumesSessions: false)
         // Resumption: TLS 1.3 tickets and TLS 1.2 tickets are on by default (stateless, sealed with the context's
@@ -283,18 +284,12 @@ public final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    /// Checks each pin's form and returns the base64 digests.
+    /// Checks each pin's form (`SPKIPin`) and returns the base64 digests.
     static func parsePins(_ pins: [String]) throws(TLSConfigurationError) -> Set<String> {
         var digests = Set<String>()
         for pin in pins {
-            guard pin.hasPrefix("sha256/") else { throw .invalidPin }
-            let digest = pin.dropFirst("sha256/".count)
-            // The base64 of 32 bytes: 43 characters and one "=".
-            let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-            guard digest.utf8.count == 44, digest.hasSuffix("="),
-                digest.dropLast().allSatisfy({ alphabet.contains($0) })
-            else { throw .invalidPin }
-            digests.insert(String(digest))
+            guard let digest = SPKIPin.digest(of: pin) else { throw .invalidPin }
+            digests.insert(digest.base64)
         }
         return digests
     }

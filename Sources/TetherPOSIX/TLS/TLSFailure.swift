@@ -1,6 +1,6 @@
 #if os(Linux)
 /// Why a TLS connection failed. Every case is a fixed text from Tether or OpenSSL, never data from the peer.
-public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     /// The certificate does not name the host (or IP address) connected to.
     case hostnameMismatch
     /// The certificate (or one in its chain) has expired.
@@ -33,7 +33,7 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     case clientCertificateRejected(alert: String)
 
     /// Whether the failure is about the peer's certificate: retrying will not help.
-    public var isCertificateFailure: Bool {
+    package var isCertificateFailure: Bool {
         switch self {
         case .hostnameMismatch, .certificateExpired, .certificateNotYetValid, .untrustedIssuer, .certificateInvalid,
             .pinMismatch, .clientCertificateRequired, .clientCertificateRejected, .hostCheckUnavailable:
@@ -44,7 +44,7 @@ public enum TLSFailure: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// A short, stable text for records and logs (for example "hostname mismatch").
-    public var description: String {
+    package var description: String {
         switch self {
         case .hostnameMismatch: "hostname mismatch"
         case .certificateExpired: "certificate expired"

@@ -1,6 +1,6 @@
 #if os(Linux)
 /// PEM data: a file to read, or the bytes themselves.
-public enum PEMSource: Sendable, Hashable {
+package enum PEMSource: Sendable, Hashable {
     /// A PEM file's path, read when the TLS context is created.
     case file(String)
     /// PEM text held in memory.
@@ -8,24 +8,24 @@ public enum PEMSource: Sendable, Hashable {
 }
 
 /// How a TLS client verifies its server. Verification is on unless `insecureSkipVerification` says otherwise.
-public struct TLSClientOptions: Sendable, Hashable {
+package struct TLSClientOptions: Sendable, Hashable {
     /// CA certificates trusted in addition to the system trust store (each source may hold several).
-    public var additionalTrustRoots: [PEMSource]
+    package var additionalTrustRoots: [PEMSource]
     /// SPKI SHA-256 pins, each `sha256/` followed by the base64 of the digest of a certificate's DER
     /// SubjectPublicKeyInfo. When not empty, some certificate of the server's chain must match one of them, in
     /// addition to (not instead of) chain and host-name verification.
-    public var pins: [String]
+    package var pins: [String]
     /// No chain or host-name verification (pins, when given, are still checked). For local testing only.
-    public var insecureSkipVerification: Bool
+    package var insecureSkipVerification: Bool
     /// Whether the context keeps the sessions its servers issue (TLS 1.3 tickets, TLS 1.2 sessions) and offers the
     /// latest one when it connects to the same server (name and port) again: a shorter handshake, without the
     /// certificate chain or its verification. A session is only offered by the context that verified it when it
     /// was made. False: every connection makes a full handshake, and connections cannot be linked by a ticket.
-    public var sessionResumption: Bool
+    package var sessionResumption: Bool
     /// The certificate and key presented when a server asks for one (mutual TLS); nil presents none.
-    public var clientIdentity: TLSClientIdentity?
+    package var clientIdentity: TLSClientIdentity?
 
-    public init(
+    package init(
         additionalTrustRoots: [PEMSource] = [], pins: [String] = [], insecureSkipVerification: Bool = false,
         sessionResumption: Bool = true, clientIdentity: TLSClientIdentity? = nil
     ) {
@@ -41,7 +41,7 @@ public struct TLSClientOptions: Sendable, Hashable {
 /// intermediates) and private key, as PEM with the passphrase of an encrypted key, or a PKCS#12 archive with its
 /// passphrase. The key and the passphrase are secrets: `description`, `debugDescription` and the mirror (`dump`)
 /// never show them.
-public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+package struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
 {
     enum Form: Sendable, Hashable {
@@ -56,26 +56,26 @@ public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, Cu
     let passphrase: String?
 
     /// A PEM certificate chain and private key; `passphrase` decrypts an encrypted key.
-    public init(certificateChain: PEMSource, privateKey: PEMSource, passphrase: String? = nil) {
+    package init(certificateChain: PEMSource, privateKey: PEMSource, passphrase: String? = nil) {
         self.form = .pem(certificateChain: certificateChain, privateKey: privateKey)
         self.passphrase = passphrase
     }
 
     /// A PKCS#12 archive (`.p12`, `.pfx`, DER) holding the certificate, its chain and its key.
-    public init(pkcs12 archive: PEMSource, passphrase: String) {
+    package init(pkcs12 archive: PEMSource, passphrase: String) {
         self.form = .pkcs12(archive)
         self.passphrase = passphrase
     }
 
-    public var description: String {
+    package var description: String {
         ClientIdentityRedaction.description(
             typeName: "TLSClientIdentity", isArchive: self.chain == nil, hasPassphrase: self.passphrase != nil)
     }
 
-    public var debugDescription: String { self.description }
+    package var debugDescription: String { self.description }
 
     /// See `ClientIdentityRedaction`.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         ClientIdentityRedaction.mirror(of: self, certificateChain: self.chain, hasPassphrase: self.passphrase != nil)
     }
 
@@ -86,9 +86,9 @@ public struct TLSClientIdentity: Sendable, Hashable, CustomStringConvertible, Cu
 }
 
 /// A TLS server's identity: its certificate chain (leaf first) and private key, as PEM.
-public struct TLSServerOptions: Sendable, Hashable {
-    public var certificateChain: PEMSource
-    public var privateKey: PEMSource
+package struct TLSServerOptions: Sendable, Hashable {
+    package var certificateChain: PEMSource
+    package var privateKey: PEMSource
     /// For tests only: a server that speaks nothing newer than TLS 1.1 (and, to be able to, accepts TLS 1.0 and
     /// OpenSSL's security level 0), the outdated server a client must refuse as `TLSFailure.protocolVersion`.
     /// False (default): TLS 1.2 or later, like every Tether context.
@@ -98,9 +98,9 @@ public struct TLSServerOptions: Sendable, Hashable {
     package var tls12OnlyForTesting = false
     /// When set, the server requires a client certificate (mutual TLS) that chains to one of these CA
     /// certificates, and refuses a client without one. Nil (default): no client certificate is asked for.
-    public var clientCertificateAuthorities: PEMSource?
+    package var clientCertificateAuthorities: PEMSource?
 
-    public init(certificateChain: PEMSource, privateKey: PEMSource, clientCertificateAuthorities: PEMSource? = nil) {
+    package init(certificateChain: PEMSource, privateKey: PEMSource, clientCertificateAuthorities: PEMSource? = nil) {
         self.certificateChain = certificateChain
         self.privateKey = privateKey
         self.clientCertificateAuthorities = clientCertificateAuthorities
@@ -108,7 +108,7 @@ public struct TLSServerOptions: Sendable, Hashable {
 }
 
 /// A TLS context could not be created from its options. The description names what was wrong, never a key.
-public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A pin is not `sha256/` followed by the base64 of 32 bytes.
     case invalidPin
     /// A trust root source could not be read or holds no PEM certificate.
@@ -134,7 +134,7 @@ public enum TLSConfigurationError: Error, Equatable, Sendable, CustomStringConve
     /// The client certificate authorities a server requires could not be read as PEM certificates.
     case invalidClientCertificateAuthorities
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidPin: "a pin is not sha256/ followed by the base64 of a SHA-256 digest"
         case .invalidTrustRoots: "the additional trust roots could not be read as PEM certificates"

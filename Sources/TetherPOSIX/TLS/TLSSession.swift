@@ -9,9 +9,9 @@ import Glibc
 ///
 /// Not thread-safe: one owner at a time (a loop thread, or a lock around every call). OpenSSL's error queue is per
 /// thread, so every call clears it first and reads it before returning.
-public final class TLSSession {
+package final class TLSSession {
     /// What `read(into:)` produced.
-    public enum ReadResult: Equatable, Sendable {
+    package enum ReadResult: Equatable, Sendable {
         /// This many plaintext bytes were written to the buffer.
         case bytes(Int)
         /// More ciphertext is needed.
@@ -29,17 +29,17 @@ public final class TLSSession {
     /// Where `outbound` puts the records: an array handed over whole, with no copy out of a memory BIO.
     private let sink = CiphertextSink()
     /// The handshake (and, for a client, the pin check) has completed.
-    public private(set) var isHandshakeComplete = false
+    package private(set) var isHandshakeComplete = false
     /// The peer's `close_notify` was read.
-    public private(set) var receivedCloseNotify = false
+    package private(set) var receivedCloseNotify = false
     /// The handshake resumed an earlier session (an abbreviated handshake, without a certificate): for a client,
     /// a session its context kept; for a server, a ticket or session it issued. Known once the handshake completed.
-    public private(set) var isResumed = false
+    package private(set) var isResumed = false
     /// A client's server, under which its context keeps sessions; nil for a server or without resumption.
     private let resumptionKey: TLSSessionCache.Key?
     /// The peer's certificate subject (RFC 2253, for example `CN=device-7,O=Example`) once the handshake
     /// completed: for a server that requires client certificates, the client's; nil without one.
-    public private(set) var peerCertificateSubject: String?
+    package private(set) var peerCertificateSubject: String?
     /// A client's server asked for a certificate (mutual TLS) during the handshake: a handshake failure or an alert
     /// that follows is about our certificate, or our lack of one.
     private var serverRequestedCertificate = false
@@ -53,7 +53,7 @@ public final class TLSSession {
     /// name (never an IP literal), and verification, when the context verifies, checks the name or the address.
     /// - Parameter port: the server's port, which with `serverName` names the server whose latest session the
     ///   context offers and keeps (when it resumes sessions). Default 443.
-    public convenience init(context: TLSContext, serverName: String, port: Int = 443) {
+    package convenience init(context: TLSContext, serverName: String, port: Int = 443) {
         precondition(!context.isServer, "a client session needs a client context")
         let key = context.resumesSessions ? TLSSessionCache.Key(serverName: serverName, port: port) : nil
         self.init(context: context, resumptionKey: key)
@@ -96,7 +96,7 @@ public final class TLSSession {
     }
 
     /// A server session.
-    public convenience init(serverContext context: TLSContext) {
+    package convenience init(serverContext context: TLSContext) {
         precondition(context.isServer, "a server session needs a server context")
         self.init(context: context, resumptionKey: nil)
         SSL_set_accept_state(self.ssl)
@@ -138,27 +138,27 @@ public final class TLSSession {
     // MARK: - Ciphertext
 
     /// Ciphertext from the peer, in order. Kept in memory until `handshake()` or `read(into:)` consumes it.
-    public func receive(_ ciphertext: UnsafeRawBufferPointer) {
+    package func receive(_ ciphertext: UnsafeRawBufferPointer) {
         guard let base = ciphertext.baseAddress, !ciphertext.isEmpty else { return }
         // A memory BIO takes everything (it grows).
         _ = BIO_write(self.inbound, base, Int32(ciphertext.count))
     }
 
     /// Ciphertext received and not yet decrypted.
-    public var bufferedCiphertext: Int { Int(BIO_ctrl_pending(self.inbound)) }
+    package var bufferedCiphertext: Int { Int(BIO_ctrl_pending(self.inbound)) }
 
     /// Ciphertext waiting to be sent.
-    public var pendingCiphertext: Int { self.sink.bytes.count }
+    package var pendingCiphertext: Int { self.sink.bytes.count }
 
     /// Hands the ciphertext waiting to be sent to `body` (borrowed for the call), then forgets it.
-    public func takeCiphertext(_ body: (UnsafeRawBufferPointer) -> Void) {
+    package func takeCiphertext(_ body: (UnsafeRawBufferPointer) -> Void) {
         guard !self.sink.bytes.isEmpty else { return }
         self.sink.bytes.withUnsafeBytes(body)
         self.sink.bytes.removeAll(keepingCapacity: true)
     }
 
     /// The ciphertext waiting to be sent (empty when none), which is then forgotten: the array itself, no copy.
-    public func takeCiphertext() -> [UInt8] {
+    package func takeCiphertext() -> [UInt8] {
         guard !self.sink.bytes.isEmpty else { return [] }
         defer { self.sink.bytes = [] }
         return self.sink.bytes
@@ -169,7 +169,7 @@ public final class TLSSession {
     /// Advances the handshake with the ciphertext received so far; afterwards, `takeCiphertext` has what to send.
     /// - Returns: true once the handshake has completed (and for a client, the pins matched).
     /// - Throws: `TLSFailure` when the handshake failed (its alert, if any, is in `takeCiphertext`).
-    public func handshake() throws(TLSFailure) -> Bool {
+    package func handshake() throws(TLSFailure) -> Bool {
         guard !self.isHandshakeComplete else { return true }
         if let failure = self.setupFailure { throw failure }
         ERR_clear_error()
@@ -264,7 +264,7 @@ public final class TLSSession {
 
     /// Decrypts plaintext into `buffer`, as much as is available and fits.
     /// - Throws: `TLSFailure.protocolError` for a bad record or a fatal alert.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSFailure) -> ReadResult {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(TLSFailure) -> ReadResult {
         guard !self.receivedCloseNotify else { return .closed }
         ERR_clear_error()
         var count = 0
@@ -288,7 +288,7 @@ public final class TLSSession {
 
     /// Encrypts all of `plaintext` (after the handshake); the records are then in `takeCiphertext`.
     /// - Throws: `TLSFailure.protocolError` when the session can no longer write (after a fatal error).
-    public func write(_ plaintext: UnsafeRawBufferPointer) throws(TLSFailure) {
+    package func write(_ plaintext: UnsafeRawBufferPointer) throws(TLSFailure) {
         guard let base = plaintext.baseAddress, !plaintext.isEmpty else { return }
         ERR_clear_error()
         // The records: the plaintext, and per record of at most 16 KiB a header, a tag and padding.
@@ -301,7 +301,7 @@ public final class TLSSession {
     }
 
     /// Queues a `close_notify` alert (see `takeCiphertext`). Idempotent.
-    public func shutdown() {
+    package func shutdown() {
         ERR_clear_error()
         _ = SSL_shutdown(self.ssl)
         ERR_clear_error()

@@ -14,14 +14,14 @@ import Synchronization
 /// - Ending: `close()` sends `close_notify` after the queued records, then FIN. The peer's end of stream without
 ///   its `close_notify` ends the stream with `.tlsFailed(.truncated)`; a handshake or record failure sends its
 ///   alert, closes TCP, and ends with `.tlsFailed` once the descriptor is closed.
-public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Sendable {
+package final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Sendable {
     // Why `@unchecked Sendable` is safe: the only state that is not Sendable is `unguardedEngine` (the TLS session
     // and the write side), and it is touched only through `engine(_:)`, which holds `lock` for the whole access;
     // `session` is handed over with `sending` and no other reference to it remains. The read side is a
     // `LoopBound`, which checks its thread on every access; the other properties are immutable and Sendable.
-    public let loop: EventLoop
+    package let loop: EventLoop
     /// The connection carrying the records.
-    public let tcp: TCPConnection
+    package let tcp: TCPConnection
     private let lock = Mutex(())
     /// The TLS engine and the write side, shared by writing threads and the loop: only inside `engine(_:)`.
     private let unguardedEngine: Engine
@@ -34,7 +34,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     /// Wraps `tcp`; `session` is a fresh client or server session.
     /// - Parameter takingOver: `tcp` already has a handler (which read a proxy's CONNECT answer) that this stream
     ///   replaces; otherwise `tcp` has none yet.
-    public init(tcp: TCPConnection, session: sending TLSSession, takingOver: Bool = false) {
+    package init(tcp: TCPConnection, session: sending TLSSession, takingOver: Bool = false) {
         self.loop = tcp.loop
         self.tcp = tcp
         self.takesOverHandler = takingOver
@@ -48,19 +48,19 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
     }
 
     /// Whether the handshake has completed (for tests and diagnostics).
-    public var isHandshakeComplete: Bool { self.engine { $0.handshakeComplete } }
+    package var isHandshakeComplete: Bool { self.engine { $0.handshakeComplete } }
 
     /// Whether the handshake resumed an earlier session (see `TLSSession.isResumed`); false until it completed.
-    public var isResumed: Bool { self.engine { $0.handshakeComplete && $0.session.isResumed } }
+    package var isResumed: Bool { self.engine { $0.handshakeComplete && $0.session.isResumed } }
 
     /// The peer's certificate subject (see `TLSSession.peerCertificateSubject`); nil until the handshake completed.
-    public var peerCertificateSubject: String? {
+    package var peerCertificateSubject: String? {
         self.engine { $0.handshakeComplete ? $0.session.peerCertificateSubject : nil }
     }
 
     // MARK: - ByteStream
 
-    public func setStreamHandler(_ handler: any ByteStreamHandler) {
+    package func setStreamHandler(_ handler: any ByteStreamHandler) {
         precondition(self.loop.inEventLoop, "TLSStream.setStreamHandler must be called on the loop thread")
         let state = self.loopState.value
         precondition(state.handler == nil && !state.delivered, "TLSStream.setStreamHandler called twice")
@@ -75,7 +75,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
 
     /// Encrypts `bytes` into records on the calling thread and hands them to the TCP connection (see `ByteStream`):
     /// the records are what waits, so `array` is not needed. Before the handshake completed, a copy waits for it.
-    public func startWrite(
+    package func startWrite(
         _ bytes: UnsafeRawBufferPointer, array: [UInt8]?, sealing: Bool, delivery: WriteDelivery
     ) -> StartedSend {
         let outcome = self.engine { engine in
@@ -95,24 +95,24 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         }
     }
 
-    public var queuedWriteBytes: Int {
+    package var queuedWriteBytes: Int {
         self.engine { $0.earlyBytes } + self.tcp.queuedWriteBytes
     }
 
     /// The TCP connection's queue decides: plaintext waiting for the handshake is only what was written before it
     /// (a protocol's opening request), which the handshake's completion moves into that queue.
-    public func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void) {
+    package func whenQueuedWrites(atMost limit: Int, _ body: @escaping @Sendable () -> Void) {
         self.tcp.whenQueuedWrites(atMost: limit, body)
     }
 
-    public func pauseReading() {
+    package func pauseReading() {
         self.loop.runOnLoop { [self] in
             self.loopState.value.paused = true
             self.tcp.pauseReading()
         }
     }
 
-    public func resumeReading() {
+    package func resumeReading() {
         self.loop.runOnLoop { [self] in
             let state = self.loopState.value
             guard state.paused else { return }
@@ -123,7 +123,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         }
     }
 
-    public func close() {
+    package func close() {
         let early = self.engine { engine in
             engine.accepting = false
             if engine.handshakeComplete, engine.failure == nil, !engine.closeNotifySent {
@@ -138,7 +138,7 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
         self.tcp.close()
     }
 
-    public func reset() {
+    package func reset() {
         let early = self.engine { engine in
             engine.accepting = false
             return engine.takeEarly()
@@ -150,12 +150,12 @@ public final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Senda
 
     // MARK: - TCPConnectionHandler
 
-    public func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
+    package func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
         self.engine { $0.session.receive(bytes) }
         self.process()
     }
 
-    public func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
+    package func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
         self.loopState.value.tcpEnd = end
         self.processThenEndIfDrained()
     }

@@ -33,106 +33,48 @@ public final class TestServer: Sendable {
     private let listener: TCPListener
     private let core: ServerCore
 
-    /// Starts listening and serving at once.
+    /// Starts listening and serving at once, applying one scenario to every connection.
     /// - Parameters:
-    ///   - host: a numeric address: loopback `127.0.0.1` (default) or `::1`, or, with `namespace`, an address
-    ///     of that namespace.
-    ///   - port: 0 (default) for an ephemeral port chosen by the kernel; read it from `port`.
-    ///   - maximumMessageSize: the largest frame and message accepted from a client (default 16 MiB);
-    ///     larger ones close the connection with 1009.
-    ///   - recordLimit: each list of a `ConnectionRecord` (messages, pings and pongs either way) keeps at
-    ///     most its first this many entries (default 1,000) and counts the rest (`RecordList.total`), so that
-    ///     a flood or a long benchmark does not grow memory. 0 keeps counts only.
-    ///   - endedConnectionLimit: the records of at most this many ended connections are kept (default 100),
-    ///     those that ended last; older ones are dropped and counted in `droppedConnectionCount`, so that a
-    ///     long-running server with many short connections stays bounded. Live connections are always kept.
-    ///   - handshakeTimeout: a connection whose upgrade request is not complete this long after it was
-    ///     accepted is closed, recorded as `.handshakeTimedOut` (default 10 s). A request that was read and
-    ///     is left unanswered on purpose (`Scenario.Handshake.ignore`) is not affected.
-    ///   - maximumHandshakingConnections: at most this many connections may be waiting for their upgrade
-    ///     request at once (default 128): a newly accepted one resets the oldest of them (recorded as
-    ///     `.handshakeDropped`), so that sockets that never send a request cannot crowd clients out. A burst
-    ///     of more simultaneous connects than this may drop some of them; raise it for such benchmarks.
-    ///   - outboundWatermarks: while more than `high` bytes wait for a client (echoes, pongs, streamed messages),
-    ///     the server stops reading that connection until they are down to `low` (default 1 MiB and 256 KiB), so a
-    ///     client that sends and never reads slows itself down instead of growing the server's memory.
-    ///   - tls: serve `wss://` with this certificate chain and key (PEM); nil (default) for `ws://`. A client whose
-    ///     TLS handshake fails is recorded as `.tlsFailed`.
-    ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the
-    ///     server's loop thread; keep it quick.
-    /// - Throws: `TestServerError.listen` when the socket cannot be bound, `.invalidArgument` when
-    ///   `maximumMessageSize` is under 125 bytes, `recordLimit` or `endedConnectionLimit` negative,
-    ///   `handshakeTimeout` not positive, `maximumHandshakingConnections` under 1 or `outboundWatermarks` invalid,
-    ///   `.invalidArgument` naming `tls` when the certificate or key cannot be used.
+    ///   - configuration: where to listen and the bounds to keep (see `TestServer.Configuration`); default
+    ///     loopback, an ephemeral port, `ws://`.
+    ///   - scenario: what the server does on each connection (default `.normal`).
+    /// - Throws: `TestServerError.invalidScenario` for an out-of-range scenario value, `.invalidArgument` for a
+    ///   setting out of range (see `Configuration`) or a certificate or key that cannot be used, `.listen` when the
+    ///   socket cannot be bound.
     public convenience init(
-        host: String = "127.0.0.1",
-        port: Int = 0,
-        maximumMessageSize: Int = 16 << 20,
-        recordLimit: Int = 1_000,
-        endedConnectionLimit: Int = 100,
-        handshakeTimeout: Duration = .seconds(10),
-        maximumHandshakingConnections: Int = 128,
-        outboundWatermarks: Watermarks = .standard,
-        tls: TestServerTLS? = nil,
-        scenario: @escaping @Sendable (ConnectionContext) -> Scenario
+        configuration: Configuration = Configuration(), scenario: Scenario = .normal
     ) throws(TestServerError) {
-        try self.init(
-            host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
-            endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
-            maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
-            loop: nil, namespace: nil, tls: tls, scenario: scenario)
+        try scenario.validate()
+        try self.init(configuration: configuration, scenario: { _ in scenario })
     }
 
-    /// The main initializer, with where the server runs: for the package's own tests and tools.
+    /// Starts listening and serving at once, picking each connection's scenario from its upgrade request.
     /// - Parameters:
-    ///   - loop: the loop to run on; nil starts one for this server and stops it in `stop()`.
-    ///   - clock: the clock of the loop started when `loop` is nil (a given loop has its own): a manual one makes
-    ///     the scenario's times (pings, pong delays, close, reset) and the handshake timeout move only when a test
-    ///     advances it, and the record's times read it.
-    ///   - namespace: a network namespace to listen in (the listening socket is made by a thread that joined
-    ///     it; needs root); `host` is then an address of that namespace, such as a veth end's. Nil: the process's
-    ///     own namespace. Real-link tests put the server behind a link they can break.
-    ///   - Other parameters: as the public initializer's.
-    package init(
-        host: String = "127.0.0.1",
-        port: Int = 0,
-        maximumMessageSize: Int = 16 << 20,
-        recordLimit: Int = 1_000,
-        endedConnectionLimit: Int = 100,
-        handshakeTimeout: Duration = .seconds(10),
-        maximumHandshakingConnections: Int = 128,
-        outboundWatermarks: Watermarks = .standard,
-        loop: EventLoop?,
-        clock: EventLoopClock = .continuous,
-        namespace: NetworkNamespace?,
-        tls: TestServerTLS? = nil,
+    ///   - configuration: where to listen and the bounds to keep (see `TestServer.Configuration`).
+    ///   - scenario: picks the scenario for each connection from its upgrade request. Called on the server's loop
+    ///     thread; keep it quick.
+    /// - Throws: `TestServerError.invalidArgument` for a setting out of range (see `Configuration`) or a
+    ///   certificate or key that cannot be used, `.listen` when the socket cannot be bound.
+    public init(
+        configuration: Configuration = Configuration(),
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) throws(TestServerError) {
-        // Control frames carry up to 125 bytes: a smaller limit would refuse every ping and close.
-        guard maximumMessageSize >= 125 else { throw .invalidArgument("maximumMessageSize (at least 125)") }
-        guard recordLimit >= 0 else { throw .invalidArgument("recordLimit (at least 0)") }
-        guard endedConnectionLimit >= 0 else { throw .invalidArgument("endedConnectionLimit (at least 0)") }
-        guard handshakeTimeout > .zero else { throw .invalidArgument("handshakeTimeout (more than 0)") }
-        guard maximumHandshakingConnections >= 1 else {
-            throw .invalidArgument("maximumHandshakingConnections (at least 1)")
-        }
-        guard outboundWatermarks.isValid else {
-            throw .invalidArgument("outboundWatermarks (1 <= high, 0 <= low <= high)")
-        }
+        try configuration.validate()
         var tlsContext: TLSContext?
-        if let tls {
+        if let tls = configuration.tls {
             do throws(TLSConfigurationError) {
                 tlsContext = try TLSContext.server(tls.options)
             } catch {
                 throw .invalidArgument("tls (\(error))")
             }
         }
+        let loop = configuration.loop
         let serverLoop: EventLoop
         if let loop {
             serverLoop = loop
         } else {
             do throws(SocketError) {
-                serverLoop = try EventLoop(name: "tether-testsrv", clock: clock)
+                serverLoop = try EventLoop(name: "tether-testsrv", clock: configuration.clock)
             } catch {
                 throw .listen(error.description)
             }
@@ -141,7 +83,8 @@ public final class TestServer: Sendable {
         do throws(SocketError) {
             // A deep backlog: benchmarks open a thousand connections at once.
             listener = try TCPListener.bind(
-                host: host, port: port, backlog: 1024, loop: serverLoop, namespace: namespace
+                host: configuration.host, port: configuration.port, backlog: 1024, loop: serverLoop,
+                namespace: configuration.namespace
             )
         } catch {
             if loop == nil { serverLoop.shutdown() }
@@ -153,37 +96,17 @@ public final class TestServer: Sendable {
         self.ownsLoop = loop == nil
         self.listener = listener
         let recorder = Recorder(
-            start: serverLoop.now, loop: serverLoop, recordLimit: recordLimit, endedConnectionLimit: endedConnectionLimit)
+            start: serverLoop.now, loop: serverLoop, recordLimit: configuration.recordLimit,
+            endedConnectionLimit: configuration.endedConnectionLimit)
         let core = ServerCore(
-            loop: serverLoop, recorder: recorder, maximumMessageSize: maximumMessageSize,
-            handshakeTimeout: handshakeTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
-            outboundWatermarks: outboundWatermarks, tls: tlsContext, scenario: scenario)
+            loop: serverLoop, recorder: recorder, maximumMessageSize: configuration.maximumMessageSize,
+            handshakeTimeout: configuration.handshakeTimeout,
+            maximumHandshakingConnections: configuration.maximumHandshakingConnections,
+            outboundWatermarks: configuration.outboundWatermarks, tls: tlsContext, scenario: scenario)
         self.core = core
         listener.start(
             onAccept: { connection in core.accepted(connection) },
             onDescriptorsExhausted: { core.makeRoomForAccept() })
-    }
-
-    /// Starts a server that applies one scenario to every connection (see the main initializer).
-    /// - Throws: `TestServerError.invalidScenario` for an out-of-range value, or `.listen`.
-    public convenience init(
-        host: String = "127.0.0.1",
-        port: Int = 0,
-        maximumMessageSize: Int = 16 << 20,
-        recordLimit: Int = 1_000,
-        endedConnectionLimit: Int = 100,
-        handshakeTimeout: Duration = .seconds(10),
-        maximumHandshakingConnections: Int = 128,
-        outboundWatermarks: Watermarks = .standard,
-        tls: TestServerTLS? = nil,
-        scenario: Scenario = .normal
-    ) throws(TestServerError) {
-        try scenario.validate()
-        try self.init(
-            host: host, port: port, maximumMessageSize: maximumMessageSize, recordLimit: recordLimit,
-            endedConnectionLimit: endedConnectionLimit, handshakeTimeout: handshakeTimeout,
-            maximumHandshakingConnections: maximumHandshakingConnections, outboundWatermarks: outboundWatermarks,
-            loop: nil, namespace: nil, tls: tls, scenario: { _ in scenario })
     }
 
     deinit {

@@ -1,10 +1,10 @@
 /// Base64 with the standard alphabet and padding (RFC 4648 §4).
-public enum Base64 {
+enum Base64 {
     private static let alphabet: [UInt8] = Array(
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// Encodes `bytes`, padded with `=`.
-    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
         let input = Array(bytes)
         var output = [UInt8]()
         output.reserveCapacity((input.count + 2) / 3 * 4)
@@ -38,7 +38,7 @@ public enum Base64 {
 
     /// Decodes padded Base64, or returns nil if `text` is not canonical Base64: a length that is not a multiple
     /// of 4, a character outside the alphabet, misplaced padding, or non-zero bits in the padding.
-    public static func decode(_ text: String) -> [UInt8]? {
+    static func decode(_ text: String) -> [UInt8]? {
         let input = Array(text.utf8)
         guard input.count % 4 == 0 else { return nil }
         var output = [UInt8]()

@@ -1,7 +1,7 @@
 /// SHA-1 (RFC 3174), used only to compute `Sec-WebSocket-Accept` (RFC 6455 §4.2.2). Not for security.
-public enum SHA1 {
+enum SHA1 {
     /// The 20-byte digest of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var state: (UInt32, UInt32, UInt32, UInt32, UInt32) =
             (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
         var block = [UInt8]()

@@ -4,20 +4,20 @@
 /// `next()` (owned) or `nextFrame()` + `withPayload(of:_:)` (lent, no allocation). A frame is
 /// buffered whole before it is returned, so `maximumFrameSize` also bounds the buffer. Headers are
 /// validated as soon as their bytes arrive, before the payload is buffered.
-public struct FrameParser: Sendable {
+struct FrameParser: Sendable {
     /// A frame whose payload is unmasked in the parser's buffer. Valid until the next mutating call.
-    public struct ParsedFrame: Hashable, Sendable {
+    struct ParsedFrame: Hashable, Sendable {
         /// The header as received (`maskingKey` is the key the payload was masked with).
-        public var header: FrameHeader
+        var header: FrameHeader
         fileprivate var payloadStart: Int
     }
 
     /// The role of this endpoint; see `init(role:maximumFrameSize:reservedBitsAllowed:)`.
-    public let role: Role
+    let role: Role
     /// The largest frame payload accepted.
-    public let maximumFrameSize: Int
+    let maximumFrameSize: Int
     /// The RSV bits that are not rejected.
-    public let reservedBitsAllowed: UInt8
+    let reservedBitsAllowed: UInt8
 
     private var storage: [UInt8] = []
     /// The largest buffer kept once empty (4 MiB); a larger one, grown by one large frame, is released.
@@ -36,7 +36,7 @@ public struct FrameParser: Sendable {
     ///   - maximumFrameSize: the largest payload accepted in one frame (default 16 MiB); larger is a 1009.
     ///     At least 125, so that every control frame fits.
     ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none.
-    public init(role: Role, maximumFrameSize: Int = 16 << 20, reservedBitsAllowed: UInt8 = 0) {
+    init(role: Role, maximumFrameSize: Int = 16 << 20, reservedBitsAllowed: UInt8 = 0) {
         precondition(maximumFrameSize >= 125, "maximumFrameSize must allow control frames (125 bytes)")
         self.role = role
         self.maximumFrameSize = maximumFrameSize
@@ -44,24 +44,24 @@ public struct FrameParser: Sendable {
     }
 
     /// The number of received bytes not yet returned as frames.
-    public var bufferedByteCount: Int {
+    var bufferedByteCount: Int {
         self.storage.count - (self.lentEnd ?? self.readIndex)
     }
 
     /// Appends received bytes.
-    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
         self.prepareForAppend()
         bytes.withMemoryRebound(to: UInt8.self) { self.storage.append(contentsOf: $0) }
     }
 
     /// Appends received bytes.
-    public mutating func append(_ bytes: some Sequence<UInt8>) {
+    mutating func append(_ bytes: some Sequence<UInt8>) {
         self.prepareForAppend()
         self.storage.append(contentsOf: bytes)
     }
 
     /// Returns the next complete frame with its payload unmasked and owned, or nil when more bytes are needed.
-    public mutating func next() throws(ProtocolError) -> Frame? {
+    mutating func next() throws(ProtocolError) -> Frame? {
         guard let frame = try self.nextFrame() else { return nil }
         return Frame(
             fin: frame.header.fin, reservedBits: frame.header.reservedBits, opcode: frame.header.opcode,
@@ -71,7 +71,7 @@ public struct FrameParser: Sendable {
 
     /// Returns the header of the frame being received as soon as it is complete (the payload may still be
     /// missing), or nil when more header bytes are needed. Validates every header rule.
-    public mutating func peekHeader() throws(ProtocolError) -> FrameHeader? {
+    mutating func peekHeader() throws(ProtocolError) -> FrameHeader? {
         self.releaseLentFrame()
         if let header = self.pendingHeader { return header }
         guard let (header, size) = try self.parseHeader() else { return nil }
@@ -82,7 +82,7 @@ public struct FrameParser: Sendable {
 
     /// Returns the next complete frame, its payload unmasked in place in the parser's buffer, or nil when
     /// more bytes are needed. Read the payload with `withPayload(of:_:)` before the next mutating call.
-    public mutating func nextFrame() throws(ProtocolError) -> ParsedFrame? {
+    mutating func nextFrame() throws(ProtocolError) -> ParsedFrame? {
         guard let header = try self.peekHeader() else { return nil }
         let payloadStart = self.readIndex + self.pendingHeaderSize
         guard self.storage.count - payloadStart >= header.payloadLength else { return nil }
@@ -97,7 +97,7 @@ public struct FrameParser: Sendable {
     /// Unmasks in place the payload bytes of the pending frame (the one `peekHeader()` returned) that have
     /// arrived so far, so that `withArrivedPayload(_:)` can lend them before the frame is complete. Each byte
     /// is unmasked once, however often this is called; `nextFrame()` unmasks only the rest.
-    public mutating func unmaskArrivedPayload() {
+    mutating func unmaskArrivedPayload() {
         guard let header = self.pendingHeader else { return }
         let payloadStart = self.readIndex + self.pendingHeaderSize
         let arrived = min(header.payloadLength, self.storage.count - payloadStart)
@@ -109,7 +109,7 @@ public struct FrameParser: Sendable {
 
     /// Lends the payload bytes of the pending frame unmasked so far by `unmaskArrivedPayload()` (empty when no
     /// frame is pending), without copying. Valid until the next mutating call.
-    public func withArrivedPayload<Result, Failure: Error>(
+    func withArrivedPayload<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let start = self.readIndex + self.pendingHeaderSize
@@ -118,7 +118,7 @@ public struct FrameParser: Sendable {
     }
 
     /// Lends the unmasked payload of the frame last returned by `nextFrame()`.
-    public func withPayload<Result, Failure: Error>(
+    func withPayload<Result, Failure: Error>(
         of frame: ParsedFrame,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {

@@ -156,10 +156,11 @@ struct HTTPHeader: Hashable, Sendable {
     }
 }
 
-/// HTTP tokens (RFC 9110 §5.6.2): what header names and subprotocol names must be.
-public enum HTTPToken {
+/// HTTP tokens (RFC 9110 §5.6.2): what header names and subprotocol names must be (the command line and the test
+/// server check theirs with it).
+package enum HTTPToken {
     /// True when `text` is a non-empty HTTP token, and so may be sent as a header name or a subprotocol.
-    public static func isValid(_ text: String) -> Bool {
+    package static func isValid(_ text: String) -> Bool {
         HTTPSyntax.isToken(text)
     }
 }

@@ -3,9 +3,9 @@
 ///
 /// Feed it frames in order with `consume(_:payload:)`; `validate(_:)` checks a header before its payload
 /// arrives, so that a message that is too big is rejected without buffering it.
-public struct MessageAssembler: Sendable {
+struct MessageAssembler: Sendable {
     /// What `consume(_:payload:)` produced.
-    public enum Assembly: Equatable, Sendable {
+    enum Assembly: Equatable, Sendable {
         /// A fragment was stored; the message is still open.
         case incomplete
         /// The frame's own payload is a complete message with this opcode (an unfragmented message or a
@@ -17,11 +17,11 @@ public struct MessageAssembler: Sendable {
     }
 
     /// The largest message payload accepted.
-    public let maximumMessageSize: Int
+    let maximumMessageSize: Int
 
     /// The RSV bits of the first frame of the last fragmented message (what an extension such as
     /// permessage-deflate marks per message).
-    public private(set) var messageReservedBits: UInt8 = 0
+    private(set) var messageReservedBits: UInt8 = 0
     /// The opcode (text or binary) of the fragmented message in progress.
     private var openOpcode: Opcode?
     private var fragments: [UInt8] = []
@@ -32,19 +32,19 @@ public struct MessageAssembler: Sendable {
     private var frameValidatedCount = 0
 
     /// - Parameter maximumMessageSize: the largest message payload accepted (default 16 MiB); larger is a 1009.
-    public init(maximumMessageSize: Int = 16 << 20) {
+    init(maximumMessageSize: Int = 16 << 20) {
         precondition(maximumMessageSize >= 0, "negative maximumMessageSize")
         self.maximumMessageSize = maximumMessageSize
     }
 
     /// The payload bytes of the fragmented message in progress (0 once it is complete).
-    public var bufferedByteCount: Int { self.assembledReady ? 0 : self.fragments.count }
+    var bufferedByteCount: Int { self.assembledReady ? 0 : self.fragments.count }
 
     /// True while a fragmented message is open (continuation frames are expected).
-    public var isMessageOpen: Bool { self.openOpcode != nil }
+    var isMessageOpen: Bool { self.openOpcode != nil }
 
     /// Checks the ordering and size rules for a frame from its header alone.
-    public func validate(_ header: FrameHeader) throws(ProtocolError) {
+    func validate(_ header: FrameHeader) throws(ProtocolError) {
         switch header.opcode {
         case .continuation:
             guard self.openOpcode != nil else { throw ProtocolError(.unexpectedContinuation) }
@@ -69,7 +69,7 @@ public struct MessageAssembler: Sendable {
     ///   - header: the header of the frame being received (already checked by `validate(_:)`).
     ///   - prefix: the frame's unmasked payload bytes received so far; each call may pass a longer prefix.
     ///     Only the bytes not seen before are checked, and `consume` later checks only the rest.
-    public mutating func validateArrived(_ header: FrameHeader, payload prefix: UnsafeRawBufferPointer)
+    mutating func validateArrived(_ header: FrameHeader, payload prefix: UnsafeRawBufferPointer)
         throws(ProtocolError)
     {
         guard prefix.count > self.frameValidatedCount else { return }
@@ -89,7 +89,7 @@ public struct MessageAssembler: Sendable {
     }
 
     /// Feeds one frame with its unmasked payload.
-    public mutating func consume(
+    mutating func consume(
         _ header: FrameHeader,
         payload: UnsafeRawBufferPointer
     ) throws(ProtocolError) -> Assembly {
@@ -129,7 +129,7 @@ public struct MessageAssembler: Sendable {
     }
 
     /// Lends the message completed by the last `consume` that returned `.assembled`.
-    public func withAssembledPayload<Result, Failure: Error>(
+    func withAssembledPayload<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         precondition(self.assembledReady, "no assembled message to read")
@@ -145,7 +145,7 @@ public struct MessageAssembler: Sendable {
     }
 
     /// Checks a close frame's payload: empty, or a code valid on the wire followed by a UTF-8 reason.
-    public static func validateClosePayload(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) {
+    static func validateClosePayload(_ payload: UnsafeRawBufferPointer) throws(ProtocolError) {
         guard !payload.isEmpty else { return }
         guard payload.count >= 2 else { throw ProtocolError(.closePayloadTooShort) }
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])

@@ -3,21 +3,21 @@
 /// arrives, while a code point split across fragments still passes.
 ///
 /// Rejects overlong forms, surrogates (U+D800–U+DFFF) and code points above U+10FFFF.
-public struct UTF8Validator: Hashable, Sendable {
+struct UTF8Validator: Hashable, Sendable {
     /// Continuation bytes still needed by the sequence in progress.
     private var needed: UInt8 = 0
     /// The range the next continuation byte must fall in (narrower than 80–BF right after some lead bytes).
     private var lower: UInt8 = 0x80
     private var upper: UInt8 = 0xBF
 
-    public init() {}
+    init() {}
 
     /// True when no multi-byte sequence is open, i.e. the bytes so far end on a code point boundary.
-    public var isAtBoundary: Bool { self.needed == 0 }
+    var isAtBoundary: Bool { self.needed == 0 }
 
     /// Validates the next bytes. Returns false at the first invalid byte (the validator is then in an
     /// undefined state; start a new one).
-    public mutating func validate(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    mutating func validate(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let count = bytes.count
         var index = 0
@@ -62,13 +62,13 @@ public struct UTF8Validator: Hashable, Sendable {
     }
 
     /// Validates a complete text: every sequence valid and none left open at the end.
-    public static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var validator = UTF8Validator()
         return validator.validate(bytes) && validator.isAtBoundary
     }
 
     /// Validates a complete text held in any byte collection.
-    public static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
+    static func isValid(_ bytes: some Collection<UInt8>) -> Bool {
         if let result = bytes.withContiguousStorageIfAvailable({ isValid(UnsafeRawBufferPointer($0)) }) {
             return result
         }

@@ -6,9 +6,9 @@
 /// After a close frame is returned, further bytes are discarded (the peer may send nothing after it).
 public struct WebSocketDecoder: Sendable {
     /// The frame parser (read-only access, for its limits and buffered byte count).
-    public private(set) var parser: FrameParser
+    private(set) var parser: FrameParser
     /// The message assembler (read-only access).
-    public private(set) var assembler: MessageAssembler
+    private(set) var assembler: MessageAssembler
     private var failure: ProtocolError?
     /// A close frame was returned.
     public private(set) var isClosed = false
@@ -75,8 +75,8 @@ public struct WebSocketDecoder: Sendable {
         }
     }
 
-    /// Returns the next complete message, owned, or nil when more bytes are needed.
-    public mutating func next() throws(ProtocolError) -> WireMessage? {
+    /// Returns the next complete message, owned, or nil when more bytes are needed (for the tests).
+    mutating func next() throws(ProtocolError) -> WireMessage? {
         try self.nextMessage { $0.message }
     }
 

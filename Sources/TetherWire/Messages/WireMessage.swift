@@ -1,5 +1,5 @@
 /// A complete message received from the peer, owned.
-public enum WireMessage: Equatable, Sendable {
+enum WireMessage: Equatable, Sendable {
     /// A text message (validated UTF-8).
     case text(String)
     case binary([UInt8])
@@ -7,47 +7,4 @@ public enum WireMessage: Equatable, Sendable {
     case pong([UInt8])
     /// A close frame. `code` is nil when the frame had no payload (which means 1005, "no status received").
     case close(code: UInt16?, reason: String)
-}
-
-/// A complete message lent by `WebSocketDecoder.nextMessage(_:)` without copying. The pointers are valid only
-/// inside the closure it is passed to; do not let them escape.
-public struct BorrowedMessage {
-    /// `.text`, `.binary`, `.ping`, `.pong` or `.close`.
-    public var opcode: Opcode
-    /// The unmasked payload. For text, valid UTF-8; for close, the raw close payload (code and reason).
-    public var payload: UnsafeRawBufferPointer
-    /// The RSV bits of the message's first frame: always 0 unless the decoder allows reserved bits for an
-    /// extension. TetherWire implements no extension; it only passes these bits through.
-    public var reservedBits: UInt8
-
-    public init(opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0) {
-        self.opcode = opcode
-        self.payload = payload
-        self.reservedBits = reservedBits
-    }
-
-    /// For a close frame, the status code, or nil when the payload is empty.
-    public var closeCode: UInt16? {
-        guard self.opcode == .close, self.payload.count >= 2 else { return nil }
-        return UInt16(self.payload[0]) << 8 | UInt16(self.payload[1])
-    }
-
-    /// For a close frame, the reason bytes (valid UTF-8, possibly empty).
-    public var closeReason: UnsafeRawBufferPointer {
-        guard self.opcode == .close, self.payload.count > 2 else {
-            return UnsafeRawBufferPointer(start: nil, count: 0)
-        }
-        return UnsafeRawBufferPointer(rebasing: self.payload[2...])
-    }
-
-    /// An owned copy.
-    public var message: WireMessage {
-        switch self.opcode {
-        case .text: .text(String(decoding: self.payload, as: UTF8.self))
-        case .ping: .ping(Array(self.payload))
-        case .pong: .pong(Array(self.payload))
-        case .close: .close(code: self.closeCode, reason: String(decoding: self.closeReason, as: UTF8.self))
-        default: .binary(Array(self.payload))
-        }
-    }
 }

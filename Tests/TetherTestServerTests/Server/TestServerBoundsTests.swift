@@ -2,7 +2,7 @@
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// What a client cannot grow: records per connection, ended connections, event streams, the
 /// handshake phase in time and in number, and the accept loop out of descriptors (docs/ARCHITECTURE.md §10).
@@ -11,7 +11,7 @@ struct TestServerBoundsTests {
     // MARK: Records
 
     @Test func aFloodKeepsTheFirstRecordsOfEachListAndCountsEveryOne() async throws {
-        let server = try TestServer(recordLimit: 10, scenario: .echo)
+        let server = try TestServer(configuration: .init(recordLimit: 10), scenario: .echo)
         let events = server.events(bufferLimit: 5)  // never read during the flood
         var (client, _) = try await RawClient.open(server)
 
@@ -59,7 +59,7 @@ struct TestServerBoundsTests {
     }
 
     @Test func serverPingsAndTheClientsPongsAreCappedToo() async throws {
-        let server = try TestServer(recordLimit: 3, scenario: .serverPings(everyMilliseconds: 2))
+        let server = try TestServer(configuration: .init(recordLimit: 3), scenario: .serverPings(everyMilliseconds: 2))
         _ = try await RawClient.open(server, answersPings: true)
 
         let record = try await server.waitForConnection(1) { $0.pongsReceived.total >= 6 }
@@ -71,7 +71,7 @@ struct TestServerBoundsTests {
     }
 
     @Test func onlyTheLastEndedConnectionsAreKeptAndTheOthersCounted() async throws {
-        let server = try TestServer(endedConnectionLimit: 2, scenario: .echo)
+        let server = try TestServer(configuration: .init(endedConnectionLimit: 2), scenario: .echo)
         var (live, _) = try await RawClient.open(server)  // connection 1 stays open throughout
         for index in 2...6 {
             var (client, _) = try await RawClient.open(server)
@@ -95,7 +95,7 @@ struct TestServerBoundsTests {
     // MARK: Handshake in time
 
     @Test func aSocketWithoutACompleteRequestIsClosedAtTheHandshakeTimeout() async throws {
-        let server = try TestServer(handshakeTimeout: .milliseconds(200), scenario: .normal)
+        let server = try TestServer(configuration: .init(handshakeTimeout: .milliseconds(200)), scenario: .normal)
         // Accepting waits until the partial request is in, so that a stalled test cannot send it late.
         let holdAccepts = DescriptorExhaustion()
         holdAccepts.refuseAll(true)
@@ -125,7 +125,8 @@ struct TestServerBoundsTests {
     }
 
     @Test func theHandshakeTimeoutSparesARequestLeftUnansweredOnPurpose() async throws {
-        let server = try TestServer(handshakeTimeout: .milliseconds(100), scenario: .silentHandshake)
+        let server = try TestServer(
+            configuration: .init(handshakeTimeout: .milliseconds(100)), scenario: .silentHandshake)
         // Accepted once its request is in, so that a stalled test cannot send it after the timeout.
         let holdAccepts = DescriptorExhaustion()
         holdAccepts.refuseAll(true)
@@ -149,7 +150,7 @@ struct TestServerBoundsTests {
     // MARK: Handshake in number
 
     @Test func pastTheHandshakeCapTheOldestSilentSocketIsResetAndAClientStillOpens() async throws {
-        let server = try TestServer(maximumHandshakingConnections: 3, scenario: .echo)
+        let server = try TestServer(configuration: .init(maximumHandshakingConnections: 3), scenario: .echo)
         var silent: [SilentSocket] = []
         for count in 1...4 {
             silent.append(try await SilentSocket.connect(to: server))

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TetherPOSIX
 @testable import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// The test server's outbound bound over real sockets: a client that sends and never reads the echoes is pushed back
 /// by TCP instead of growing the server's memory, and gets every echo once it reads again.
@@ -11,7 +11,7 @@ import TetherWire
 struct TestServerFlowControlTests {
     @Test func aClientThatSendsAndNeverReadsIsPushedBackThenGetsEveryEcho() async throws {
         let outbound = Watermarks(high: 256 << 10, low: 64 << 10)
-        let server = try TestServer(outboundWatermarks: outbound, scenario: .echo)
+        let server = try TestServer(configuration: .init(outboundWatermarks: outbound), scenario: .echo)
         let events = server.events()
         var (client, _) = try await RawClient.open(server)
         client.connection.pauseReading()  // the client reads none of the echoes
@@ -65,7 +65,7 @@ struct TestServerFlowControlTests {
         let outbound = Watermarks(high: 64 << 20, low: 32 << 20)
         var scenario = Scenario.echo
         scenario.closeTimeoutMilliseconds = 200
-        let server = try TestServer(outboundWatermarks: outbound, scenario: scenario)
+        let server = try TestServer(configuration: .init(outboundWatermarks: outbound), scenario: scenario)
         var (client, _) = try await RawClient.open(server)
         client.connection.pauseReading()  // the client reads none of the echoes, nor the close frame behind them
 

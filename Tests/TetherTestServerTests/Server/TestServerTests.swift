@@ -4,7 +4,7 @@ import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
 import TetherTestSupport
-import TetherWire
+@testable import TetherWire
 
 @Suite(.timeLimit(.minutes(1)))
 struct TestServerTests {
@@ -141,9 +141,10 @@ struct TestServerTests {
         // On a manual clock that the test never advances, the close (due at once) goes out but the close timeout
         // never runs out: on real time, a client slowed down by load for more than that second was reset before
         // its reply, and its send failed (`socket is closed`).
+        var configuration = TestServer.Configuration()
+        configuration.clock = .manual(ManualLoopClock())
         let server = try TestServer(
-            loop: nil, clock: .manual(ManualLoopClock()), namespace: nil,
-            scenario: { _ in Scenario.echo.closing(afterMilliseconds: 0, code: 1001) })
+            configuration: configuration, scenario: Scenario.echo.closing(afterMilliseconds: 0, code: 1001))
         var (client, _) = try await RawClient.open(server)
 
         #expect(await client.nextMessage() == .close(code: 1001, reason: ""))
@@ -206,7 +207,7 @@ struct TestServerTests {
     }
 
     @Test func messageOverTheLimitClosesWith1009() async throws {
-        let server = try TestServer(maximumMessageSize: 1000, scenario: .echo)
+        let server = try TestServer(configuration: .init(maximumMessageSize: 1000), scenario: .echo)
         var (client, _) = try await RawClient.open(server)
 
         try await client.send(binary: [UInt8](repeating: 1, count: 1001))
@@ -462,7 +463,7 @@ struct TestServerTests {
     }
 
     @Test func listensOnIPv6Loopback() async throws {
-        let server = try TestServer(host: "::1", scenario: .echo)
+        let server = try TestServer(configuration: .init(host: "::1"), scenario: .echo)
         #expect(server.url(path: "/x") == "ws://[::1]:\(server.port)/x")
         var (client, _) = try await RawClient.open(server)
         try await client.send(text: "v6")
@@ -485,27 +486,27 @@ struct TestServerTests {
 
     @Test func argumentsOutOfRangeAreTypedErrors() {
         #expect(throws: TestServerError.invalidArgument("maximumMessageSize (at least 125)")) {
-            try TestServer(maximumMessageSize: 124, scenario: .normal)
+            try TestServer(configuration: .init(maximumMessageSize: 124), scenario: .normal)
         }
         #expect(throws: TestServerError.invalidArgument("recordLimit (at least 0)")) {
-            try TestServer(recordLimit: -1, scenario: .normal)
+            try TestServer(configuration: .init(recordLimit: -1), scenario: .normal)
         }
         #expect(throws: TestServerError.invalidArgument("endedConnectionLimit (at least 0)")) {
-            try TestServer(endedConnectionLimit: -1, scenario: .normal)
+            try TestServer(configuration: .init(endedConnectionLimit: -1), scenario: .normal)
         }
         #expect(throws: TestServerError.invalidArgument("handshakeTimeout (more than 0)")) {
-            try TestServer(handshakeTimeout: .zero, scenario: .normal)
+            try TestServer(configuration: .init(handshakeTimeout: .zero), scenario: .normal)
         }
         #expect(throws: TestServerError.invalidArgument("maximumHandshakingConnections (at least 1)")) {
-            try TestServer(maximumHandshakingConnections: 0, scenario: .normal)
+            try TestServer(configuration: .init(maximumHandshakingConnections: 0), scenario: .normal)
         }
-        #expect(throws: TestServerError.self) { try TestServer(port: 70_000, scenario: .normal) }
+        #expect(throws: TestServerError.self) { try TestServer(configuration: .init(port: 70_000), scenario: .normal) }
     }
 
     @Test func aTakenPortIsRefusedSayingSo() async throws {
         let first = try TestServer(scenario: .normal)
         #expect(throws: TestServerError.listen("address already in use")) {
-            try TestServer(port: first.port, scenario: .normal)
+            try TestServer(configuration: .init(port: first.port), scenario: .normal)
         }
         await first.stop()
     }
@@ -522,11 +523,13 @@ struct TestServerTests {
         try Data(certificate.certificatePEM).write(to: chain)
         try Data(certificate.privateKeyPEM).write(to: key)
         let server = try TestServer(
-            tls: TestServerTLS(certificateChain: .file(chain.path), privateKey: .file(key.path)), scenario: .echo)
+            configuration: .init(tls: TestServerTLS(certificateChain: .file(chain.path), privateKey: .file(key.path))),
+            scenario: .echo)
         #expect(server.url(path: "/x").hasPrefix("wss://"))
         await server.stop()
         let refused = #expect(throws: TestServerError.self) {
-            try TestServer(tls: TestServerTLS(certificateChain: .file(key.path), privateKey: .file(key.path)))
+            let wrong = TestServerTLS(certificateChain: .file(key.path), privateKey: .file(key.path))
+            return try TestServer(configuration: .init(tls: wrong))
         }
         guard case .invalidArgument(let argument)? = refused else {
             Issue.record("expected invalidArgument, got \(String(describing: refused))")

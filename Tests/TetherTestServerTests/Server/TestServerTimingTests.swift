@@ -2,7 +2,7 @@
 import Testing
 @testable import TetherPOSIX
 @testable import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// The scenario's timing on a manual clock: the server's loop reads `ManualLoopClock`, so each timed action happens
 /// exactly when the test moves the clock, and the record's times are the clock's. The test waits on the loop
@@ -12,9 +12,9 @@ struct TestServerTimingTests {
     private static func server(
         handshakeTimeout: Duration = .seconds(10), clock: ManualLoopClock, scenario: Scenario
     ) throws -> TestServer {
-        try TestServer(
-            handshakeTimeout: handshakeTimeout, loop: nil, clock: .manual(clock), namespace: nil,
-            scenario: { _ in scenario })
+        var configuration = TestServer.Configuration(handshakeTimeout: handshakeTimeout)
+        configuration.clock = .manual(clock)
+        return try TestServer(configuration: configuration, scenario: scenario)
     }
 
     /// Advances the clock and returns once the server's loop has fired what became due.

@@ -2,7 +2,7 @@
 import Glibc
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// What a raw client saw, in order.
 enum RawClientEvent: Sendable {

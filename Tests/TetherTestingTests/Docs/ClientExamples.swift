@@ -1,8 +1,7 @@
 // example begin: README.md#client
+import Foundation
 import Tether
 // example end
-import Foundation
-import TetherCore
 
 /// The client examples of README.md and docs/client.md, compiled: they talk to a server on the internet, so the
 /// tests do not call them (`TestingExamples` runs the same calls against a scripted transport and a local server).

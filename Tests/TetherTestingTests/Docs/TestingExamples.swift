@@ -2,7 +2,6 @@
 import Foundation
 import Testing
 import Tether
-import TetherCore
 import TetherTesting
 // example end
 #if os(Linux)

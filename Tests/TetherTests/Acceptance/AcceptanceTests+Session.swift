@@ -124,7 +124,7 @@ extension AcceptanceTests {
                 try await client.send(.text("q\(index)"), policy: .queued(expiresAfter: nil))
             }
             try await client.send(.text("stale"), policy: .queued(expiresAfter: .milliseconds(1)))
-            second = try TestServer(port: port, scenario: Scenario.normal.recordingPayloads())
+            second = try TestServer(configuration: .init(port: port), scenario: Scenario.normal.recordingPayloads())
             let restarted = try #require(second)
             try await restarted.waitForConnection(1) { $0.messageCount >= 7 }
             let payloads = (restarted.connection(1)?.messages.elements ?? []).map {

@@ -20,7 +20,7 @@ struct WebSocketClientMutualTLSTests {
         var options = Self.serverCertificate
             .serverTLS(requiringClientCertificatesFrom: Self.clientAuthority.certificate).options
         options.tls12OnlyForTesting = tls12
-        return try TestServer(tls: TestServerTLS(options), scenario: .echo)
+        return try TestServer(configuration: .init(tls: TestServerTLS(options)), scenario: .echo)
     }
 
     private func configuration(_ server: TestServer, identity: TestCertificate?) -> WebSocketConfiguration {
@@ -61,7 +61,7 @@ struct WebSocketClientMutualTLSTests {
             .serverTLS(requiringClientCertificatesFrom: Self.clientAuthority.certificate).options
         options.tls12OnlyForTesting = tls12
         // The first connection is reset, as when the network drops it: the client reconnects at once.
-        let server = try TestServer(tls: TestServerTLS(options)) { context in
+        let server = try TestServer(configuration: .init(tls: TestServerTLS(options))) { context in
             context.index == 1 ? .reset(afterMilliseconds: 100) : .echo
         }
         let identity = Self.clientAuthority.issueClient(commonName: "device-resumed")

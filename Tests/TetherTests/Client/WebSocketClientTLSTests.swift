@@ -24,7 +24,7 @@ struct WebSocketClientTLSTests {
     }
 
     @Test func theHeartbeatsPingsAndPongsRunOverTLSAndAMessageEchoes() async throws {
-        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .echo)
+        let server = try TestServer(configuration: .init(tls: Self.authority.issue().serverTLS), scenario: .echo)
         let client = try WebSocketClient(configuration: self.configuration(server))
         let recorder = EventRecorder(client.events)
         await client.start()
@@ -42,7 +42,7 @@ struct WebSocketClientTLSTests {
 
     @Test func anExpiredCertificateStopsTheSessionWithTLSFailedAndNoRetry() async throws {
         let expired = Self.authority.issue(notBefore: -2 * 86_400, notAfter: -86_400)
-        let server = try TestServer(tls: expired.serverTLS)
+        let server = try TestServer(configuration: .init(tls: expired.serverTLS))
         let client = try WebSocketClient(configuration: self.configuration(server))
         let recorder = EventRecorder(client.events)
         await client.start()
@@ -62,7 +62,7 @@ struct WebSocketClientTLSTests {
     @Test func aServerOfferingNothingNewerThanTLS11FailsWithProtocolVersionAndIsRetriedWithBackoff() async throws {
         var legacy = Self.authority.issue().serverOptions
         legacy.legacyVersionsOnlyForTesting = true
-        let server = try TestServer(tls: TestServerTLS(legacy))
+        let server = try TestServer(configuration: .init(tls: TestServerTLS(legacy)))
         var configuration = self.configuration(server)
         configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration)
@@ -96,7 +96,7 @@ struct WebSocketClientTLSTests {
         var options = Self.authority.issue().serverOptions
         options.tls12OnlyForTesting = tls12Only
         // The first connection is reset (no close frame, no close_notify), as when the network drops it.
-        let server = try TestServer(tls: TestServerTLS(options)) { context in
+        let server = try TestServer(configuration: .init(tls: TestServerTLS(options))) { context in
             context.index == 1 ? .reset(afterMilliseconds: 100) : .echo
         }
         var configuration = self.configuration(server)
@@ -117,7 +117,7 @@ struct WebSocketClientTLSTests {
     }
 
     @Test func aPinMismatchStillFailsOnAFreshContextAfterResumedConnections() async throws {
-        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .echo)
+        let server = try TestServer(configuration: .init(tls: Self.authority.issue().serverTLS), scenario: .echo)
         // Resumable sessions for this server under the trusting options...
         for _ in 0..<2 {
             let client = try WebSocketClient(configuration: self.configuration(server))

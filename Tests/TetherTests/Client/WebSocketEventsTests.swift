@@ -3,7 +3,7 @@ import TetherTesting
 import Foundation
 import Synchronization
 @testable import Tether
-import TetherWire
+@testable import TetherWire
 
 /// The client's event sequence: every event once, in order, to one reader; the end and cancellation as
 /// `AsyncStream` has them.

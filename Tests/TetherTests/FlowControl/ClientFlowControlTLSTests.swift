@@ -6,7 +6,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// The client's bounds hold over TLS too (docs/ARCHITECTURE.md §10): TLS buffers nothing beside the watermarks —
 /// records wait in the TCP write queue the outbound watermarks measure. (The held reader over TLS is the

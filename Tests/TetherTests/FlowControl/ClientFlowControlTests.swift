@@ -6,7 +6,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 
 /// The client's bounds over real sockets (docs/ARCHITECTURE.md §10), each asserted on what the other side observes:
 /// a slow consumer stalls the server's stream; a peer that floods pings and never reads is pushed back and gets its
@@ -23,7 +23,8 @@ struct ClientFlowControlTests {
         let size = 16 << 10
         let authority = TestCertificateAuthority()
         let server = try TestServer(
-            tls: tls ? authority.issue().serverTLS : nil, scenario: .send(count: count, size: size))
+            configuration: .init(tls: tls ? authority.issue().serverTLS : nil),
+            scenario: .send(count: count, size: size))
         let inbound = Watermarks(high: 256 << 10, low: 64 << 10)
         var configuration = WebSocketConfiguration(
             url: URL(string: server.url())!, heartbeatInterval: .seconds(60), pathMonitoring: .none)

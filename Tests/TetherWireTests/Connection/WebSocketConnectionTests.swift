@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 /// An engine with its actions copied out as a transcript, over a simulated write queue: what the engine writes waits
 /// in `queued` until the peer reads it (`peerReads`: at once).

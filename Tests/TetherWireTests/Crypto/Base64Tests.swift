@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct Base64Tests {
     // RFC 4648 §10 test vectors.

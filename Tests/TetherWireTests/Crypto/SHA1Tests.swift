@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct SHA1Tests {
     // RFC 3174 §7.3 test vectors.

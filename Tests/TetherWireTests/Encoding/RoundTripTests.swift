@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct RoundTripTests {
     /// A random message: text (with multi-byte characters), binary, or a ping.

@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct WebSocketEncoderTests {
     @Test func serverTextHelloIsRFCUnmaskedFrame() {

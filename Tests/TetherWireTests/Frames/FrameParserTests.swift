@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct FrameParserTests {
     /// Parses `bytes` and returns the error thrown, or nil if none.

@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct MaskingKeyTests {
     /// The definition from RFC 6455 §5.3: octet i is XORed with key octet i MOD 4.

@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct ClientHandshakeTests {
     static let sampleKey = Base64.decode("dGhlIHNhbXBsZSBub25jZQ==")!

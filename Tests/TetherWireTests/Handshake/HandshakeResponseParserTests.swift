@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct HandshakeResponseParserTests {
     static let handshake = try! ClientHandshake(

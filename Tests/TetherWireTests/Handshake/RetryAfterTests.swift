@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct RetryAfterTests {
     /// 1994-11-06T08:49:37Z, RFC 9110's example instant, in seconds since the epoch.

@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct MessageAssemblerTests {
     func header(_ opcode: Opcode, fin: Bool = true, length: Int) -> FrameHeader {

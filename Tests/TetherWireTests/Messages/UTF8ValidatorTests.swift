@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct UTF8ValidatorTests {
     func isValid(_ bytes: [UInt8]) -> Bool { UTF8Validator.isValid(bytes) }

@@ -1,5 +1,5 @@
 import Testing
-import TetherWire
+@testable import TetherWire
 
 @Suite struct WebSocketDecoderTests {
     // RFC 6455 §5.7 examples.

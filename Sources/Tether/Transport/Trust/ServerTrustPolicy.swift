@@ -1,5 +1,6 @@
 import Foundation
 import TetherCore
+import TetherWire
 
 /// Why a server's certificate was refused by a transport that evaluates it itself (`URLSessionTransport` on Apple
 /// platforms). `detail` is the same text `SocketTransport` reports for the same failure, so that a
@@ -45,10 +46,7 @@ struct ServerTrustPolicy: Sendable {
     /// - Parameter options: pins must be well formed (`WebSocketConfiguration.validate()` checked them); one that
     ///   is not matches nothing.
     init(_ options: TLSOptions) {
-        self.pinnedDigests = Set(options.pins.compactMap { pin in
-            guard TLSOptions.isWellFormed(pin: pin) else { return nil }
-            return Data(base64Encoded: String(pin.dropFirst("sha256/".count))).map { [UInt8]($0) }
-        })
+        self.pinnedDigests = Set(options.pins.compactMap { SPKIPin.digest(of: $0)?.bytes })
         self.additionalTrustRoots = options.additionalTrustRoots
         self.insecureSkipVerification = options.insecureSkipVerification
     }

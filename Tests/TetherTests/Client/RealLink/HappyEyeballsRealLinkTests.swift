@@ -48,8 +48,9 @@ import TetherTesting
             try? FileManager.default.removeItem(at: hostsDirectory)
             fixture.remove()
         }
-        let server = try TestServer(
-            host: "192.0.2.2", loop: nil, namespace: NetworkNamespace(path: fixture.peerPath), scenario: { _ in .normal })
+        var serverConfiguration = TestServer.Configuration(host: "192.0.2.2")
+        serverConfiguration.namespace = NetworkNamespace(path: fixture.peerPath)
+        let server = try TestServer(configuration: serverConfiguration, scenario: .normal)
         let port = try #require(URL(string: server.url(path: "/"))?.port)
         let client = try WebSocketClient(
             configuration: WebSocketClient.Configuration(

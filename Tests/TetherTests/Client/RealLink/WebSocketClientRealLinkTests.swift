@@ -45,9 +45,10 @@ import TetherTesting
                 }
                 // A new CA per test; the certificate names the server's address, which the client verifies.
                 let authority = tls ? TestCertificateAuthority() : nil
-                self.server = try TestServer(
-                    host: "192.0.2.2", loop: nil, namespace: NetworkNamespace(path: fixture.peerPath),
-                    tls: authority?.issue(hosts: ["192.0.2.2"]).serverTLS, scenario: { _ in .normal })
+                var serverConfiguration = TestServer.Configuration(
+                    host: "192.0.2.2", tls: authority?.issue(hosts: ["192.0.2.2"]).serverTLS)
+                serverConfiguration.namespace = NetworkNamespace(path: fixture.peerPath)
+                self.server = try TestServer(configuration: serverConfiguration, scenario: .normal)
                 let monitor = try NetlinkPathMonitor(namespace: fixture.watchedPath)
                 self.monitor = monitor
                 var configuration = WebSocketClient.Configuration(

@@ -4,7 +4,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 @testable import Tether
 import TetherTesting
 
@@ -125,7 +125,7 @@ import TetherTesting
         let proxy = try await TinyProxy()
         defer { proxy.stop() }
         let configuration = ProxyConfiguration.http(HTTPProxy(host: "127.0.0.1", port: proxy.port))
-        let server = try TestServer(tls: Self.certificate.serverTLS, scenario: .echo)
+        let server = try TestServer(configuration: .init(tls: Self.certificate.serverTLS), scenario: .echo)
         var client = self.connect(URL(string: server.url())!, proxy: configuration)
         #expect(await client.next() == .opened(nil))
         try await client.connection.send(.binary(Data(repeating: 9, count: 300_000)))
@@ -135,7 +135,8 @@ import TetherTesting
         await server.stop()
 
         // The certificate is checked against the origin, not the proxy: one for another host fails.
-        let wrongHost = try TestServer(tls: Self.authority.issue(hosts: ["wrong.example"]).serverTLS)
+        let wrongHost = try TestServer(
+            configuration: .init(tls: Self.authority.issue(hosts: ["wrong.example"]).serverTLS))
         var refused = self.connect(URL(string: wrongHost.url())!, proxy: configuration)
         #expect(await refused.rest() == [.ended(.tlsFailed(detail: "hostname mismatch", permanent: true))])
         await wrongHost.stop()

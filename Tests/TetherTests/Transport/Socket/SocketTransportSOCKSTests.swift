@@ -4,7 +4,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 @testable import Tether
 import TetherTesting
 
@@ -169,7 +169,7 @@ import TetherTesting
         #expect(await client.rest() == [.ended(.closedLocally)])
         await plain.stop()
 
-        let secure = try TestServer(tls: Self.certificate.serverTLS, scenario: .echo)
+        let secure = try TestServer(configuration: .init(tls: Self.certificate.serverTLS), scenario: .echo)
         var tls = self.connect(URL(string: secure.url())!, proxy: configuration)
         #expect(await tls.next() == .opened(nil))
         try await tls.connection.send(.binary(Data(repeating: 7, count: 100_000)))
@@ -179,7 +179,8 @@ import TetherTesting
         await secure.stop()
 
         // The certificate is checked against the origin, not the proxy.
-        let wrongHost = try TestServer(tls: Self.authority.issue(hosts: ["wrong.example"]).serverTLS)
+        let wrongHost = try TestServer(
+            configuration: .init(tls: Self.authority.issue(hosts: ["wrong.example"]).serverTLS))
         var refused = self.connect(URL(string: wrongHost.url())!, proxy: configuration)
         #expect(await refused.rest() == [.ended(.tlsFailed(detail: "hostname mismatch", permanent: true))])
         await wrongHost.stop()

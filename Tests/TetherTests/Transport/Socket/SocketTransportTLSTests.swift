@@ -4,7 +4,7 @@ import Testing
 import TetherCore
 import TetherPOSIX
 import TetherTestServer
-import TetherWire
+@testable import TetherWire
 @testable import Tether
 
 /// `wss://` through `SocketTransport` against TLS servers on loopback (a scripted peer and the test server), with a
@@ -47,7 +47,7 @@ import TetherWire
     }
 
     @Test func theSecondConnectionToAServerResumesTheFirstsSessionUnlessResumptionIsOff() async throws {
-        let server = try TestServer(tls: Self.authority.issue().serverTLS, scenario: .normal)
+        let server = try TestServer(configuration: .init(tls: Self.authority.issue().serverTLS), scenario: .normal)
         // Options of this test's own: a context (and a session cache) no other test shares.
         var options = Self.trusting
         options.pins = [Self.authority.certificate.pin]
@@ -65,7 +65,7 @@ import TetherWire
     }
 
     @Test func pingsGetTheirPongsOverTLS() async throws {
-        let server = try TestServer(tls: Self.valid.serverTLS, scenario: .normal)
+        let server = try TestServer(configuration: .init(tls: Self.valid.serverTLS), scenario: .normal)
         var client = self.connect(URL(string: server.url())!)
         #expect(await client.next() == .opened(nil))
         client.connection.sendPing(id: 41)
@@ -95,7 +95,7 @@ import TetherWire
     @Test(arguments: Self.certificateFailures.map(\.0))
     func aCertificateThatDoesNotVerifyEndsTLSFailedPermanentlyAndNeverOpens(name: String) async throws {
         let (_, certificate, tls, detail) = try #require(Self.certificateFailures.first { $0.0 == name })
-        let server = try TestServer(tls: certificate.serverTLS)
+        let server = try TestServer(configuration: .init(tls: certificate.serverTLS))
         var client = self.connect(URL(string: server.url())!, tls: tls)
         #expect(await client.rest() == [.ended(.tlsFailed(detail: detail, permanent: true))])
         // The server never saw an upgrade request: the connection ended in the TLS handshake.
@@ -105,7 +105,7 @@ import TetherWire
     }
 
     @Test func aMatchingPinOfTheLeafOrTheCAOpens() async throws {
-        let server = try TestServer(tls: Self.valid.serverTLS)
+        let server = try TestServer(configuration: .init(tls: Self.valid.serverTLS))
         for pin in [Self.valid.pin, Self.authority.certificate.pin] {
             var tls = Self.trusting
             tls.pins = [pin]
@@ -118,7 +118,8 @@ import TetherWire
     }
 
     @Test func insecureSkipVerificationOpensDespiteAnUntrustedCertificateForAnotherHost() async throws {
-        let server = try TestServer(tls: TestCertificateAuthority.selfSigned(hosts: ["wrong.example"]).serverTLS)
+        let server = try TestServer(
+            configuration: .init(tls: TestCertificateAuthority.selfSigned(hosts: ["wrong.example"]).serverTLS))
         var client = self.connect(URL(string: server.url())!, tls: TLSOptions(insecureSkipVerification: true))
         #expect(await client.next() == .opened(nil))
         client.connection.close(code: 1000, reason: "")

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TetherCore
 import TetherPOSIX
-import TetherWire
+@testable import TetherWire
 @testable import Tether
 import TetherTesting
 import TetherTestSupport

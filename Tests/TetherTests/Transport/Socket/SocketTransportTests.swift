@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TetherCore
 import TetherPOSIX
-import TetherWire
+@testable import TetherWire
 @testable import Tether
 
 /// `SocketTransport` against scripted raw peers over loopback. Every wait is on an explicit signal (the client's

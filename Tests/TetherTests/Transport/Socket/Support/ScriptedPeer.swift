@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 import TetherPOSIX
-import TetherWire
+@testable import TetherWire
 
 /// What the server side of one scripted connection saw, in order.
 enum PeerEvent: Sendable {

@@ -1,0 +1,38 @@
+/// One connection made by a transport. All methods may be called from any context.
+public protocol TransportConnection: AnyObject, Sendable {
+    /// The connection's events: zero or one `.opened`, then messages and pong results,
+    /// then exactly one `.ended`, after which the stream finishes. Single consumer.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Sends a data message. Suspends while the outbound queue is above its high watermark (until it is down to
+    /// the low one), then returns when the message was handed to the kernel (or the platform API); throws
+    /// `WebSocketSendError` otherwise. Never drops a message silently.
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws
+    /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
+    func sendPing(id: UInt64)
+    /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not
+    /// answer within the close timeout. Ends with `.ended(.closedLocally)` unless another end came first.
+    func close(code: UInt16, reason: String)
+    /// Returns once the close frame of an earlier `close(code:reason:)` has been handed to the kernel (or the
+    /// platform API), or once the connection has ended without sending one (it was not open yet, or broke
+    /// first). Returns at once when no close frame is pending. The closing handshake goes on afterwards.
+    ///
+    /// The client awaits it (bounded by its close timeout) in `enterBackground()`, so that an app can hold a
+    /// background-task assertion exactly until its 1001 close frame has gone out.
+    func waitUntilCloseSent() async
+    /// Stops reading from the peer while `held` (the consumer of the connection's messages is behind), so that the
+    /// peer is slowed down by the transport's own flow control (TCP) instead of filling memory; resumes when not.
+    /// Closes and the end are still reported once reading resumes. Default: no effect (a transport that cannot
+    /// stop reading).
+    func holdReading(_ held: Bool)
+
+    /// Where the consumer of `events` should run, if the transport has a better place than the global
+    /// concurrent executor: the socket transport names its event loop, so that an event is handled on the thread
+    /// that read it instead of waking another. Work run there must not block. Nil (the default): no preference.
+    var preferredExecutor: (any TaskExecutor)? { get }
+}
+
+extension TransportConnection {
+    public var preferredExecutor: (any TaskExecutor)? { nil }
+
+    public func holdReading(_ held: Bool) {}
+}

@@ -1,0 +1,16 @@
+import TetherCore
+
+/// An event from one transport connection. The consumer tags it with the generation captured
+/// when the connection was created; the transport itself never needs to know generations.
+public enum TransportEvent: Sendable {
+    /// The opening handshake completed. `subprotocol` is the one the server selected, if any.
+    case opened(subprotocol: String?)
+    /// A complete data message, in the order the peer sent it.
+    case message(WebSocketMessage)
+    /// The pong for the ping with this id arrived. Reported at most once per id.
+    case pong(id: UInt64)
+    /// The ping with this id could not be sent. Reported at most once per id.
+    case pingFailed(id: UInt64)
+    /// The terminal event: exactly one per connection, always the last element of `events`.
+    case ended(TransportEnd)
+}

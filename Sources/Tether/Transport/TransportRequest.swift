@@ -1,0 +1,52 @@
+import Foundation
+import TetherWire
+
+/// What a transport needs to open one connection.
+public struct TransportRequest: Sendable {
+    /// `ws://` or `wss://` URL, including path and query.
+    public var url: URL
+    /// Extra HTTP headers for the opening handshake (for example `Authorization`).
+    public var headers: [(name: String, value: String)]
+    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
+    public var subprotocols: [String]
+    /// Largest message accepted from the peer, in bytes.
+    public var maximumMessageSize: Int
+    /// The transport's own bound on TCP connect plus the opening handshake, in milliseconds, for a transport used
+    /// on its own. Under a `WebSocketClient` the session machine owns the connect deadline
+    /// (`WebSocketConfiguration.connectTimeout`) and closes the attempt itself; the client sets this to twice that
+    /// deadline plus one second, a backstop that only a stalled process could reach. Should it fire anyway, its
+    /// `.connectFailed(.timedOut)` is recorded with the machine's reason, `connect_timeout`.
+    public var connectTimeout: Int
+    /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
+    public var closeTimeout: Int
+    /// The levels of the bytes waiting to be written: `send` suspends above `high` until the queue is down to
+    /// `low`, and the connection stops reading while what it owes the peer (pongs) cannot go out.
+    public var outboundWatermarks: Watermarks
+    /// How a `wss://` connection verifies its server (see `TLSOptions`). Default: verify against the system trust
+    /// store.
+    public var tls: TLSOptions
+    /// Whether the connection tunnels through an HTTP proxy (see `ProxyConfiguration`). Default `.none`.
+    public var proxy: ProxyConfiguration
+
+    public init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        subprotocols: [String] = [],
+        maximumMessageSize: Int = 16 << 20,
+        connectTimeout: Int = 10_000,
+        closeTimeout: Int = 2_000,
+        outboundWatermarks: Watermarks = .standard,
+        tls: TLSOptions = TLSOptions(),
+        proxy: ProxyConfiguration = .none
+    ) {
+        self.url = url
+        self.headers = headers
+        self.subprotocols = subprotocols
+        self.maximumMessageSize = maximumMessageSize
+        self.connectTimeout = connectTimeout
+        self.closeTimeout = closeTimeout
+        self.outboundWatermarks = outboundWatermarks
+        self.tls = tls
+        self.proxy = proxy
+    }
+}

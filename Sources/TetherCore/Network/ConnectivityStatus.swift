@@ -1,0 +1,13 @@
+/// What a UI shows about a session's connectivity (`SessionMachine.connectivity`): "no network" and "server
+/// unreachable" apart, as the network-hint source document asks.
+public enum ConnectivityStatus: Equatable, Hashable, Sendable {
+    /// Nothing known yet: no attempt has finished and the path is not known to be unavailable. Never "offline".
+    case unknown
+    /// The latest request (an opening handshake, a pong) succeeded.
+    case online
+    /// No network: the path is unavailable and no open connection proves otherwise.
+    case offline
+    /// The network path looks usable (or is unknown) but the server did not answer as hoped; `outcome` says how
+    /// (unreachable, timeout, rejected, closed, lost, ...).
+    case serverUnreachable(RequestOutcome)
+}
