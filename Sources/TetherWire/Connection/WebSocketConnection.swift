@@ -172,7 +172,8 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     private var encoder: WebSocketEncoder<Random>
     /// This connection's zlib contexts (permessage-deflate negotiated), fresh with each engine.
     private let deflate: Deflate?
-    /// The last inflated message; kept (up to `retainedOutputCapacity`) for the next one.
+    /// The last inflated message, lent until new bytes arrive (an echo sends it back); its buffer is kept for the next
+    /// one unless it grew past `retainedOutputCapacity`.
     private var inflated: [UInt8] = []
     /// The last message lent was `inflated` (what an echo sends back).
     private var lastLentInflated = false
@@ -275,14 +276,20 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
     /// Bytes read from the stream. Ignored once the protocol is over.
     public mutating func bytesReceived(_ bytes: UnsafeRawBufferPointer) {
         guard self.readsFrames else { return }
-        self.lastLentInflated = false
+        self.forgetLastInflated()
         self.decoder.append(bytes)
+    }
+
+    /// New bytes end the lending of the last message (as the decoder's do): a very large inflated buffer goes too.
+    private mutating func forgetLastInflated() {
+        self.lastLentInflated = false
+        if self.inflated.capacity > Self.retainedOutputCapacity { self.inflated = [] }
     }
 
     /// Bytes read from the stream (for example what followed the handshake in the same read).
     public mutating func bytesReceived(_ bytes: some Sequence<UInt8>) {
         guard self.readsFrames else { return }
-        self.lastLentInflated = false
+        self.forgetLastInflated()
         self.decoder.append(bytes)
     }
 
@@ -537,7 +544,6 @@ public struct WebSocketConnection<Random: RandomNumberGenerator> {
         swap(&inflated, &self.inflated)
         defer {
             self.largestInflatedCount = max(self.largestInflatedCount, inflated.count)
-            if inflated.capacity > Self.retainedOutputCapacity { inflated = [] }
             swap(&inflated, &self.inflated)
         }
         let deflate = self.deflate

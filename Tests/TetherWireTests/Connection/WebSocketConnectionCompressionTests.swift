@@ -159,10 +159,12 @@ private func clientFrame(_ opcode: Opcode, fin: Bool = true, rsv: UInt8, _ paylo
         #expect(drained.delivered == [.ping([1]), .text(text)])
     }
 
-    @Test func aServerEchoesTheInflatedMessageCompressedAgain() throws {
+    @Test(arguments: [20, 100_000])
+    func aServerEchoesTheInflatedMessageCompressedAgain(records: Int) throws {
+        // 100,000 records are about 6 MB: more than the buffer the engine keeps between messages.
         var client = engine(.client)
         var server = engine(.server)
-        let payload = Array(feed(20).utf8)
+        let payload = Array(feed(records).utf8)
         payload.withUnsafeBytes { _ = client.send(.binary, payload: $0) }
         server.bytesReceived(drain(&client).written)
         var echoed: [UInt8] = []
