@@ -8,6 +8,10 @@ import TetherWire
 /// state only when it first compresses (a message of at least `threshold` bytes) or inflates, and frees it when it
 /// ends; each reconnect starts with fresh contexts.
 public struct CompressionOptions: Equatable, Hashable, Sendable {
+    /// One offer (RFC 7692 §7.1): its context-takeover and window parameters. Named here so that `import Tether`
+    /// is enough to write one.
+    public typealias Offer = PerMessageDeflateOffer
+
     /// The offers, in order of preference (RFC 7692 §5); at least one. Default `[.standard]`
     /// (`permessage-deflate; client_max_window_bits`). Append `.bare` for servers that refuse window parameters.
     public var offers: [PerMessageDeflateOffer]
