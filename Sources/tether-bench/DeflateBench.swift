@@ -2,6 +2,7 @@
 // Prints `name value` lines: compression and inflation throughput (MB/s, 10^6 bytes of uncompressed payload per
 // second) and the ratio (compressed / uncompressed) on a JSON-like corpus generated here, per message size, with and
 // without context takeover, through the codec the engine uses.
+import TetherCore
 import TetherWire
 
 enum DeflateBench {
@@ -28,7 +29,7 @@ enum DeflateBench {
     /// Messages of `messageSize` bytes of JSON records (ids, symbols, prices, sides) from a fixed seed, about
     /// `totalBytes` in all.
     static func corpus(messageSize: Int, totalBytes: Int) -> [[UInt8]] {
-        var random = SplitMix(state: 0x7E7E)
+        var random = SplitMix64(seed: 0x7E7E)
         let symbols = ["TTHR", "ABCD", "WXYZ", "QRST", "LMNO"]
         let sides = ["buy", "sell"]
         var messages: [[UInt8]] = []
@@ -84,18 +85,5 @@ enum DeflateBench {
         }
         WireBench.consume(total)
         return seconds
-    }
-}
-
-/// SplitMix64: a fixed-seed source for the corpus, so that every run measures the same bytes.
-private struct SplitMix {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
