@@ -12,7 +12,7 @@ import PackageDescription
 //   TetherTestServer  a controllable WebSocket server for tests
 //   TetherCLI         the `tether` command's logic (check, connect, serve), tested in-process
 //   tether            the command-line entry point
-//   tether-bench      benchmarks (`swift run -c release tether-bench core|wire|echo|idle|bounds`)
+//   tether-bench      benchmarks (`swift run -c release tether-bench core|wire|deflate|echo|idle|bounds`)
 //   tether-autobahn   the Autobahn|Testsuite testee for the client (`scripts/autobahn.sh` runs it)
 let package = Package(
     name: "Tether",

@@ -34,6 +34,10 @@ import urllib.parse
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.asyncio.server import serve
 from websockets.exceptions import ConnectionClosed
+from websockets.extensions.permessage_deflate import (
+    ClientPerMessageDeflateFactory,
+    ServerPerMessageDeflateFactory,
+)
 from websockets.frames import Opcode
 from websockets.protocol import State
 
@@ -51,6 +55,16 @@ async def handle(websocket):
     url = urllib.parse.urlsplit(websocket.request.path)
     query = dict(urllib.parse.parse_qsl(url.query))
     if url.path == "/echo":
+        async for message in websocket:
+            await websocket.send(message)
+    elif url.path == "/deflate-echo":
+        # First what was negotiated, then an echo: "permessage-deflate takeover=local,remote" (or "none").
+        described = [
+            f"{extension.name} no_context_takeover={extension.local_no_context_takeover},"
+            f"{extension.remote_no_context_takeover}"
+            for extension in websocket.protocol.extensions
+        ]
+        await websocket.send(";".join(described) or "none")
         async for message in websocket:
             await websocket.send(message)
     elif url.path == "/ping":
@@ -98,14 +112,22 @@ def stdin_closed():
     return closed
 
 
-async def run_server(lifetime, tls_cert=None, tls_key=None):
+def deflate_factories(enabled, no_context_takeover, factory):
+    if not enabled:
+        return None
+    return [factory(server_no_context_takeover=no_context_takeover, client_no_context_takeover=no_context_takeover)]
+
+
+async def run_server(lifetime, tls_cert=None, tls_key=None, deflate=False, no_context_takeover=False):
     context = None
     if tls_cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(tls_cert, tls_key)
-    # No keepalive pings of our own and no compression: only what a path asks for goes on the wire.
+    # No keepalive pings of our own and no compression unless --deflate: only what a path asks for goes on the wire.
+    extensions = deflate_factories(deflate, no_context_takeover, ServerPerMessageDeflateFactory)
     async with serve(
-        handle, "127.0.0.1", 0, max_size=MAX_SIZE, ping_interval=None, compression=None, ssl=context
+        handle, "127.0.0.1", 0, max_size=MAX_SIZE, ping_interval=None, compression=None, extensions=extensions,
+        ssl=context
     ) as server:
         port = server.sockets[0].getsockname()[1]
         print(port, flush=True)
@@ -158,9 +180,12 @@ def require_loopback(url):
 
 async def exchange(arguments, report):
     subprotocols = [arguments.subprotocol] if arguments.subprotocol else None
+    # websockets compresses by default; --no-context-takeover offers deflate asking both sides to reset per message.
+    extensions = deflate_factories(arguments.no_context_takeover, True, ClientPerMessageDeflateFactory)
     async with connect(
         arguments.url,
         subprotocols=subprotocols,
+        **({"compression": None, "extensions": extensions} if extensions else {}),
         max_size=MAX_SIZE,
         ping_interval=None,
         create_connection=PingCountingConnection,
@@ -217,6 +242,8 @@ def main():
     server.add_argument("--lifetime", type=float, default=120)
     server.add_argument("--tls-cert", metavar="PEM")
     server.add_argument("--tls-key", metavar="PEM")
+    server.add_argument("--deflate", action="store_true")
+    server.add_argument("--no-context-takeover", action="store_true")
     client = modes.add_parser("client")
     client.add_argument("url")
     client.add_argument("--echo", action="append", default=[], metavar="KIND:SIZE")
@@ -224,11 +251,14 @@ def main():
     client.add_argument("--await-pings", type=int, default=0, metavar="N")
     client.add_argument("--await-close", action="store_true")
     client.add_argument("--subprotocol")
+    client.add_argument("--no-context-takeover", action="store_true")
     arguments = parser.parse_args()
     if arguments.mode == "serve":
         if bool(arguments.tls_cert) != bool(arguments.tls_key):
             parser.error("--tls-cert and --tls-key go together")
-        asyncio.run(run_server(arguments.lifetime, arguments.tls_cert, arguments.tls_key))
+        asyncio.run(run_server(
+            arguments.lifetime, arguments.tls_cert, arguments.tls_key, arguments.deflate,
+            arguments.no_context_takeover))
         return 0
     return asyncio.run(run_client(arguments))
 

@@ -68,6 +68,10 @@ public struct WebSocketConfiguration: Sendable {
     /// `URLSessionTransport` applies a proxy without credentials as its session's `connectionProxyDictionary` on
     /// Apple platforms and refuses the rest (see docs/platforms.md).
     public var proxy = ProxyConfiguration.none
+    /// permessage-deflate (RFC 7692): nil (the default) offers none. Set, the client offers `offers` in order and
+    /// compresses messages of at least `threshold` bytes once a server agrees; see `CompressionOptions` and
+    /// docs/compression.md. `URLSessionTransport` refuses it (it cannot choose the offer's parameters).
+    public var compression: CompressionOptions?
     /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
     public var lifecycle: LifecyclePolicy
     /// How long to wait for the server's close frame after sending ours. Default 2 s.
@@ -190,6 +194,14 @@ public struct WebSocketConfiguration: Sendable {
                 requirement: "a readable certificate chain and the private key of its certificate, decrypted by the "
                     + "passphrase when encrypted", value: problem)
         }
+        if let compression = self.compression {
+            try compression.validate()
+            if self.headers.contains(where: { $0.name.lowercased() == "sec-websocket-extensions" }) {
+                throw WebSocketConfigurationError(
+                    property: "headers", requirement: "free of Sec-WebSocket-Extensions while compression is set",
+                    value: "Sec-WebSocket-Extensions")
+            }
+        }
         // What the transport cannot honour (TLS options, a proxy) is refused here, never ignored.
         try self.transport.checkSupport(of: self.transportRequest)
         do throws(WireUsageError) {
@@ -252,7 +264,8 @@ public struct WebSocketConfiguration: Sendable {
             closeTimeout: self.closeTimeout.milliseconds,
             outboundWatermarks: self.outboundWatermarks,
             tls: self.tls,
-            proxy: self.proxy
+            proxy: self.proxy,
+            compression: self.compression
         )
     }
 }

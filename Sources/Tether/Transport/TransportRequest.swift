@@ -27,6 +27,8 @@ public struct TransportRequest: Sendable {
     public var tls: TLSOptions
     /// Whether the connection tunnels through an HTTP proxy (see `ProxyConfiguration`). Default `.none`.
     public var proxy: ProxyConfiguration
+    /// permessage-deflate to offer (see `CompressionOptions`); nil (the default): none.
+    public var compression: CompressionOptions?
 
     public init(
         url: URL,
@@ -37,7 +39,8 @@ public struct TransportRequest: Sendable {
         closeTimeout: Int = 2_000,
         outboundWatermarks: Watermarks = .standard,
         tls: TLSOptions = TLSOptions(),
-        proxy: ProxyConfiguration = .none
+        proxy: ProxyConfiguration = .none,
+        compression: CompressionOptions? = nil
     ) {
         self.url = url
         self.headers = headers
@@ -48,5 +51,6 @@ public struct TransportRequest: Sendable {
         self.outboundWatermarks = outboundWatermarks
         self.tls = tls
         self.proxy = proxy
+        self.compression = compression
     }
 }

@@ -117,6 +117,22 @@ package enum CommandLineParser {
             case .flag("--insecure"):
                 try cursor.noValue(for: "--insecure")
                 scratch.insecure = true
+            case .flag("--deflate"):
+                try cursor.noValue(for: "--deflate")
+                scratch.deflate = scratch.deflate ?? .standard
+            case .flag("--deflate-window"):
+                let bits = try cursor.integer(
+                    for: "--deflate-window", in: PerMessageDeflateOffer.windowBitsRange, expected: "window bits 9...15")
+                var deflate = scratch.deflate ?? .standard
+                deflate.offers[0].clientMaxWindowBits = .limit(bits)
+                deflate.offers[0].serverMaxWindowBits = bits
+                scratch.deflate = deflate
+            case .flag("--deflate-no-context-takeover"):
+                try cursor.noValue(for: "--deflate-no-context-takeover")
+                var deflate = scratch.deflate ?? .standard
+                deflate.offers[0].clientNoContextTakeover = true
+                deflate.offers[0].serverNoContextTakeover = true
+                scratch.deflate = deflate
             case .flag("--cert"):
                 scratch.clientCertificate = try cursor.value(for: "--cert")
             case .flag("--key"):
@@ -227,6 +243,9 @@ package enum CommandLineParser {
             case .flag("--echo"):
                 try cursor.noValue(for: "--echo")
                 options.echo = true
+            case .flag("--deflate"):
+                try cursor.noValue(for: "--deflate")
+                options.deflate = true
             case .flag("--ping-every"):
                 options.pingEvery = try cursor.integer(
                     for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")

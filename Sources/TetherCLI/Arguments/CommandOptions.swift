@@ -80,6 +80,9 @@ package struct ConnectOptions: Equatable, Sendable {
     /// `--proxy URL` (`.http`) or `--proxy-env` (`.environment`). Nil when neither is given: the client's default,
     /// `.none` (a direct connection, whatever `http_proxy` and the like say).
     package var proxy: ProxyConfiguration?
+    /// `--deflate`: offer permessage-deflate (`CompressionOptions`); `--deflate-window BITS` limits both windows,
+    /// `--deflate-no-context-takeover` asks both sides to reset their context per message.
+    package var deflate: CompressionOptions?
 
     package init(url: URL) {
         self.url = url
@@ -102,6 +105,8 @@ package struct ServeOptions: Equatable, Sendable {
     package var every = 0
     package var size = 16
     package var echo = false
+    /// `--deflate`: accept a client's permessage-deflate offer (the RFC's defaults).
+    package var deflate = false
     package var pingEvery: Int?
     /// Close a connection whose upgrade request is not complete after this long (`TestServer`'s default).
     package var handshakeTimeout = 10_000

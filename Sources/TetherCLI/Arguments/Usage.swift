@@ -41,6 +41,10 @@ enum Usage {
           --ca-file F           for wss://, also trust the CA certificates in PEM file F (repeatable)
           --pin sha256/BASE64   for wss://, require this SPKI SHA-256 pin in the chain (repeatable)
           --insecure            for wss://, skip certificate verification (local testing only)
+          --deflate             offer permessage-deflate (compress messages of 128 bytes or more)
+          --deflate-window BITS with --deflate implied: limit both windows to 2^BITS bytes (9...15)
+          --deflate-no-context-takeover
+                                with --deflate implied: both sides reset their context per message
           --cert F --key F      for wss://, present the PEM client certificate chain F and its PEM private
                                 key F to a server that asks for one (mutual TLS)
           --key-passphrase-env VAR
@@ -77,6 +81,7 @@ enum Usage {
           --reject STATUS        reject the handshake with this HTTP status [--retry-after S]
           --send N               send N messages [--every MS] [--size B]
           --echo                 echo data messages
+          --deflate              accept a client's permessage-deflate offer
           --ping-every MS        send a ping every MS
           --handshake-timeout MS close a connection without a complete request after MS (default 10000)
           --max-handshaking N    at most N connections in the handshake; a new one resets the oldest

@@ -46,6 +46,7 @@ package enum ConnectCommand {
                 certificateChain: .pemFile(certificate), privateKey: .pemFile(key), passphrase: passphrase)
         }
         if let proxy = options.proxy { configuration.proxy = proxy }
+        configuration.compression = options.deflate
         if let path = options.greetingFile {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 io.writeError("tether connect: cannot read the greeting file \(path)\n")

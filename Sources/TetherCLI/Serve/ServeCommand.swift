@@ -2,6 +2,7 @@ import Foundation
 #if os(Linux)
 import TetherPOSIX
 import TetherTestServer
+import TetherWire
 #endif
 
 /// `tether serve`: the controllable test server in the foreground. Prints its URL, then one line per
@@ -112,6 +113,7 @@ package enum ServeCommand {
             scenario.stream = Scenario.Stream(count: count, size: options.size, intervalMilliseconds: options.every)
         }
         scenario.echo = options.echo
+        if options.deflate { scenario.deflate = .accept(PerMessageDeflateServerPolicy()) }
         scenario.pingIntervalMilliseconds = options.pingEvery
         return scenario
     }

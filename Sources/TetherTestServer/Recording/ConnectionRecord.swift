@@ -1,3 +1,5 @@
+import TetherWire
+
 /// Everything the server saw and did on one connection. Times are integer milliseconds on a
 /// monotonic clock since the server started.
 public struct ConnectionRecord: Sendable {
@@ -19,6 +21,8 @@ public struct ConnectionRecord: Sendable {
     public var handshake: HandshakeOutcome?
     /// When the 101 response was sent.
     public var openedAt: Int?
+    /// The permessage-deflate agreement the server answered with (nil: the connection is not compressed).
+    public var compression: PerMessageDeflateParameters?
     /// Data messages received, in order: the first `recordLimit` kept, all counted (`messages.total`).
     public var messages: RecordList<MessageRecord>
     /// Data messages received, all counted (the same as `messages.total`).

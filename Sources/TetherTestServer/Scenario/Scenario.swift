@@ -105,6 +105,18 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     /// Record the payload of every data message received (`MessageRecord.payload`). Default off:
     /// only kinds, sizes and times are recorded.
     public var recordsPayloads = false
+    /// What the server does with a `permessage-deflate` offer. Default nil: it declines (answers no extension).
+    public var deflate: Deflate?
+
+    /// How the server answers a client's `permessage-deflate` offers.
+    public enum Deflate: Sendable, Equatable {
+        /// Accepts the first offer `policy` can (RFC 7692's negotiation, `PerMessageDeflate.respond`); declines
+        /// when none fits.
+        case accept(PerMessageDeflateServerPolicy)
+        /// Answers `Sec-WebSocket-Extensions: answer` whatever was offered, and compresses as `parameters` say: a
+        /// server that breaks the rules on purpose, for a test of a client's checks.
+        case answer(String, parameters: PerMessageDeflateParameters)
+    }
 
     /// The normal server: accepts, answers pings at once, does nothing else.
     public init() {}
@@ -222,6 +234,14 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
+    /// This scenario, accepting permessage-deflate under `policy` (default: the RFC's defaults, window 15, context
+    /// takeover on both sides).
+    public func deflating(_ policy: PerMessageDeflateServerPolicy = PerMessageDeflateServerPolicy()) -> Scenario {
+        var copy = self
+        copy.deflate = .accept(policy)
+        return copy
+    }
+
     /// This scenario, recording the payloads of received data messages.
     public func recordingPayloads() -> Scenario {
         var copy = self
@@ -263,6 +283,16 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check(reset >= 0, "reset delay must not be negative")
         }
         try check(self.closeTimeoutMilliseconds >= 0, "close timeout must not be negative")
+        if case .accept(let policy) = self.deflate {
+            let range = PerMessageDeflateOffer.windowBitsRange
+            try check(range.contains(policy.serverMaxWindowBits), "deflate server window must be 9...15")
+            try check(range.contains(policy.clientMaxWindowBits), "deflate client window must be 9...15")
+        }
+        if case .answer(_, let parameters) = self.deflate {
+            let range = PerMessageDeflateOffer.windowBitsRange
+            try check(range.contains(parameters.serverMaxWindowBits), "deflate server window must be 9...15")
+            try check(range.contains(parameters.clientMaxWindowBits), "deflate client window must be 9...15")
+        }
     }
 
 
@@ -283,6 +313,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         case .never: parts.append("no pong")
         }
         if self.echo { parts.append("echo") }
+        if self.deflate != nil { parts.append("permessage-deflate") }
         if let stream = self.stream {
             let every = "every \(stream.intervalMilliseconds) ms"
             parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B \(every)")

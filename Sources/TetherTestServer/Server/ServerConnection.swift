@@ -259,19 +259,35 @@ final class ConnectionDriver {
     private func accept(_ request: HandshakeRequest, shell: ServerConnection) {
         let scenario = self.scenario
         let subprotocol = scenario.subprotocol.flatMap { request.subprotocols.contains($0) ? $0 : nil }
-        ServerHandshake.accept(request, subprotocol: subprotocol).withUnsafeBytes {
+        var compression: PerMessageDeflateParameters?
+        var extensionHeaders: [(name: String, value: String)] = []
+        switch scenario.deflate {
+        case nil:
+            break
+        case .accept(let policy):
+            if let (parameters, answer) = PerMessageDeflate.respond(to: request.extensionElements, policy: policy) {
+                compression = parameters
+                extensionHeaders = [("Sec-WebSocket-Extensions", answer)]
+            }
+        case .answer(let answer, let parameters):
+            compression = parameters
+            extensionHeaders = [("Sec-WebSocket-Extensions", answer)]
+        }
+        ServerHandshake.accept(request, subprotocol: subprotocol, headers: extensionHeaders).withUnsafeBytes {
             self.connection.write(borrowing: $0, sealing: false, completion: nil)
         }
         var engine = WebSocketConnection(.init(
             role: .server, maximumMessageSize: self.core.maximumMessageSize,
             automaticPongs: scenario.pong == .immediate, outbound: self.core.outboundWatermarks,
-            closeTimeoutMilliseconds: scenario.closeTimeoutMilliseconds))
+            closeTimeoutMilliseconds: scenario.closeTimeoutMilliseconds,
+            compression: compression.map { WebSocketCompression(parameters: $0) }))
         engine.bytesReceived(request.remaining)
         let webSocket = WebSocket(stream: self.connection, engine: engine, delegate: self)
         self.phase = .webSocket(webSocket)
         self.recorder.update(self.index) { record, now in
             record.handshake = .accepted(subprotocol: subprotocol)
             record.openedAt = now
+            record.compression = compression
             return .opened(subprotocol: subprotocol)
         }
         // The scenario's times (pings, stream, close, reset) count from here, no earlier than the recorded open.

@@ -20,8 +20,12 @@
 /// - the ids of our pings (8 bytes, big-endian) are remembered until their pong arrives; those still outstanding at
 ///   the end are reported as failed.
 ///
-/// A future extension (permessage-deflate) sits in two places: `encodeMessage` (compress, RSV1 on the first frame)
-/// and `decodeNext` (inflate per message, counted against the watermarks with `bufferedInboundBytes`).
+/// - permessage-deflate, when negotiated (`Configuration.compression`): a data message at or above the threshold
+///   is compressed with RSV1 on its first frame, control frames never; a message from the peer marked RSV1 is
+///   inflated before it is lent, in 16 KiB steps that stop the moment it would pass `maximumMessageSize` (1009), so
+///   a small frame that inflates to gigabytes costs at most one message's worth of memory; data that does not
+///   inflate is a 1007, and RSV1 anywhere but on a data message's first frame a 1002. zlib's state is allocated on
+///   first use and freed when the stream ends.
 public struct WebSocketConnection {
     /// The engine's fixed settings.
     public struct Configuration: Sendable {
@@ -36,16 +40,24 @@ public struct WebSocketConnection {
         public var outbound: Watermarks
         /// How long the peer has to answer our close frame, and how long the final flush may take, in milliseconds.
         public var closeTimeoutMilliseconds: Int
+        /// permessage-deflate as the handshake negotiated it; nil (no compression): RSV1 from the peer is a 1002.
+        /// With compression, `maximumMessageSize` bounds a message both as received and inflated.
+        public var compression: WebSocketCompression?
+        /// The largest payload of a data frame we send; a longer message is fragmented (default: never).
+        public var fragmentSize: Int
 
         public init(
             role: Role, maximumMessageSize: Int = 16 << 20, automaticPongs: Bool = true,
-            outbound: Watermarks = .standard, closeTimeoutMilliseconds: Int = 5_000
+            outbound: Watermarks = .standard, closeTimeoutMilliseconds: Int = 5_000,
+            compression: WebSocketCompression? = nil, fragmentSize: Int = .max
         ) {
             self.role = role
             self.maximumMessageSize = max(0, maximumMessageSize)
             self.automaticPongs = automaticPongs
             self.outbound = outbound
             self.closeTimeoutMilliseconds = closeTimeoutMilliseconds
+            self.compression = compression
+            self.fragmentSize = max(1, fragmentSize)
         }
     }
 
@@ -158,6 +170,15 @@ public struct WebSocketConnection {
 
     private var decoder: WebSocketDecoder
     private var encoder: WebSocketEncoder<MaskingKeySource>
+    /// This connection's zlib contexts (permessage-deflate negotiated), fresh with each engine.
+    private let deflate: Deflate?
+    /// The last inflated message, lent until new bytes arrive (an echo sends it back); its buffer is kept for the next
+    /// one unless it grew past `retainedOutputCapacity`.
+    private var inflated: [UInt8] = []
+    /// The last message lent was `inflated` (what an echo sends back).
+    private var lastLentInflated = false
+    /// The most bytes one message has inflated to (a probe: a bomb stops one byte past the limit).
+    package private(set) var largestInflatedCount = 0
     private var output: [UInt8] = []
     /// The output ends with our close frame.
     private var outputSeals = false
@@ -173,8 +194,69 @@ public struct WebSocketConnection {
         self.configuration = configuration
         let limit = configuration.maximumMessageSize
         self.decoder = WebSocketDecoder(
-            role: configuration.role, maximumFrameSize: max(125, limit), maximumMessageSize: limit)
-        self.encoder = WebSocketEncoder(role: configuration.role, random: MaskingKeySource(random))
+            role: configuration.role, maximumFrameSize: max(125, limit), maximumMessageSize: limit,
+            reservedBitsAllowed: configuration.compression == nil ? 0 : Deflate.compressedBit)
+        self.encoder = WebSocketEncoder(
+            role: configuration.role, fragmentSize: configuration.fragmentSize, random: MaskingKeySource(random))
+        self.deflate = configuration.compression.map { Deflate($0, role: configuration.role) }
+    }
+
+    /// One connection's permessage-deflate contexts; zlib's state inside each is allocated on first use.
+    private struct Deflate {
+        /// RSV1, "Per-Message Compressed" (RFC 7692 §6).
+        static var compressedBit: UInt8 { 0b100 }
+        let compressor: DeflateCompressor
+        let decompressor: DeflateDecompressor
+        let threshold: Int
+
+        init(_ compression: WebSocketCompression, role: Role) {
+            let sending = compression.parameters.sending(as: role)
+            let receiving = compression.parameters.receiving(as: role)
+            self.compressor = DeflateCompressor(
+                windowBits: sending.windowBits, memoryLevel: compression.memoryLevel,
+                noContextTakeover: sending.noContextTakeover)
+            self.decompressor = DeflateDecompressor(
+                windowBits: receiving.windowBits, noContextTakeover: receiving.noContextTakeover)
+            self.threshold = compression.threshold
+        }
+
+        func compresses(_ size: Int, _ choice: MessageCompression) -> Bool {
+            switch choice {
+            case .automatic: size >= self.threshold
+            case .always: true
+            case .never: false
+            }
+        }
+
+        /// Inflates one whole compressed message into `output` (emptied first); nil when it is all there.
+        func inflate(
+            _ message: BorrowedMessage, into output: inout [UInt8], maximumSize: Int
+        ) -> ProtocolError? {
+            output.removeAll(keepingCapacity: true)
+            do throws(CompressionError) {
+                try self.decompressor.inflate(message.payload, appendingTo: &output, maximumSize: maximumSize)
+                try self.decompressor.finishMessage(appendingTo: &output, maximumSize: maximumSize)
+            } catch {
+                switch error {
+                case .invalidData: return ProtocolError(.invalidCompressedData)
+                case .tooLarge(let limit): return ProtocolError(.messageTooBig(limit: limit))
+                case .outOfMemory: return ProtocolError(.inflaterUnavailable)
+                }
+            }
+            if message.opcode == .text, !UTF8Validator.isValid(output) { return ProtocolError(.invalidUTF8) }
+            return nil
+        }
+
+        /// Frees both contexts (the connection is over).
+        func release() {
+            self.compressor.release()
+            self.decompressor.release()
+        }
+    }
+
+    /// Whether zlib's state is allocated for compressing and for inflating (it is from first use until the end).
+    package var compressionContextsAllocated: (compressor: Bool, decompressor: Bool) {
+        (self.deflate?.compressor.isAllocated ?? false, self.deflate?.decompressor.isAllocated ?? false)
     }
 
     /// Bytes received and not yet delivered: the frames in the parser's buffer and the fragments of the message
@@ -195,20 +277,33 @@ public struct WebSocketConnection {
     /// Bytes read from the stream. Ignored once the protocol is over.
     public mutating func bytesReceived(_ bytes: UnsafeRawBufferPointer) {
         guard self.readsFrames else { return }
+        self.forgetLastInflated()
         self.decoder.append(bytes)
+    }
+
+    /// New bytes end the lending of the last message (as the decoder's do): a very large inflated buffer goes too.
+    private mutating func forgetLastInflated() {
+        self.lastLentInflated = false
+        if self.inflated.capacity > Self.retainedOutputCapacity { self.inflated = [] }
     }
 
     /// Bytes read from the stream (for example what followed the handshake in the same read).
     public mutating func bytesReceived(_ bytes: some Sequence<UInt8>) {
         guard self.readsFrames else { return }
+        self.forgetLastInflated()
         self.decoder.append(bytes)
     }
 
     /// A text or binary message to send, appended to the output; false (nothing appended) unless open.
+    /// `compression` matters only when permessage-deflate was negotiated.
     @discardableResult
-    public mutating func send(_ opcode: Opcode, payload: UnsafeRawBufferPointer) -> Bool {
+    public mutating func send(
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, compression: MessageCompression = .automatic
+    ) -> Bool {
         guard self.isOpen else { return false }
-        Self.encodeMessage(opcode, payload: payload, with: &self.encoder, into: &self.output)
+        Self.encodeMessage(
+            opcode, payload: payload, compression: compression, deflate: self.deflate, with: &self.encoder,
+            into: &self.output)
         return true
     }
 
@@ -216,7 +311,8 @@ public struct WebSocketConnection {
     /// owner's loop). With `queuedWriteBytes` over the high watermark, the sender is told to wait (pass nil after the
     /// wait: it sends then).
     public mutating func encodeMessage(
-        _ opcode: Opcode, payload: UnsafeRawBufferPointer, queuedWriteBytes: Int?
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, queuedWriteBytes: Int?,
+        compression: MessageCompression = .automatic
     ) -> SendDecision {
         guard self.isOpen else { return .notOpen }
         if let queued = queuedWriteBytes, queued > self.configuration.outbound.high {
@@ -224,7 +320,9 @@ public struct WebSocketConnection {
         }
         var frame: [UInt8] = []
         frame.reserveCapacity(payload.count + 14)
-        Self.encodeMessage(opcode, payload: payload, with: &self.encoder, into: &frame)
+        Self.encodeMessage(
+            opcode, payload: payload, compression: compression, deflate: self.deflate, with: &self.encoder,
+            into: &frame)
         return .frame(frame)
     }
 
@@ -233,12 +331,23 @@ public struct WebSocketConnection {
     @discardableResult
     public mutating func echoLastMessage() -> Bool {
         guard self.isOpen else { return false }
-        // A copy of the decoder value shares its buffers: it lends the payload while the encoder and the output,
-        // other stored properties, are written.
+        // A copy of the decoder value (or of the inflated buffer) shares its storage: it lends the payload while the
+        // encoder and the output, other stored properties, are written.
         let decoder = self.decoder
+        let inflated = self.lastLentInflated ? self.inflated : nil
         let echoed = decoder.withLastMessage { message -> Bool in
             guard message.opcode == .text || message.opcode == .binary else { return false }
-            Self.encodeMessage(message.opcode, payload: message.payload, with: &self.encoder, into: &self.output)
+            guard let inflated else {
+                Self.encodeMessage(
+                    message.opcode, payload: message.payload, compression: .automatic, deflate: self.deflate,
+                    with: &self.encoder, into: &self.output)
+                return true
+            }
+            inflated.withUnsafeBytes {
+                Self.encodeMessage(
+                    message.opcode, payload: $0, compression: .automatic, deflate: self.deflate, with: &self.encoder,
+                    into: &self.output)
+            }
             return true
         }
         guard echoed == true else { return false }
@@ -345,6 +454,9 @@ public struct WebSocketConnection {
         }
         self.state = .ended(ending)
         self.output = []
+        self.inflated = []
+        self.lastLentInflated = false
+        self.deflate?.release()
         self.pending.append(.ended(ending, failedPings: failed))
     }
 
@@ -431,7 +543,17 @@ public struct WebSocketConnection {
         guard self.readsFrames, !self.reading.consumerHolds else { return .none }
         // The decoder lends the message while it is being mutated, so the closure touches no other state of this
         // value: it notes what to change, and the change happens once the decoder has returned.
-        // (permessage-deflate: inflate here, per message, before lending.)
+        // A compressed message is inflated into `inflated` (moved out meanwhile) before it is lent.
+        var inflated: [UInt8] = []
+        swap(&inflated, &self.inflated)
+        defer {
+            self.largestInflatedCount = max(self.largestInflatedCount, inflated.count)
+            swap(&inflated, &self.inflated)
+        }
+        let deflate = self.deflate
+        let limit = self.configuration.maximumMessageSize
+        var inflateFailure: ProtocolError?
+        var lentInflated = false
         let answersPings: Bool
         if case .open = self.state { answersPings = self.configuration.automaticPongs } else { answersPings = false }
         var ping: [UInt8]?
@@ -451,14 +573,27 @@ public struct WebSocketConnection {
                 default:
                     break
                 }
-                body(.deliver(message))
+                guard message.reservedBits & Deflate.compressedBit != 0, let deflate else {
+                    body(.deliver(message))
+                    lent = true
+                    return
+                }
+                // Only data messages get here: the decoder refuses RSV1 anywhere else.
+                if let failure = deflate.inflate(message, into: &inflated, maximumSize: limit) {
+                    inflateFailure = failure
+                    return
+                }
+                lentInflated = true
+                inflated.withUnsafeBytes { body(.deliver(BorrowedMessage(opcode: message.opcode, payload: $0))) }
                 lent = true
             }
             guard found != nil else { return .none }
+            if let inflateFailure { throw inflateFailure }
         } catch {
             self.violated(error)
             return .handled
         }
+        self.lastLentInflated = lentInflated
         if let ping, case .open(var open) = self.state {
             open.owedPong = ping  // only the latest unanswered ping needs its pong (§5.5.3)
             self.state = .open(open)
@@ -562,12 +697,24 @@ public struct WebSocketConnection {
         self.pending.append(.pongSent(payload))
     }
 
-    /// Where every data message is encoded (permessage-deflate: compress here and set RSV1 on the first frame).
+    /// Where every data message is encoded: compressed (RSV1 on its first frame) when permessage-deflate was
+    /// negotiated and `compression` asks for it. Should zlib fail to allocate its state, the message goes out as
+    /// it is (RSV1 is per message, so the peer reads it either way).
     private static func encodeMessage(
-        _ opcode: Opcode, payload: UnsafeRawBufferPointer, with encoder: inout WebSocketEncoder<MaskingKeySource>,
-        into buffer: inout [UInt8]
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, compression: MessageCompression, deflate: Deflate?,
+        with encoder: inout WebSocketEncoder<MaskingKeySource>, into buffer: inout [UInt8]
     ) {
         precondition(opcode == .text || opcode == .binary, "messages are text or binary; use ping, pong or close")
+        if let deflate, deflate.compresses(payload.count, compression) {
+            var compressed: [UInt8] = []
+            do throws(CompressionError) {
+                try deflate.compressor.compress(payload, appendingTo: &compressed)
+                encoder.encode(opcode, payload: compressed, reservedBits: Deflate.compressedBit, into: &buffer)
+                return
+            } catch {
+                // outOfMemory, the one error compressing can have: sent uncompressed below.
+            }
+        }
         encoder.encode(opcode, payload: payload, into: &buffer)
     }
 

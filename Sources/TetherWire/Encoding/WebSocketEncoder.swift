@@ -27,24 +27,36 @@ public struct WebSocketEncoder<Random: RandomNumberGenerator> {
     /// Appends a text or binary message, fragmented at `fragmentSize`.
     ///
     /// For `.text` the payload must be UTF-8; it is not validated here (use `text(_:into:)` for a `String`).
+    /// - Parameter reservedBits: RSV bits of the message's first frame (`0b100`: compressed by permessage-deflate);
+    ///   continuation frames carry none.
     @inlinable
-    public mutating func encode(_ opcode: Opcode, payload: some Collection<UInt8>, into buffer: inout [UInt8]) {
+    public mutating func encode(
+        _ opcode: Opcode, payload: some Collection<UInt8>, reservedBits: UInt8 = 0, into buffer: inout [UInt8]
+    ) {
         precondition(opcode == .text || opcode == .binary, "encode sends text or binary; use ping, pong, close")
         var start = payload.startIndex
         var frameOpcode = opcode
+        var frameReservedBits = reservedBits
         repeat {
             let end =
                 payload.index(start, offsetBy: self.fragmentSize, limitedBy: payload.endIndex) ?? payload.endIndex
-            self.encodeFrame(frameOpcode, fin: end == payload.endIndex, payload: payload[start..<end], into: &buffer)
+            self.encodeFrame(
+                frameOpcode, fin: end == payload.endIndex, reservedBits: frameReservedBits,
+                payload: payload[start..<end], into: &buffer)
             frameOpcode = .continuation
+            frameReservedBits = 0
             start = end
         } while start != payload.endIndex
     }
 
     /// Appends a text or binary message from raw memory, fragmented at `fragmentSize`.
     @inlinable
-    public mutating func encode(_ opcode: Opcode, payload: UnsafeRawBufferPointer, into buffer: inout [UInt8]) {
-        payload.withMemoryRebound(to: UInt8.self) { self.encode(opcode, payload: $0, into: &buffer) }
+    public mutating func encode(
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0, into buffer: inout [UInt8]
+    ) {
+        payload.withMemoryRebound(to: UInt8.self) {
+            self.encode(opcode, payload: $0, reservedBits: reservedBits, into: &buffer)
+        }
     }
 
     /// Appends a text message.

@@ -1,5 +1,6 @@
 /// A protocol violation by the peer. Carries the close code to send before closing the connection:
-/// 1002 (protocol error), 1007 (invalid payload data) or 1009 (message too big).
+/// 1002 (protocol error), 1007 (invalid payload data) or 1009 (message too big); 1011 when this side could not
+/// inflate a compressed message for want of memory.
 public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the peer did wrong.
     public enum Kind: Equatable, Sendable {
@@ -35,20 +36,26 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         case invalidCloseCode(UInt16)
         /// A close frame whose reason is not valid UTF-8 (1007).
         case invalidCloseReason
+        /// A compressed message (permessage-deflate) whose payload is not valid DEFLATE data (1007).
+        case invalidCompressedData
+        /// zlib could not allocate the state to inflate a compressed message (1011, an internal error).
+        case inflaterUnavailable
     }
 
     /// What was wrong.
     public var kind: Kind
 
-    /// The close code to send: 1002, 1007 or 1009.
+    /// The close code to send: 1002, 1007, 1009 or 1011.
     public var closeCode: UInt16
 
     /// The error for `kind`, with its close code.
     public init(_ kind: Kind) {
         self.kind = kind
         switch kind {
-        case .invalidUTF8, .invalidCloseReason:
+        case .invalidUTF8, .invalidCloseReason, .invalidCompressedData:
             self.closeCode = 1007
+        case .inflaterUnavailable:
+            self.closeCode = 1011
         case .frameTooBig, .messageTooBig:
             self.closeCode = 1009
         case .reservedBitsSet, .unknownOpcode, .controlFrameTooLong, .fragmentedControlFrame, .lengthTopBitSet,
@@ -77,6 +84,8 @@ public struct ProtocolError: Error, Equatable, Sendable, CustomStringConvertible
         case .closePayloadTooShort: "close payload of one byte"
         case .invalidCloseCode: "invalid close code"
         case .invalidCloseReason: "invalid UTF-8 in close reason"
+        case .invalidCompressedData: "invalid compressed data"
+        case .inflaterUnavailable: "cannot inflate"
         }
     }
 

@@ -25,6 +25,12 @@ public struct HandshakeRequest: Sendable {
         self.remaining = remaining
     }
 
+    /// The elements of every `Sec-WebSocket-Extensions` field, in order (each an extension with its parameters).
+    public var extensionElements: [String] {
+        self.headers.filter { HTTPSyntax.equalsIgnoringCase($0.name, "Sec-WebSocket-Extensions") }
+            .flatMap { HTTPSyntax.splitList($0.value) }
+    }
+
     /// The value of header `name` (case-insensitive); repeated fields are joined with `, ` (RFC 9110 §5.3).
     public func header(_ name: String) -> String? {
         let values = self.headers.filter { HTTPSyntax.equalsIgnoringCase($0.name, name) }.map(\.value)

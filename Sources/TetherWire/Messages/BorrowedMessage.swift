@@ -6,7 +6,7 @@ public struct BorrowedMessage {
     /// The unmasked payload. For text, valid UTF-8; for close, the raw close payload (code and reason).
     public var payload: UnsafeRawBufferPointer
     /// The RSV bits of the message's first frame: always 0 unless the decoder allows reserved bits for an
-    /// extension. TetherWire implements no extension; it only passes these bits through.
+    /// extension (`0b100`: compressed by permessage-deflate, which `WebSocketConnection` undoes before it lends).
     public var reservedBits: UInt8
 
     public init(opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0) {

@@ -20,7 +20,8 @@ struct MessageAssembler: Sendable {
     let maximumMessageSize: Int
 
     /// The RSV bits of the first frame of the last fragmented message (what an extension such as
-    /// permessage-deflate marks per message).
+    /// permessage-deflate marks per message). A text message so marked is not validated as UTF-8 here: the
+    /// extension transformed its payload, and it is validated once restored.
     private(set) var messageReservedBits: UInt8 = 0
     /// The opcode (text or binary) of the fragmented message in progress.
     private var openOpcode: Opcode?
@@ -43,8 +44,13 @@ struct MessageAssembler: Sendable {
     /// True while a fragmented message is open (continuation frames are expected).
     var isMessageOpen: Bool { self.openOpcode != nil }
 
-    /// Checks the ordering and size rules for a frame from its header alone.
+    /// Checks the ordering and size rules for a frame from its header alone. Reserved bits (when the parser allows
+    /// them for an extension) mark a message on its first frame only: on a continuation or control frame they are a
+    /// 1002 (RFC 7692 §6.1).
     func validate(_ header: FrameHeader) throws(ProtocolError) {
+        if header.reservedBits != 0, header.opcode != .text, header.opcode != .binary {
+            throw ProtocolError(.reservedBitsSet(header.reservedBits))
+        }
         switch header.opcode {
         case .continuation:
             guard self.openOpcode != nil else { throw ProtocolError(.unexpectedContinuation) }
@@ -74,10 +80,12 @@ struct MessageAssembler: Sendable {
     {
         guard prefix.count > self.frameValidatedCount else { return }
         switch header.opcode {
+        case .text where header.reservedBits != 0:
+            return  // transformed by an extension (compressed): validated once restored
         case .text:
             // The first bytes of a new text message start a new validation.
             if self.frameValidatedCount == 0 { self.utf8 = UTF8Validator() }
-        case .continuation where self.openOpcode == .text:
+        case .continuation where self.openOpcode == .text && self.messageReservedBits == 0:
             break
         default:
             return
@@ -105,7 +113,7 @@ struct MessageAssembler: Sendable {
         switch header.opcode {
         case .text, .binary:
             if header.fin {
-                if header.opcode == .text {
+                if header.opcode == .text, header.reservedBits == 0 {
                     let valid = validated == 0
                         ? UTF8Validator.isValid(payload)
                         : self.utf8.validate(UnsafeRawBufferPointer(rebasing: payload[validated...]))
@@ -161,7 +169,7 @@ struct MessageAssembler: Sendable {
         validated: Int
     ) throws(ProtocolError) -> Assembly {
         guard let opcode = self.openOpcode else { preconditionFailure("store without an open message") }
-        if opcode == .text {
+        if opcode == .text, self.messageReservedBits == 0 {
             // Reject in the fragment where the invalid byte appears, not when the message ends.
             let unchecked = UnsafeRawBufferPointer(rebasing: payload[validated...])
             guard self.utf8.validate(unchecked), !fin || self.utf8.isAtBoundary else {

@@ -26,7 +26,8 @@ public struct WebSocketDecoder: Sendable {
     ///   - maximumFrameSize: the largest frame payload accepted (default 16 MiB); beyond is a 1009.
     ///   - maximumMessageSize: the largest message accepted (default 16 MiB); beyond is a 1009.
     ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none. The bits are
-    ///     passed through in `BorrowedMessage.reservedBits`; text is still validated as received.
+    ///     passed through in `BorrowedMessage.reservedBits`, on a message's first frame only (elsewhere they are a
+    ///     1002); a text message that carries them is not validated (the extension validates what it restores).
     public init(
         role: Role,
         maximumFrameSize: Int = 16 << 20,

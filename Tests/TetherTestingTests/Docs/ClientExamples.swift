@@ -42,6 +42,16 @@ enum ClientExamples {
         // example end
     }
 
+    static func compression(_ configuration: inout WebSocketConfiguration) {
+        // example begin: docs/compression.md#settings
+        configuration.compression = .standard                        // offer permessage-deflate; client_max_window_bits
+        configuration.compression = CompressionOptions(
+            offers: [.init(serverMaxWindowBits: 10, clientMaxWindowBits: .limit(10)), .bare],
+            threshold: 256,                                          // compress messages of 256 bytes or more
+            memoryLevel: 7)                                          // zlib's memory level for what we send
+        // example end
+    }
+
     static func tls(_ configuration: inout WebSocketConfiguration) {
         // example begin: docs/tls.md#options
         configuration.tls.additionalTrustRoots = [.pemFile("/etc/myapp/ca.pem")]   // or .pem(data)

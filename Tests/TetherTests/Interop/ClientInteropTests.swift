@@ -36,6 +36,32 @@ struct ClientInteropTests {
         }
     }
 
+    @Test(arguments: [false, true])
+    func compressedMessagesComeBackByteIdenticalFromWebsocketsWithAndWithoutContextTakeover(
+        noContextTakeover: Bool
+    ) async throws {
+        let serverArguments = ["--deflate"] + (noContextTakeover ? ["--no-context-takeover"] : [])
+        try await withPythonServer(
+            path: "/deflate-echo", serverArguments: serverArguments, compression: .standard
+        ) { client, recorder in
+            // websockets says first what it negotiated: its own and our no_context_takeover.
+            let flag = noContextTakeover ? "True" : "False"
+            #expect(await recorder.message() == .text("permessage-deflate no_context_takeover=\(flag),\(flag)"))
+            for size in InteropPayload.sizes where size <= 1 << 20 {
+                let messages: [WebSocketMessage] = [
+                    .text(InteropPayload.text(bytes: size)), .binary(InteropPayload.binary(bytes: size)),
+                ]
+                for sent in messages {
+                    try await client.send(sent)
+                    let echoed = await recorder.message(timeout: .seconds(30))
+                    let identical = echoed == sent
+                    #expect(identical, "\(size) B came back as \(echoed.map { "\($0)".prefix(80) } ?? "nothing")")
+                }
+            }
+            #expect(recorder.records.filter { $0.kind == .closed }.isEmpty)
+        }
+    }
+
     @Test func websocketsAnswersTheHeartbeatAndTheConnectionStaysOpen() async throws {
         try await withPythonServer(
             path: "/echo", interval: .milliseconds(50), timeout: .seconds(1)
@@ -137,9 +163,11 @@ struct ClientInteropTests {
         interval: Duration = .seconds(1),
         timeout: Duration = .seconds(5),
         tls: Bool = false,
+        serverArguments: [String] = [],
+        compression: CompressionOptions? = nil,
         _ body: (WebSocketClient, EventRecorder) async throws -> Void
     ) async throws {
-        var arguments: [String] = []
+        var arguments: [String] = serverArguments
         var options = TLSOptions()
         if tls {
             // A throw-away CA; websockets serves the certificate it issued for 127.0.0.1, the client trusts the CA.
@@ -149,7 +177,7 @@ struct ClientInteropTests {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try Data(certificate.certificatePEM).write(to: URL(fileURLWithPath: directory + "/server.pem"))
             try Data(certificate.privateKeyPEM).write(to: URL(fileURLWithPath: directory + "/server.key"))
-            arguments = ["--tls-cert", directory + "/server.pem", "--tls-key", directory + "/server.key"]
+            arguments += ["--tls-cert", directory + "/server.pem", "--tls-key", directory + "/server.key"]
             options.additionalTrustRoots = [.pem(Data(authority.certificate.certificatePEM))]
         }
         let (peer, port) = try await PythonPeer.server(arguments)
@@ -163,6 +191,7 @@ struct ClientInteropTests {
             pathMonitoring: .none
         )
         configuration.tls = options
+        configuration.compression = compression
         let client = try WebSocketClient(configuration: configuration, randomSeed: 1)
         let recorder = EventRecorder(client.events)
         await client.start()

@@ -32,6 +32,28 @@ struct TestServerInteropTests {
         }
     }
 
+    @Test(arguments: [false, true])
+    func pythonClientCompressesWithTheDeflatingServerWithAndWithoutContextTakeover(
+        noContextTakeover: Bool
+    ) async throws {
+        try await withTestServer(.echo.deflating()) { server in
+            let echoes = InteropPayload.sizes.flatMap { ["text:\($0)", "binary:\($0)"] }
+            let report = try await PythonPeer.client(
+                server.url(path: "/interop"),
+                echoes.flatMap { ["--echo", $0] } + (noContextTakeover ? ["--no-context-takeover"] : []))
+            #expect(report.error == nil)
+            #expect(report.extensions == ["permessage-deflate"])
+            let expected = InteropPayload.sizes.flatMap { size in
+                ["text", "binary"].map { PeerReport.Echo(kind: $0, size: size, identical: true) }
+            }
+            #expect(report.echoes == expected)
+            let record = try await server.waitForEnd(ofConnection: 1)
+            #expect(record.compression?.serverNoContextTakeover == noContextTakeover)
+            #expect(record.compression?.clientNoContextTakeover == noContextTakeover)
+            #expect(record.messages.map { "\($0.kind):\($0.size)" } == echoes)
+        }
+    }
+
     @Test func pythonClientGetsTheSubprotocolItOffered() async throws {
         try await withTestServer(.echo.selecting(subprotocol: "tether.v1")) { server in
             let report = try await PythonPeer.client(server.url(path: "/feed"), ["--subprotocol", "tether.v1"])

@@ -245,12 +245,23 @@ final class SocketConnectionCore: ByteStreamHandler {
     }
 
     private func handshakeCompleted(_ response: HandshakeResponse, _ handshaking: Handshaking) {
+        // The server's answer to our permessage-deflate offers, checked strictly: a bad one fails the handshake.
+        var compression: WebSocketCompression?
+        if let options = self.request.compression {
+            do throws(HandshakeError) {
+                compression = try PerMessageDeflate.accept(response: response.extensions, offers: options.offers)
+                    .map(options.engineCompression)
+            } catch {
+                return self.handshakeFailed(error)
+            }
+        }
         handshaking.connectTimer.cancel()
         // One frame may carry a whole message, so the engine's frame limit follows the message limit.
         var engine = WebSocketConnection(
             .init(
                 role: .client, maximumMessageSize: self.request.maximumMessageSize,
-                outbound: self.request.outboundWatermarks, closeTimeoutMilliseconds: self.request.closeTimeout),
+                outbound: self.request.outboundWatermarks, closeTimeoutMilliseconds: self.request.closeTimeout,
+                compression: compression),
             random: MaskingEntropy())
         engine.bytesReceived(response.remaining)
         engine.consumerHolds(self.consumerHolds)  // a hold asked for before the open applies from the start

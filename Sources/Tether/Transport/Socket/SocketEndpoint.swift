@@ -63,7 +63,7 @@ struct SocketEndpoint: Sendable {
                 secure: secure,
                 target: target,
                 subprotocols: request.subprotocols,
-                headers: request.headers,
+                headers: request.headers + (request.compression.map { [$0.header] } ?? []),
                 key: ClientHandshake.randomKey(using: &random)
             )
             var tls: TLSContext?

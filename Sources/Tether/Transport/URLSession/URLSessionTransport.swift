@@ -69,6 +69,12 @@ public struct URLSessionTransport: WebSocketTransport {
         in request: TransportRequest, evaluatesServerTrust: Bool
     ) -> WebSocketConfigurationError? {
         let elsewhere = "with URLSessionTransport on this platform (use SocketTransport)"
+        if request.compression != nil {
+            // URLSession's WebSocket task offers no permessage-deflate parameters to choose or read back.
+            return WebSocketConfigurationError(
+                property: "compression", requirement: "nil with URLSessionTransport (use SocketTransport)",
+                value: "set")
+        }
         if !request.tls.sessionResumption {
             return WebSocketConfigurationError(
                 property: "tls.sessionResumption",
