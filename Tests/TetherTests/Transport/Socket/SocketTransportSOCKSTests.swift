@@ -80,11 +80,11 @@ import TetherTesting
 
     /// Each reply code is a refusal of its own (recorded as `proxy_rejected` naming SOCKS and the reply).
     @Test(arguments: [
-        (UInt8(0x01), SOCKSRefusal.generalFailure), (0x02, .notAllowedByRuleset), (0x03, .networkUnreachable),
+        (UInt8(0x01), TetherCore.SOCKSRefusal.generalFailure), (0x02, .notAllowedByRuleset), (0x03, .networkUnreachable),
         (0x04, .hostUnreachable), (0x05, .connectionRefused), (0x06, .ttlExpired), (0x07, .commandNotSupported),
         (0x08, .addressTypeNotSupported), (0x2A, .unassigned(0x2A)),
     ])
-    func eachReplyCodeEndsWithItsOwnSOCKSRefusal(reply: UInt8, refusal: SOCKSRefusal) async throws {
+    func eachReplyCodeEndsWithItsOwnSOCKSRefusal(reply: UInt8, refusal: TetherCore.SOCKSRefusal) async throws {
         var peer = try ScriptedPeer()
         var client = self.connect(URL(string: "wss://origin.invalid/")!, proxy: self.scripted(peer))
         let server = await peer.accept()
