@@ -15,8 +15,11 @@ if [ ! -d "$bin/Modules" ]; then
     exit 1
 fi
 # `package` declarations are shared under the package's name, which SwiftPM takes from the checkout's directory.
-package_name=$(grep -o '"-package-name","[^"]*"' "$bin/../debug.yaml" 2>/dev/null | head -1 | cut -d'"' -f4 || true)
-[ -n "$package_name" ] || package_name=$(basename "$PWD" | tr '[:upper:]' '[:lower:]')
+# SwiftPM writes its build plan to .build/debug.yaml (the bin path is .build/<triple>/debug); the fallback spells the
+# name as SwiftPM does (lower case, '-' as '_': a clone in "ci-fresh" builds as package "ci_fresh").
+package_name=$(cat "$bin/../../debug.yaml" "$bin/../debug.yaml" 2>/dev/null \
+    | grep -o '"-package-name","[^"]*"' | head -1 | cut -d'"' -f4 || true)
+[ -n "$package_name" ] || package_name=$(basename "$PWD" | tr '[:upper:]-' '[:lower:]_')
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
