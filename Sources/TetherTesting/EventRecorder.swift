@@ -196,8 +196,8 @@ public final class EventRecorder: Sendable {
     // MARK: Waiting for a condition
 
     /// Waits until `condition` holds for everything recorded so far: checked now and after every event.
-    /// Returns the snapshot that satisfied it; nil when the stream finished without it, after `timeout`, or when
-    /// the task is cancelled. The condition runs under the recorder's lock: keep it quick.
+    /// Returns the snapshot that satisfied it; nil when the stream finished without it, after `timeout` (at once for
+    /// `.zero`), or when the task is cancelled. The condition runs under the recorder's lock: keep it quick.
     @discardableResult
     public func wait(
         timeout: Duration = .seconds(10), until condition: @escaping @Sendable (Snapshot) -> Bool
@@ -226,6 +226,9 @@ public final class EventRecorder: Sendable {
                 }
                 for resume in ready { resume() }
                 guard waiting else { return }  // settled by what was already recorded
+                // A zero timeout asks about now: not settled by what was recorded, it is not settled (no guard task,
+                // whose wake-up a busy pool could delay past events that come later).
+                guard timeout > .zero else { return storage.expire(id) }
                 // Armed after registering, so that neither the guard nor a cancellation can miss the waiter.
                 let guardTask = Task {
                     try? await Task.sleep(for: timeout)

@@ -85,6 +85,18 @@ import TetherCore
         #expect(await recorder.record(.pong)?.kind == .pong)
     }
 
+    @Test func aZeroTimeoutAnswersFromWhatIsAlreadyRecorded() async throws {
+        let (events, sink) = AsyncStream.makeStream(of: WebSocketEvent.self)
+        let recorder = EventRecorder(events)
+        sink.yield(self.record(.ping))
+        #expect(await recorder.record(.ping) != nil)  // recorded now
+        #expect(await recorder.wait(timeout: .zero) { $0.events.count == 1 } != nil)
+        // Not true now: nil at once, whatever comes later (no guard task to wait for).
+        #expect(await recorder.wait(timeout: .zero) { $0.events.count == 2 } == nil)
+        sink.yield(self.record(.pong))
+        #expect(await recorder.record(.pong)?.kind == .pong)
+    }
+
     @Test func cancellingTheWaitingTaskEndsItsWaitAtOnce() async throws {
         let (events, sink) = AsyncStream.makeStream(of: WebSocketEvent.self)
         let recorder = EventRecorder(events)

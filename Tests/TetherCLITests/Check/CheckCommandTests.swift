@@ -89,7 +89,9 @@ import Testing
         let directory = self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var impatient = CheckTiming()
-        impatient.waitLimit = .milliseconds(1)  // far shorter than one heartbeat: the first wait must time out
+        // Zero: the first wait asks whether the reconnect already happened, and it cannot have. (1 ms was a race: the
+        // wait's guard runs on the global pool, which a busy parallel suite delayed past the whole 254 ms scenario.)
+        impatient.waitLimit = .zero
         let captured = CapturedIO()
         let status = await CheckCommand.run(
             CheckOptions(outputDirectory: directory.path, only: "pong-delay-past"), io: captured.io, timing: impatient)
