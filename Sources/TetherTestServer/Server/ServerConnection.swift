@@ -288,7 +288,7 @@ final class ConnectionDriver {
             record.handshake = .accepted(subprotocol: subprotocol)
             record.openedAt = now
             record.compression = compression
-            return .opened(subprotocol: subprotocol)
+            return .opened(subprotocol: subprotocol, extensions: extensionHeaders.first?.value)
         }
         // The scenario's times (pings, stream, close, reset) count from here, no earlier than the recorded open.
         self.scenarioStart = self.core.loop.now
