@@ -295,6 +295,17 @@ final class ConnectionDriver {
         if let close = scenario.close { self.schedule(.close, after: close.afterMilliseconds, shell: shell) }
         if let reset = scenario.resetAfterMilliseconds { self.schedule(.reset, after: reset, shell: shell) }
         if let interval = scenario.pingIntervalMilliseconds { self.schedule(.ping, after: interval, shell: shell) }
+        if let mebibytes = scenario.deflateBombMebibytes, compression != nil {
+            let bomb = DeflateBomb.payload(inflatedMebibytes: mebibytes)
+            let sent = webSocket.withEngine { $0.sendPrecompressed(.binary, deflated: bomb) }
+            if sent {
+                self.recorder.update(self.index) { record, _ in
+                    record.sentMessageCount += 1
+                    record.sentMessageBytes += mebibytes << 20
+                    return nil
+                }
+            }
+        }
         if let stream = scenario.stream, stream.count > 0 {
             self.streamPayload = [UInt8](repeating: UInt8(ascii: "."), count: stream.size)
             if stream.intervalMilliseconds == 0 {
