@@ -8,22 +8,23 @@ import Testing
     static let line = String(repeating: #"{"symbol":"TTHR","price":101.25,"size":300} "#, count: 8)
 
     @Test func connectWithDeflateAgreesWithServeWithDeflateAndTheEchoComesBackWhole() async throws {
-        let (served, _) = try await serving(serveOptions(["--echo", "--deflate"])) { url in
-            let client = CapturedIO()
-            client.type(Self.line)
-            #expect(await TetherCommand.run(
-                ["connect", url, "--deflate", "--count", "1", "--no-path-monitor"], io: client.io) == 0,
-                "\(client.error)")
-            #expect(client.outputLines == [Self.line])
-        }
+        let served = try await Self.echoLine(serving: ["--echo", "--deflate"])
         // The server accepted connect's standard offer with its policy's defaults (windows of 15 bits, the RFC's own,
         // go unsaid), and inflated the message to its full size.
-        #expect(served.outputLines.contains("conn 1 opened with permessage-deflate"))
-        #expect(served.outputLines.contains("conn 1 text \(Self.line.utf8.count) bytes"))
+        #expect(served.contains("conn 1 opened with permessage-deflate"))
+        #expect(served.contains("conn 1 text \(Self.line.utf8.count) bytes"))
     }
 
     @Test func connectWithDeflateOpensUncompressedWhenServeDeclines() async throws {
-        let (served, _) = try await serving(serveOptions(["--echo"])) { url in
+        let served = try await Self.echoLine(serving: ["--echo"])
+        #expect(served.contains("conn 1 opened"))
+        #expect(served.contains("conn 1 text \(Self.line.utf8.count) bytes"))
+    }
+
+    /// Runs `tether serve ARGUMENTS`, types `line` into `tether connect URL --deflate --count 1`, expects the echo
+    /// printed and exit status 0, and returns what serve printed.
+    static func echoLine(serving arguments: [String]) async throws -> [String] {
+        let (served, _) = try await serving(serveOptions(arguments)) { url in
             let client = CapturedIO()
             client.type(Self.line)
             #expect(await TetherCommand.run(
@@ -31,8 +32,7 @@ import Testing
                 "\(client.error)")
             #expect(client.outputLines == [Self.line])
         }
-        #expect(served.outputLines.contains("conn 1 opened"))
-        #expect(served.outputLines.contains("conn 1 text \(Self.line.utf8.count) bytes"))
+        return served.outputLines
     }
 }
 #endif
