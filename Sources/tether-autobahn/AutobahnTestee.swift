@@ -69,10 +69,11 @@ struct AutobahnTestee {
         let cases = self.options.cases.map { $0.clamped(to: 1...max(1, count)) } ?? 1...count
         log("agent \(self.options.agent) via \(self.options.via.rawValue): cases \(cases) of \(count)")
         for number in cases {
+            let compression = try await self.compression(forCase: number)
             let url = self.url("runCase", ["case": "\(number)", "agent": self.options.agent])
             switch self.options.via {
-            case .transport: await self.echoOverTransport(url)
-            case .client: try await self.echoOverClient(url)
+            case .transport: await self.echoOverTransport(url, compression: compression)
+            case .client: try await self.echoOverClient(url, compression: compression)
             }
             if number % 50 == 0 { log("  \(number) cases done") }
         }
@@ -89,6 +90,42 @@ struct AutobahnTestee {
         return count
     }
 
+    /// The permessage-deflate offers case `number` needs, from its id and description (`getCaseInfo`): none for
+    /// cases outside 12.* and 13.*; for those, the offers the description lists as the suite's own client's (13.x
+    /// vary `server_no_context_takeover` and `server_max_window_bits`; the server's answer varies the client's
+    /// side), each with `client_max_window_bits` so that the server may limit our window, or the standard offer
+    /// where it lists none (12.x). Threshold 0: every echoed message goes out compressed.
+    private func compression(forCase number: Int) async throws -> CompressionOptions? {
+        let messages = await self.exchange(self.url("getCaseInfo", ["case": "\(number)"]))
+        guard case .text(let text)? = messages.first,
+            let info = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+            let id = info["id"] as? String, let description = info["description"] as? String
+        else {
+            throw Failure(description: "the server at \(self.options.server) sent no information on case \(number)")
+        }
+        guard id.hasPrefix("12.") || id.hasPrefix("13.") else { return nil }
+        let offers = try Self.offers(inDescription: description)
+        return CompressionOptions(offers: offers.isEmpty ? [.standard] : offers, threshold: 0)
+    }
+
+    /// The offers in a description's `client offers (requestNoContextTakeover, requestMaxWindowBits): [(True, 9),
+    /// (False, 0)]` (window 0: none asked), or none when it has no such list.
+    static func offers(inDescription description: String) throws -> [CompressionOptions.Offer] {
+        let marker = "client offers (requestNoContextTakeover, requestMaxWindowBits): ["
+        guard let start = description.range(of: marker)?.upperBound,
+            let end = description[start...].firstIndex(of: "]")
+        else { return [] }
+        return try description[start..<end].split(separator: ")").compactMap { tuple in
+            let fields = tuple.split(whereSeparator: { "(), ".contains($0) })
+            guard !fields.isEmpty else { return nil }
+            guard fields.count == 2, let bits = Int(fields[1]), fields[0] == "True" || fields[0] == "False" else {
+                throw Failure(description: "cannot read the offer '\(tuple))' in the case description")
+            }
+            return CompressionOptions.Offer(
+                serverNoContextTakeover: fields[0] == "True", serverMaxWindowBits: bits == 0 ? nil : bits)
+        }
+    }
+
     /// Connects, collects every message until the connection ends, and returns them.
     private func exchange(_ url: URL) async -> [WebSocketMessage] {
         let connection = self.transport.connect(TransportRequest(url: url, tls: self.options.tls))
@@ -100,8 +137,9 @@ struct AutobahnTestee {
     }
 
     /// One case over the bare transport: echo each message until the connection's one terminal event.
-    private func echoOverTransport(_ url: URL) async {
-        let connection = self.transport.connect(TransportRequest(url: url, tls: self.options.tls))
+    private func echoOverTransport(_ url: URL, compression: CompressionOptions?) async {
+        let connection = self.transport.connect(
+            TransportRequest(url: url, tls: self.options.tls, compression: compression))
         for await event in connection.events {
             if case .message(let message) = event {
                 // A send after the connection failed throws; the case's outcome is the server's to judge.
@@ -111,11 +149,12 @@ struct AutobahnTestee {
     }
 
     /// One case over the client: echo each message, stop at the session's first close.
-    private func echoOverClient(_ url: URL) async throws {
+    private func echoOverClient(_ url: URL, compression: CompressionOptions?) async throws {
         var configuration = WebSocketConfiguration(
             url: url, heartbeatInterval: .seconds(3600), heartbeatTimeout: .seconds(60), pathMonitoring: .none)
         configuration.transport = self.transport
         configuration.tls = self.options.tls
+        configuration.compression = compression
         let client = try WebSocketClient(configuration: configuration)
         let events = client.events
         await client.start()

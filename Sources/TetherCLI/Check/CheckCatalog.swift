@@ -80,6 +80,14 @@ package enum CheckCatalog {
         ),
         Entry(name: "retry-give-up", title: "A bounded retry gives up visibly after N attempts", body: S.retryGiveUp),
         Entry(
+            name: "compression", title: "permessage-deflate: JSON-like echoes under half their size on the wire",
+            body: S.compression
+        ),
+        Entry(
+            name: "deflate-bomb", title: "A 1 MB message inflating to 1 GiB: close 1009, memory bounded",
+            body: S.deflateBomb
+        ),
+        Entry(
             name: "slow-consumer", title: "Slow consumer: a 64 MiB flood held at the inbound watermark, in order",
             body: S.slowConsumer
         ),

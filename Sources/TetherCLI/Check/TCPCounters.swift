@@ -64,6 +64,14 @@ struct TCPCounters: Equatable, Sendable {
         return nil
     }
 
+    /// This process's descriptor for the one IPv4 TCP socket connected to remote port `remote` (a client's socket to
+    /// an embedded server, whose own sockets have that port as their local one), or nil if none or several.
+    static func descriptor(remotePort remote: Int) -> Int32? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return nil }
+        let matches = entries.compactMap(Int32.init).filter { self.port(of: $0, peer: true) == remote }
+        return matches.count == 1 ? matches.first : nil
+    }
+
     private static func port(of descriptor: Int32, peer: Bool) -> Int? {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

@@ -8,8 +8,9 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         /// The upgrade request was read; `path` has no query. `clientCertificate`: the subject of the client
         /// certificate the server required and accepted (mutual TLS), if any.
         case request(path: String, headerCount: Int, clientCertificate: String? = nil)
-        /// 101 sent, with the selected subprotocol.
-        case opened(subprotocol: String?)
+        /// 101 sent, with the selected subprotocol and the `Sec-WebSocket-Extensions` answer (permessage-deflate's
+        /// agreement), if any.
+        case opened(subprotocol: String?, extensions: String? = nil)
         /// The scenario rejected the handshake.
         case rejected(status: Int, retryAfterSeconds: Int?)
         /// Not a valid upgrade; answered 400.
@@ -59,7 +60,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
             case .connected: "connected"
             case .request(let path, let headerCount, let subject):
                 "request \(path) (\(headerCount) headers)" + (subject.map { ", client certificate \($0)" } ?? "")
-            case .opened(let subprotocol): "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "")
+            case .opened(let subprotocol, let extensions):
+                "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "") + (extensions.map { " with \($0)" } ?? "")
             case .rejected(let status, let retryAfter):
                 "rejected \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? "")
             case .badUpgrade(let reason): "bad upgrade (\(reason)), answered 400"

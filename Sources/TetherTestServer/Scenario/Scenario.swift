@@ -107,6 +107,10 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public var recordsPayloads = false
     /// What the server does with a `permessage-deflate` offer. Default nil: it declines (answers no extension).
     public var deflate: Deflate?
+    /// Once open with permessage-deflate agreed, send one binary message of this many MiB of zeros, compressed in
+    /// advance to about 1 KiB per MiB (1 GiB: about 1 MB on the wire): a decompression bomb, for a test of a
+    /// client's bound on what it inflates. Default nil: none. Without an agreement nothing is sent.
+    public var deflateBombMebibytes: Int?
 
     /// How the server answers a client's `permessage-deflate` offers.
     public enum Deflate: Sendable, Equatable {
@@ -242,6 +246,14 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
+    /// This scenario, accepting permessage-deflate and then sending a message that inflates to `mebibytes` MiB of
+    /// zeros from about 1 KiB per MiB on the wire (`deflateBombMebibytes`).
+    public func sendingDeflateBomb(inflatedMebibytes mebibytes: Int) -> Scenario {
+        var copy = self.deflate == nil ? self.deflating() : self
+        copy.deflateBombMebibytes = mebibytes
+        return copy
+    }
+
     /// This scenario, recording the payloads of received data messages.
     public func recordingPayloads() -> Scenario {
         var copy = self
@@ -293,6 +305,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check(range.contains(parameters.serverMaxWindowBits), "deflate server window must be 9...15")
             try check(range.contains(parameters.clientMaxWindowBits), "deflate client window must be 9...15")
         }
+        if let mebibytes = self.deflateBombMebibytes {
+            try check((1...4096).contains(mebibytes), "deflate bomb must inflate to 1...4096 MiB")
+        }
     }
 
 
@@ -314,6 +329,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if self.echo { parts.append("echo") }
         if self.deflate != nil { parts.append("permessage-deflate") }
+        if let bomb = self.deflateBombMebibytes { parts.append("deflate bomb \(bomb) MiB") }
         if let stream = self.stream {
             let every = "every \(stream.intervalMilliseconds) ms"
             parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B \(every)")

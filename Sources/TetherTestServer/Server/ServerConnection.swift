@@ -288,13 +288,24 @@ final class ConnectionDriver {
             record.handshake = .accepted(subprotocol: subprotocol)
             record.openedAt = now
             record.compression = compression
-            return .opened(subprotocol: subprotocol)
+            return .opened(subprotocol: subprotocol, extensions: extensionHeaders.first?.value)
         }
         // The scenario's times (pings, stream, close, reset) count from here, no earlier than the recorded open.
         self.scenarioStart = self.core.loop.now
         if let close = scenario.close { self.schedule(.close, after: close.afterMilliseconds, shell: shell) }
         if let reset = scenario.resetAfterMilliseconds { self.schedule(.reset, after: reset, shell: shell) }
         if let interval = scenario.pingIntervalMilliseconds { self.schedule(.ping, after: interval, shell: shell) }
+        if let mebibytes = scenario.deflateBombMebibytes, compression != nil {
+            let bomb = DeflateBomb.payload(inflatedMebibytes: mebibytes)
+            let sent = webSocket.withEngine { $0.sendPrecompressed(.binary, deflated: bomb) }
+            if sent {
+                self.recorder.update(self.index) { record, _ in
+                    record.sentMessageCount += 1
+                    record.sentMessageBytes += mebibytes << 20
+                    return nil
+                }
+            }
+        }
         if let stream = scenario.stream, stream.count > 0 {
             self.streamPayload = [UInt8](repeating: UInt8(ascii: "."), count: stream.size)
             if stream.intervalMilliseconds == 0 {

@@ -307,6 +307,17 @@ public struct WebSocketConnection {
         return true
     }
 
+    /// A message its sender compressed already (raw DEFLATE without the `00 00 ff ff` tail), sent as one frame with
+    /// RSV1 set whatever it inflates to: how a test peer sends a crafted message such as `DeflateBomb`'s. False
+    /// (nothing appended) unless open with permessage-deflate negotiated.
+    @discardableResult
+    package mutating func sendPrecompressed(_ opcode: Opcode, deflated payload: [UInt8]) -> Bool {
+        guard self.isOpen, self.deflate != nil else { return false }
+        precondition(opcode == .text || opcode == .binary, "messages are text or binary")
+        self.encoder.encode(opcode, payload: payload, reservedBits: Deflate.compressedBit, into: &self.output)
+        return true
+    }
+
     /// A message to send as its own frame, for a sender that writes it itself (on its own thread, outside the
     /// owner's loop). With `queuedWriteBytes` over the high watermark, the sender is told to wait (pass nil after the
     /// wait: it sends then).

@@ -10,7 +10,7 @@ import Glibc
 
 @Suite struct FloodScenariosTests {
     @Test func theFloodScenariosRunLastInTheCatalog() {
-        #expect(CheckCatalog.names.count == 24)
+        #expect(CheckCatalog.names.count == 26)
         #expect(Array(CheckCatalog.names.suffix(2)) == ["slow-consumer", "ping-flood"])
         #expect(Set(CheckCatalog.names).count == CheckCatalog.names.count)
     }
