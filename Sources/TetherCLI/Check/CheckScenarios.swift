@@ -314,10 +314,13 @@ enum CheckScenarios {
         ]
         run.expect(injected.allSatisfy { $0 }, "four late callbacks injected into generation 1",
                    "\(injected.filter { $0 }.count) accepted")
-        // The injected events are queued before the next heartbeat: two more pongs of generation 2 mean the
-        // client has long handled them.
-        let after = try await run.wait(recorder, "two more pongs of generation 2") { snapshot in
-            snapshot.records.dropFirst(seen).filter { $0.kind == .pong && $0.generation == 2 }.count >= 2
+        // Waits for what it checks: the four stale records (each late callback handled), and two more pongs of
+        // generation 2 (the session stayed healthy through them). Two pongs alone were a race: a late callback
+        // travels through its own reader task, which a busy machine can run after the next heartbeats.
+        let after = try await run.wait(recorder, "four stale records and two more pongs of generation 2") { snapshot in
+            let new = snapshot.records.dropFirst(seen)
+            return new.filter { $0.kind == .stale }.count >= 4
+                && new.filter { $0.kind == .pong && $0.generation == 2 }.count >= 2
         }
         let state = await client.state
         let ignored = await client.staleEvents - staleBefore
