@@ -29,4 +29,5 @@ skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant)
 scripts/tsan-limitations.sh || echo "warning: a TSan limitation is gone; see above" >&2
 
 swift build --build-tests --sanitize=thread --scratch-path "$scratch"
-swift test --skip-build --sanitize=thread --scratch-path "$scratch" "${skips[@]}" "$@"
+# Under the watchdog (see .ci/run): a test that never ends fails within 10 minutes and is named.
+scripts/test-watchdog.sh 600 swift test --skip-build --sanitize=thread --scratch-path "$scratch" "${skips[@]}" "$@"

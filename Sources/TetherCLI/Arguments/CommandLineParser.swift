@@ -35,6 +35,12 @@ package enum CommandLineParser {
                     throw .unknownScenario(name, known: CheckCatalog.names)
                 }
                 options.only = name
+            case .flag("--skip"):
+                let name = try cursor.value(for: "--skip")
+                guard CheckCatalog.names.contains(name) else {
+                    throw .unknownScenario(name, known: CheckCatalog.names)
+                }
+                options.skip.append(name)
             case .flag("--json"):
                 try cursor.noValue(for: "--json")
                 options.json = true

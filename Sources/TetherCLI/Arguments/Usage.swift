@@ -12,10 +12,11 @@ enum Usage {
         """
 
     static let check = """
-        usage: tether check [--out DIR] [--only NAME] [--json]
+        usage: tether check [--out DIR] [--only NAME] [--skip NAME]... [--json]
 
           --out DIR     write tether-report.json and tether-report.html to DIR (default: .)
           --only NAME   run one scenario; names: \(CheckCatalog.names.joined(separator: ", "))
+          --skip NAME   leave a scenario out (repeatable)
           --json        print a machine-readable summary on stdout instead of the table
 
         exit status: 0 all scenarios passed, 1 a scenario failed, 2 bad arguments

@@ -11,7 +11,9 @@ package enum CheckCommand {
         _ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()
     ) async -> Int32 {
         #if os(Linux)
-        let entries = CheckCatalog.entries.filter { options.only == nil || $0.name == options.only }
+        let entries = CheckCatalog.entries.filter {
+            (options.only == nil || $0.name == options.only) && !options.skip.contains($0.name)
+        }
         // With --json, stdout carries only the summary; progress goes to stderr.
         let progress = Progress(
             write: options.json ? io.writeError : io.write,

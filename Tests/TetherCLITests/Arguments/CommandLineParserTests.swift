@@ -15,6 +15,15 @@ import Tether
         #expect(command == .check(CheckOptions(outputDirectory: "/tmp/r", only: "stop-open", json: true)))
     }
 
+    @Test func checkSkipsEveryScenarioNamedAndRefusesAnUnknownOne() throws {
+        let command = try CommandLineParser.parse(["check", "--skip", "ping-flood", "--skip=slow-consumer"])
+        #expect(command == .check(CheckOptions(skip: ["ping-flood", "slow-consumer"])))
+        #expect(throws: ArgumentError.unknownScenario("flood", known: CheckCatalog.names)) {
+            try CommandLineParser.parse(["check", "--skip", "flood"])
+        }
+        #expect(throws: ArgumentError.missingValue(flag: "--skip")) { try CommandLineParser.parse(["check", "--skip"]) }
+    }
+
     @Test func checkWithAnUnknownScenarioListsTheKnownOnes() {
         #expect(throws: ArgumentError.unknownScenario("nope", known: CheckCatalog.names)) {
             try CommandLineParser.parse(["check", "--only", "nope"])

@@ -162,13 +162,20 @@ import TetherTesting
         let connection = try await self.nextConnection()
         connection.emit(.opened(subprotocol: nil))
         #expect(await probe.state(.open) != nil)
+        // The old monitor's first report travels through its own reader task and can come after the open state:
+        // count it in first, so that the report awaited below can only be the replacement's (replacing a monitor
+        // makes the path unknown until the new one reports).
+        @Sendable func available(_ snapshot: EventRecorder.Snapshot) -> Int {
+            snapshot.records.count { $0.kind == .path && $0.path == .available }
+        }
+        #expect(await probe.wait { available($0) == 1 } != nil)
 
         let replacement = ScriptedPathMonitor(current: Self.wifi)
         await client.monitorPath(with: replacement)
         #expect(old.isCancelled)
         old.deliver(Self.offline)
         replacement.deliver(Self.cellular)
-        _ = await probe.record(.path) { $0.path == .available }
+        #expect(await probe.wait { available($0) == 2 } != nil)
         #expect(await client.state.path == .available)
         #expect(!probe.records.contains { $0.kind == .path && $0.path == .unavailable })
     }
