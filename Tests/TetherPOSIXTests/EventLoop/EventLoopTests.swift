@@ -67,8 +67,9 @@ struct EventLoopTests {
         let loop = try EventLoop(name: "test-wake-early")
         defer { loop.shutdown() }
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
-        // The loop sleeps until its own timer, 2 s away...
-        let own = try await loop.submit { loop.schedule(after: .seconds(2)) { continuation.yield("own") } }
+        // The loop sleeps until its own timer, a minute away (far enough that no load on this thread between the two
+        // schedules can let it come first: with 2 s, a loaded TSan run did)...
+        let own = try await loop.submit { loop.schedule(after: .seconds(60)) { continuation.yield("own") } }
         // ...and a timer due sooner, scheduled from this thread, must wake it: without a wake-up it would be
         // added only when the loop wakes for its own timer, and fire after it.
         loop.schedule(after: .milliseconds(20)) { continuation.yield("sooner") }
