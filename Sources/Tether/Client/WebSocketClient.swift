@@ -537,11 +537,11 @@ public actor WebSocketClient {
         switch action {
         case .none:
             break
-        case .openTransport(let generation):
+        case .openTransport(let generation, let held):
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.connect(generation: generation)
             self.connections[generation] = connection
-            if self.machine.readingHeld { connection.holdReading(true) }
+            if held { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
@@ -598,11 +598,9 @@ public actor WebSocketClient {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
         self.publishSendRoute()
-        self.machine.drainRecords { record in
-            self.publish(.record(record))
-            if record.kind == .pong, let rtt = record.rtt {
-                self.publish(.roundTrip(milliseconds: rtt))
-            }
+        self.machine.drainRecords { self.publish(.record($0)) }
+        if let rtt = self.machine.roundTripToPublish() {
+            self.publish(.roundTrip(milliseconds: rtt))
         }
         self.machine.drainOutboxNotices { notice in
             switch notice {

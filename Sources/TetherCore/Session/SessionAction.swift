@@ -3,8 +3,9 @@
 public enum SessionAction: Equatable, Sendable {
     /// Nothing to do (check `SessionMachine.nextWake` for the next timer).
     case none
-    /// Create a new transport for `generation` and report its events with that generation.
-    case openTransport(generation: Int)
+    /// Create a new transport for `generation` and report its events with that generation; `held`: the consumer
+    /// is behind (`SessionMachine.readingHeld`), so the transport starts with reading held until `.holdReading(false)`.
+    case openTransport(generation: Int, held: Bool = false)
     /// Send a ping with request id `ping` on the transport of `generation`; report the pong or the failure with it.
     case sendPing(generation: Int, ping: UInt64)
     /// Close the transport of `generation` with close `code`. Its later events are stale.

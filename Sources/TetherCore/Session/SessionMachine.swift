@@ -231,6 +231,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     var cause: CloseReason?
     /// The status last returned by `statusChange()`.
     var publishedStatus: SessionStatus?
+    /// The round trip of the pong accepted since the last `roundTripToPublish()`, if any.
+    var unpublishedRoundTrip: Int?
     /// What the outbox child reported since the last drain (`drainOutboxNotices`).
     var outboxNotices: [OutboxNotice] = []
 
@@ -462,6 +464,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
         }
         self.state.lastRTT = rtt
+        self.unpublishedRoundTrip = rtt
         self.state.connectivity.recordOutcome(.success)
         if proved {
             self.resetAttempts()
@@ -485,7 +488,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// high watermark) or caught up (the low watermark). Held: `.holdReading(true)` (stop reading every transport,
     /// so that the backlog stays bounded), and the heartbeat pauses its deadline, since a pong may be sitting unread
     /// (see `Heartbeat.holdReading()`); caught up: `.holdReading(false)`, and an outstanding ping gets a full timeout
-    /// from now. A repeated report does nothing. A transport opened while held is held too (`readingHeld`).
+    /// from now. A repeated report does nothing. A transport opened while held starts held (`.openTransport`'s
+    /// `held`).
     public mutating func consumerBacklogChanged(held: Bool, now: Int) -> SessionAction {
         guard held != self.state.readingHeld else { return .none }
         self.state.readingHeld = held
@@ -496,7 +500,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return .holdReading(held)
     }
 
-    /// Whether transports are held (`consumerBacklogChanged`): a new one must be held from its start.
+    /// Whether transports are held (`consumerBacklogChanged`); a new one starts held (`.openTransport`'s `held`).
     public var readingHeld: Bool { self.state.readingHeld }
 
     /// The greeting of `generation` could not be written: its transport is failing. Closed (1001,
@@ -783,7 +787,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let generation = self.state.generation
         self.state.stage = .live(.connecting(deadline: now + self.timing.connectTimeout, greeting: false))
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
-        return .openTransport(generation: generation)
+        return .openTransport(generation: generation, held: self.state.readingHeld)
     }
 
     /// The machine ends the live transport itself (timeouts, ping failure): one close action, then settle.

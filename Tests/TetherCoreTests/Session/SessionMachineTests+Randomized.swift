@@ -173,8 +173,8 @@ extension SessionMachineTests {
                     // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
                     let retryable = [SessionPhase.waiting, .offline, .failed].contains(before.phase)
                         && !before.background
-                    self.check(retryable == (action == .openTransport(generation: before.generation + 1)),
-                               "reconnect from \(before.phase): \(action)")
+                    let next = SessionAction.openTransport(generation: before.generation + 1, held: before.readingHeld)
+                    self.check(retryable == (action == next), "reconnect from \(before.phase): \(action)")
                     self.check(m.attempts <= before.backoff.attempts, "a user's attempt counted")
                 }
                 records.removeAll(keepingCapacity: true)
@@ -196,7 +196,7 @@ extension SessionMachineTests {
                 switch action {
                 case .none:
                     break
-                case .openTransport(let g):
+                case .openTransport(let g, _):
                     let fresh = g == m.generation && g == before.generation + 1
                     self.check(fresh, "open must name a new generation")
                     outstandingPing = nil
