@@ -686,7 +686,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             self.state.closeWait = CloseWait(
                 generation: generation, deadline: Self.adding(self.timing.closeTimeout, to: now))
-            return .closeTransport(generation: generation, reason: .enteredBackground, code: Self.goingAway)
+            return .closeTransport(
+                generation: generation, reason: .enteredBackground, code: Self.goingAway, reportSent: true)
         }
     }
 

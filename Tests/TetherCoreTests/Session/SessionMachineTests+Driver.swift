@@ -81,7 +81,7 @@ extension SessionMachineTests {
     @Test func theBackgroundCloseWaitEndsWhenTheCloseIsSentOrAtTheCloseTimeout() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000)
-            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001))
+            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.closeWaitGeneration == 1)
         #expect(m.nextWake == 3_000)  // the default close timeout, 2 s
         #expect(m.closeSent(generation: 1, now: 1_050) == .none)

@@ -55,7 +55,8 @@ extension SessionMachineTests {
 
     @Test func theClosingTransportStaysTheSessionsThroughStopAndStartUntilANewOneOpens() {
         var m = self.opened()
-        #expect(m.enteredBackground(now: 200) == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001))
+        #expect(m.enteredBackground(now: 200)
+            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.stop(now: 300) == .none)
         #expect(m.phase == .stopped)
         #expect(m.messageReceived(generation: 1, bytes: 2, now: 310) == .deliver)  // still closing: delivered

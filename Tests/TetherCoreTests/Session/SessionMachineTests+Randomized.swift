@@ -216,7 +216,7 @@ extension SessionMachineTests {
                     self.check(false, "reading held although the consumer never fell behind")
                 case .writeParkedSend:
                     self.check(false, "a parked send written although none was parked")
-                case .closeTransport(let g, let reason, let code):
+                case .closeTransport(let g, let reason, let code, _):
                     self.check(g == m.generation, "action names an old generation")
                     self.check(!closed.contains(g), "generation \(g) closed twice")
                     closed.insert(g)
