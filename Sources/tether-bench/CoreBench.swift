@@ -38,7 +38,9 @@ enum CoreBench {
             machine.drainRecords { checksum &+= $0.time &+ $0.generation }
         }
         @inline(__always) func expectOpen(_ action: SessionAction) -> Int {
-            guard case .openTransport(let generation) = action else { fatalError("expected openTransport: \(action)") }
+            guard case .openTransport(let generation, _) = action else {
+                fatalError("expected openTransport: \(action)")
+            }
             return generation
         }
 

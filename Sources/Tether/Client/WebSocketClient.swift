@@ -378,15 +378,8 @@ public actor WebSocketClient {
     /// (`AppLifecycleBridge` does that). With `.keepAndProbe`, or when there is nothing to close, it returns at
     /// once. A repeated call does nothing.
     public func enterBackground() async {
-        let connection = self.connections[self.machine.generation]
         self.handle(self.machine.enteredBackground(now: self.now()))
-        guard let generation = self.machine.closeWaitGeneration else { return }
-        if let connection {
-            Task {
-                await connection.waitUntilCloseSent()
-                self.handle(self.machine.closeSent(generation: generation, now: self.now()))
-            }
-        }
+        guard self.machine.closeWaitGeneration != nil else { return }
         // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it.
         await withCheckedContinuation { self.closeWaiters.append($0) }
     }
@@ -537,11 +530,11 @@ public actor WebSocketClient {
         switch action {
         case .none:
             break
-        case .openTransport(let generation):
+        case .openTransport(let generation, let held):
             precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.connect(generation: generation)
             self.connections[generation] = connection
-            if self.machine.readingHeld { connection.holdReading(true) }
+            if held { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
             guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
             connection.sendPing(id: ping)
@@ -551,12 +544,18 @@ public actor WebSocketClient {
             self.greeters[generation] = Task {
                 await self.greet(connection, generation: generation, greeting: greeting)
             }
-        case .closeTransport(let generation, let reason, let code):
+        case .closeTransport(let generation, let reason, let code, let reportSent):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
             guard let connection = self.connections.removeValue(forKey: generation) else { return }
             self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
+            if reportSent {
+                Task {
+                    await connection.waitUntilCloseSent()
+                    self.handle(self.machine.closeSent(generation: generation, now: self.now()))
+                }
+            }
         case .writeQueued(let generation, let ticket):
             guard let message = self.queued[ticket] else {
                 preconditionFailure("the machine writes only messages it queued")
@@ -598,11 +597,9 @@ public actor WebSocketClient {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
         self.publishSendRoute()
-        self.machine.drainRecords { record in
-            self.publish(.record(record))
-            if record.kind == .pong, let rtt = record.rtt {
-                self.publish(.roundTrip(milliseconds: rtt))
-            }
+        self.machine.drainRecords { self.publish(.record($0)) }
+        if let rtt = self.machine.roundTripToPublish() {
+            self.publish(.roundTrip(milliseconds: rtt))
         }
         self.machine.drainOutboxNotices { notice in
             switch notice {

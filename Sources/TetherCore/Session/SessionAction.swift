@@ -3,12 +3,15 @@
 public enum SessionAction: Equatable, Sendable {
     /// Nothing to do (check `SessionMachine.nextWake` for the next timer).
     case none
-    /// Create a new transport for `generation` and report its events with that generation.
-    case openTransport(generation: Int)
+    /// Create a new transport for `generation` and report its events with that generation; `held`: the consumer
+    /// is behind (`SessionMachine.readingHeld`), so the transport starts with reading held until `.holdReading(false)`.
+    case openTransport(generation: Int, held: Bool = false)
     /// Send a ping with request id `ping` on the transport of `generation`; report the pong or the failure with it.
     case sendPing(generation: Int, ping: UInt64)
-    /// Close the transport of `generation` with close `code`. Its later events are stale.
-    case closeTransport(generation: Int, reason: CloseReason, code: UInt16)
+    /// Close the transport of `generation` with close `code`. Its later events are stale. `reportSent`: someone
+    /// waits for the close frame to leave (`enteredBackground`): report `closeSent` once it was handed to the kernel
+    /// or the platform (the machine stops waiting at its own deadline, `closeTimeout`, whatever happens).
+    case closeTransport(generation: Int, reason: CloseReason, code: UInt16, reportSent: Bool = false)
     /// The transport of `generation` opened: send the greeting on it, every message in order, before anything else;
     /// then report `greetingSent`. Only with `SessionConfiguration.greets`.
     case sendGreeting(generation: Int)

@@ -72,6 +72,14 @@ extension SessionMachine {
         )
     }
 
+    /// The round trip to publish after an event (after the pong's record): the one measured by the pong accepted
+    /// since the last call, nil when none was. Each accepted pong's round trip is returned once; an ignored pong
+    /// (late, stale, a second completion) has none.
+    public mutating func roundTripToPublish() -> Int? {
+        defer { self.unpublishedRoundTrip = nil }
+        return self.unpublishedRoundTrip
+    }
+
     /// The status to publish after an event, with the reason of the close that led there (if one did): nil when
     /// nothing changed since the last one returned. A new round-trip time alone is no state change (a driver
     /// reports it with the pong's record); it is carried with the next change.

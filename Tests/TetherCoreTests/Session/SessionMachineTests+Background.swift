@@ -99,7 +99,7 @@ extension SessionMachineTests {
     @Test func stopWhileSuspendedAfterTheBackgroundClosedTheTransportClosesNothingMore() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000) == .closeTransport(
-            generation: 1, reason: .enteredBackground, code: 1001))
+            generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.stop(now: 1_100) == .none)  // its close is already ordered
         #expect(m.phase == .stopped)
         #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_200) == .deliver)  // still until its end
@@ -111,7 +111,7 @@ extension SessionMachineTests {
         var m = self.opened()
         let monitor = m.restartPathMonitor()
         #expect(m.enteredBackground(now: 1_000) == .closeTransport(
-            generation: 1, reason: .enteredBackground, code: 1001))
+            generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(self.pathChanged(&m, monitor: monitor, .unavailable, now: 1_100) == .none)
         #expect(m.phase == .suspended)
         _ = self.records(&m)

@@ -16,7 +16,7 @@ extension SessionMachineTests {
     @Test func messagesReadDuringTheClosingHandshakeAreDeliveredUntilTheEnd() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000) == .closeTransport(
-            generation: 1, reason: .enteredBackground, code: 1001))
+            generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_001) == .deliver)
         #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_002) == .none)
         #expect(m.staleEvents == 0)

@@ -81,7 +81,7 @@ extension SessionMachineTests {
     @Test func theBackgroundCloseWaitEndsWhenTheCloseIsSentOrAtTheCloseTimeout() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000)
-            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001))
+            == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.closeWaitGeneration == 1)
         #expect(m.nextWake == 3_000)  // the default close timeout, 2 s
         #expect(m.closeSent(generation: 1, now: 1_050) == .none)
@@ -111,5 +111,35 @@ extension SessionMachineTests {
         #expect(change?.status.phase == .waiting && change?.cause == .peerClosed(code: 1011))
         #expect(change?.status.retryAt != nil && change?.status.lastRTT == 20)
         #expect(change?.status.failure == nil)
+    }
+}
+
+/// Transcripts of what a driver publishes and how it opens a transport: the machine's answers, not the driver's.
+extension SessionMachineTests {
+    @Test func eachAcceptedPongsRoundTripIsPublishedOnceAndAnIgnoredPongHasNone() {
+        var m = self.opened()
+        #expect(m.roundTripToPublish() == nil)
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.roundTripToPublish() == nil)  // a ping is no round trip yet
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_140) == .none)
+        #expect(m.roundTripToPublish() == 40)
+        #expect(m.roundTripToPublish() == nil)  // once
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_150) == .none)  // a second completion
+        #expect(m.roundTripToPublish() == nil)
+        #expect(m.statusChange()?.status.lastRTT == 40)  // carried with the status, no state change of its own
+        #expect(m.timerFired(now: 30_140) == .sendPing(generation: 1, ping: 2))
+        #expect(m.pongReceived(generation: 1, ping: 2, now: 35_140) == .none)  // at the deadline: late
+        #expect(m.roundTripToPublish() == nil)
+    }
+
+    @Test func aTransportOpenedWhileTheConsumerIsBehindStartsHeld() {
+        var m = self.opened()
+        #expect(m.consumerBacklogChanged(held: true, now: 200) == .holdReading(true))
+        #expect(m.reconnectRequested(now: 300) == .none)  // open: nothing to retry
+        #expect(m.transportEnded(generation: 1, end: .peerClosed(code: 1001), now: 300) == .none)
+        #expect(m.timerFired(now: 1_300) == .openTransport(generation: 2, held: true))
+        #expect(m.consumerBacklogChanged(held: false, now: 1_400) == .holdReading(false))
+        #expect(m.transportEnded(generation: 2, end: .connectFailed(.refused), now: 1_500) == .none)
+        #expect(m.reconnectRequested(now: 1_600) == .openTransport(generation: 3, held: false))
     }
 }

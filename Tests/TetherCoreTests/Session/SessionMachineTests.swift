@@ -500,7 +500,7 @@ import TetherCore
     @Test func backgroundClosesWithGoingAwayAndForegroundReconnects() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000) == .closeTransport(
-            generation: 1, reason: .enteredBackground, code: 1001))
+            generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
         #expect(m.phase == .suspended)
         #expect(m.nextWake == 3_000)  // only the close wait's deadline (`closeTimeout`)
         #expect(m.enteredBackground(now: 1_001) == .none)
@@ -582,7 +582,7 @@ import TetherCore
         var m = self.machine(Self.keep)
         _ = m.start(now: 0)
         #expect(m.enteredBackground(now: 10) == .closeTransport(
-            generation: 1, reason: .enteredBackground, code: 1001))
+            generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
     }
 
     // MARK: - Stop

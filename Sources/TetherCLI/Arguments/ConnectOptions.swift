@@ -1,36 +1,6 @@
 import Foundation
 import Tether
 
-/// Options of `tether check`.
-package struct CheckOptions: Equatable, Sendable {
-    /// Where `tether-report.json` and `tether-report.html` go. Default: the current directory.
-    package var outputDirectory: String = "."
-    /// Run only this scenario. Default: all.
-    package var only: String?
-    /// Leave these scenarios out (`--skip`, repeatable). Default: none.
-    package var skip: [String] = []
-    /// Print a machine-readable summary on stdout instead of the table.
-    package var json = false
-
-    package init(outputDirectory: String = ".", only: String? = nil, skip: [String] = [], json: Bool = false) {
-        self.outputDirectory = outputDirectory
-        self.only = only
-        self.skip = skip
-        self.json = json
-    }
-}
-
-/// One `--header Name:Value`.
-package struct HeaderOption: Equatable, Sendable {
-    package var name: String
-    package var value: String
-
-    package init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-}
-
 /// Options of `tether connect URL`. Times are milliseconds.
 package struct ConnectOptions: Equatable, Sendable {
     package var url: URL
@@ -90,47 +60,4 @@ package struct ConnectOptions: Equatable, Sendable {
     package init(url: URL) {
         self.url = url
     }
-}
-
-/// Options of `tether serve`. Times are milliseconds.
-package struct ServeOptions: Equatable, Sendable {
-    package var host = "127.0.0.1"
-    /// 0 picks a free port.
-    package var port = 0
-    package var pongDelay: Int?
-    package var noPong = false
-    package var closeAfter: Int?
-    package var closeCode: UInt16?
-    package var closeReason = ""
-    package var reject: Int?
-    package var retryAfter: Int?
-    package var send: Int?
-    package var every = 0
-    package var size = 16
-    package var echo = false
-    /// `--deflate`: accept a client's permessage-deflate offer (the RFC's defaults).
-    package var deflate = false
-    package var pingEvery: Int?
-    /// Close a connection whose upgrade request is not complete after this long (`TestServer`'s default).
-    package var handshakeTimeout = 10_000
-    /// At most this many connections in the handshake; a new one resets the oldest.
-    package var maxHandshaking = 128
-    /// Records kept per list of a connection (counts stay exact).
-    package var recordLimit = 1_000
-    /// Serve `wss://` with this PEM certificate chain (`--tls-cert`) and private key (`--tls-key`).
-    package var tlsCertificate: String?
-    package var tlsKey: String?
-    /// `--require-client-cert F`: require a client certificate issued by a CA certificate of PEM file F (mutual TLS).
-    package var clientCertificateAuthorities: String?
-
-    package init() {}
-}
-
-/// A parsed command line.
-package enum Command: Equatable, Sendable {
-    case check(CheckOptions)
-    case connect(ConnectOptions)
-    case serve(ServeOptions)
-    /// `--help`, `-h` or `help [COMMAND]`: print the usage (of one command) and exit 0.
-    case help(String?)
 }

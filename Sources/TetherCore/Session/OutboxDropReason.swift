@@ -1,0 +1,10 @@
+/// Why a queued message left the outbox without being written in full (`WebSocketEvent.outboxDropped`).
+public enum OutboxDropReason: Equatable, Hashable, Sendable {
+    /// It waited longer than its `expiresAfter`; it was never written.
+    case expired
+    /// The connection failed while it was being written: it may or may not have reached the peer, and it is not
+    /// sent again (at most once).
+    case writeInterrupted
+    /// `stop()` was called while it waited; it was never written.
+    case stopped
+}
