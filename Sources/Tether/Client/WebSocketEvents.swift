@@ -172,11 +172,19 @@ final class EventChannel: Sendable {
 
     /// The end of the turn in which a waiting reader's wake-up was deferred: resumes it with the first event.
     private func wakeDeferredReader() {
+        self.resumeReader { state in
+            guard state.wakeDeferred else { return false }
+            state.wakeDeferred = false
+            return true  // unless `finish` resumed the reader meanwhile
+        }
+    }
+
+    /// Under the lock, when `proceed` says so, takes the waiting reader and the first buffered event (nil: none),
+    /// then resumes the reader with it outside the lock, after telling `onRelease` if taking it ended a hold.
+    private func resumeReader(if proceed: (inout State) -> Bool) {
         var release: (@Sendable () -> Void)?
         let woken: (Reader, WebSocketEvent?)? = self.state.withLock { state in
-            guard state.wakeDeferred else { return nil }
-            state.wakeDeferred = false
-            guard let reader = state.reader else { return nil }  // `finish` resumed it meanwhile
+            guard proceed(&state), let reader = state.reader else { return nil }
             state.reader = nil
             guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return (reader, nil) }
             release = released ? state.onRelease : nil
@@ -198,21 +206,13 @@ final class EventChannel: Sendable {
         return event
     }
 
-    /// Ends the sequence after the events already buffered.
+    /// Ends the sequence after the events already buffered. A reader whose wake-up was deferred gets the events
+    /// buffered meanwhile first, then the end.
     func finish() {
-        var release: (@Sendable () -> Void)?
-        let woken: (Reader, WebSocketEvent?)? = self.state.withLock { state in
+        self.resumeReader { state in
             state.finished = true
-            guard let reader = state.reader else { return nil }
-            state.reader = nil
-            // A reader whose wake-up was deferred gets the events buffered meanwhile first, then the end.
-            guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return (reader, nil) }
-            release = released ? state.onRelease : nil
-            return (reader, event)
+            return true
         }
-        release?()
-        guard let (reader, event) = woken else { return }
-        reader.resume(returning: event)
     }
 
     func next(isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {

@@ -246,8 +246,11 @@ extension WebSocketEventsTests {
         return milliseconds
     }
 
-    /// A task reading `count` events from `channel`; what it read arrives on the returned stream.
-    func parkedReader(_ channel: EventChannel, count: Int) -> AsyncStream<[Int?]> {
+    /// A channel batched by `turns` and a task reading `count` events from it, once that task waits for the first;
+    /// what it read arrives on the returned stream.
+    func parkedReader(batchedBy turns: Turns, count: Int) async -> (EventChannel, AsyncStream<[Int?]>) {
+        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
+        let channel = EventChannel(batcher: turns, readerParked: { parkedSink.yield() })
         let (result, sink) = AsyncStream.makeStream(of: [Int?].self)
         Task {
             var events = WebSocketEvents(channel: channel).makeAsyncIterator()
@@ -256,16 +259,13 @@ extension WebSocketEventsTests {
             sink.yield(read)
             sink.finish()
         }
-        return result
+        _ = await withDeadline { await parked.first { _ in true } }  // bounded: a reader that never parks fails
+        return (channel, result)
     }
 
     @Test func aParkedReaderIsWokenOnceAtTheEndOfTheTurnWithEverythingYieldedInIt() async {
         let turns = Turns()
-        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
-        var parkings = parked.makeAsyncIterator()
-        let channel = EventChannel(batcher: turns, readerParked: { parkedSink.yield() })
-        let result = self.parkedReader(channel, count: 3)
-        await parkings.next()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 3)
         channel.yield(.roundTrip(milliseconds: 1))
         channel.yield(.roundTrip(milliseconds: 2))
         channel.yield(.roundTrip(milliseconds: 3))
@@ -278,11 +278,7 @@ extension WebSocketEventsTests {
 
     @Test func aChannelFinishedBeforeTheTurnEndsStillDeliversWhatWasYieldedThenTheEnd() async {
         let turns = Turns()
-        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
-        var parkings = parked.makeAsyncIterator()
-        let channel = EventChannel(batcher: turns, readerParked: { parkedSink.yield() })
-        let result = self.parkedReader(channel, count: 3)
-        await parkings.next()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 3)
         channel.yield(.roundTrip(milliseconds: 7))
         channel.yield(.roundTrip(milliseconds: 8))
         channel.finish()
@@ -294,11 +290,7 @@ extension WebSocketEventsTests {
     @Test func offTheBatchersThreadTheReaderIsWokenAtOnce() async {
         let turns = Turns()
         turns.leave()
-        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
-        var parkings = parked.makeAsyncIterator()
-        let channel = EventChannel(batcher: turns, readerParked: { parkedSink.yield() })
-        let result = self.parkedReader(channel, count: 1)
-        await parkings.next()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 1)
         channel.yield(.roundTrip(milliseconds: 5))
         #expect(turns.deferredCount == 0)
         let read = await withDeadline { await result.first { _ in true } }
