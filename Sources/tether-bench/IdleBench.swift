@@ -11,6 +11,9 @@
 //   idle.server_cpu_percent the server's CPU time over the same hold (with `--server process`), for comparison
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
+//   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
+//                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong), fewer
+//                           when timers within one tolerance window and pongs that arrive together share one
 //
 // `--server process` (the default) runs the server in a child process (`tether-bench echo --serve-only 0`), so that
 // the figures are the clients' alone, as they would be with a remote server. `--server embedded` runs it on its own
@@ -21,6 +24,7 @@ import Foundation
 import Synchronization
 import Tether
 import TetherCore
+import TetherPOSIX
 import TetherTestServer
 
 enum IdleBench {
@@ -121,10 +125,12 @@ enum IdleBench {
         let threadsStart = self.threadCPUNanoseconds()
         let serverCPUStart = server.cpuSeconds
         let cpuStart = self.processCPUSeconds()
+        let wakeUpsStart = EventLoop.shared.wakeUps
         let holdStart = clock.now
         tally.holding.store(true, ordering: .relaxed)
         try await Task.sleep(until: holdStart + .seconds(seconds), clock: clock)
         tally.holding.store(false, ordering: .relaxed)
+        let wakeUpsEnd = EventLoop.shared.wakeUps
         let cpuEnd = self.processCPUSeconds()
         let serverCPUEnd = server.cpuSeconds
         let wall = EchoBench.seconds(holdStart.duration(to: clock.now))
@@ -137,6 +143,8 @@ enum IdleBench {
         if let serverCPUStart, let serverCPUEnd {
             print("idle.server_cpu_percent \(WireBench.format((serverCPUEnd - serverCPUStart) / wall * 100))")
         }
+        let pongs = tally.pongs.load(ordering: .relaxed)
+        print("idle.wakeups_per_ping \(WireBench.format(Double(wakeUpsEnd - wakeUpsStart) / Double(max(pongs, 1))))")
         print("idle.rss_kib_per_conn \(WireBench.format(Double(rssOpen - rssBefore) / Double(connections)))")
         print("idle.rss_kib_per_conn_after_hold \(WireBench.format(Double(rssEnd - rssBefore) / Double(connections)))")
 

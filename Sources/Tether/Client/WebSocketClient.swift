@@ -79,7 +79,11 @@ public actor WebSocketClient {
         configuration: Configuration, clock: some Clock<Duration>, randomSeed: UInt64? = nil
     ) throws(WebSocketConfigurationError) {
         try configuration.validate()
+        #if os(Linux)
+        self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks, batcher: configuration.eventLoop)
+        #else
         self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks)
+        #endif
         self.configuration = configuration
         self.request = configuration.transportRequest
         self.clock = ClockAdapter(clock)
@@ -777,6 +781,15 @@ extension WebSocketClient {
 
     /// Milliseconds since the client was created, on the injected clock.
     package var currentTime: Int { self.now() }
+
+    /// Runs `body` on the client, in one turn with nothing else, with the machine's next wake time (milliseconds
+    /// since the client was created; nil when nothing is due) and the tolerance the client arms its timer with:
+    /// a test reads what its clock's timer was armed with inside `body` and compares.
+    package func inspectTimer<Result: Sendable>(
+        _ body: @Sendable (_ nextWake: Int?, _ tolerance: Duration) -> Result
+    ) -> Result {
+        body(self.machine.nextWake, self.configuration.effectiveTimerTolerance)
+    }
 
     /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
     /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.

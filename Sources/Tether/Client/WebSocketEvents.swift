@@ -49,6 +49,9 @@ final class EventChannel: Sendable {
         var head = 0
         /// The reader waiting for the next event, if it found none.
         var reader: Reader?
+        /// The reader's wake-up was deferred to the end of the yielding thread's turn (`WakeBatcher`): the events
+        /// yielded meanwhile are buffered, and the reader is resumed with the first of them then.
+        var wakeDeferred = false
         /// Finished by the client (the buffer is still read to its end) or by the reader's cancellation.
         var finished = false
         /// What `buffer[head...]` weighs (`EventChannel.weight(of:)`).
@@ -87,11 +90,19 @@ final class EventChannel: Sendable {
 
     private let state = Mutex(State())
     private let watermarks: Watermarks
+    /// Where a waiting reader's wake-up is deferred to, if anywhere.
+    private let batcher: (any WakeBatcher)?
     /// Called (tests only) each time the reader parks because nothing is buffered.
     private let readerParked: (@Sendable () -> Void)?
 
-    init(watermarks: Watermarks = .standard, readerParked: (@Sendable () -> Void)? = nil) {
+    /// - Parameter batcher: when `yield` is called on its thread, a waiting reader is resumed at the end of that
+    ///   thread's turn rather than at once, together with the readers of the other channels yielded to in the turn.
+    init(
+        watermarks: Watermarks = .standard, batcher: (any WakeBatcher)? = nil,
+        readerParked: (@Sendable () -> Void)? = nil
+    ) {
         self.watermarks = watermarks
+        self.batcher = batcher
         self.readerParked = readerParked
     }
 
@@ -124,10 +135,12 @@ final class EventChannel: Sendable {
     /// - Returns: true when buffering it put the buffer above the high watermark (it is now held).
     @discardableResult
     func yield(_ event: WebSocketEvent) -> Bool {
+        let deferring = self.batcher?.isCurrent == true
         var crossed = false
+        var deferWake = false
         let reader: Reader? = self.state.withLock { state in
             guard !state.finished else { return nil }
-            guard let reader = state.reader else {
+            guard let reader = state.reader, !state.wakeDeferred else {
                 state.buffer.append(event)
                 state.weight += Self.weight(of: event)
                 state.peakWeight = max(state.peakWeight, state.weight)
@@ -137,11 +150,49 @@ final class EventChannel: Sendable {
                 }
                 return nil
             }
+            if deferring {
+                // The reader stays parked; the event waits in the buffer (empty while a reader waits) until the
+                // end of the turn.
+                state.wakeDeferred = true
+                deferWake = true
+                state.buffer.append(event)
+                state.weight += Self.weight(of: event)
+                state.peakWeight = max(state.peakWeight, state.weight)
+                return nil
+            }
             state.reader = nil
             return reader
         }
+        if deferWake {
+            self.batcher?.deferToEndOfTurn { [self] in self.wakeDeferredReader() }
+        }
         reader?.resume(returning: event)
         return crossed
+    }
+
+    /// The end of the turn in which a waiting reader's wake-up was deferred: resumes it with the first event.
+    private func wakeDeferredReader() {
+        self.resumeReader { state in
+            guard state.wakeDeferred else { return false }
+            state.wakeDeferred = false
+            return true  // unless `finish` resumed the reader meanwhile
+        }
+    }
+
+    /// Under the lock, when `proceed` says so, takes the waiting reader and the first buffered event (nil: none),
+    /// then resumes the reader with it outside the lock, after telling `onRelease` if taking it ended a hold.
+    private func resumeReader(if proceed: (inout State) -> Bool) {
+        var release: (@Sendable () -> Void)?
+        let woken: (Reader, WebSocketEvent?)? = self.state.withLock { state in
+            guard proceed(&state), let reader = state.reader else { return nil }
+            state.reader = nil
+            guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return (reader, nil) }
+            release = released ? state.onRelease : nil
+            return (reader, event)
+        }
+        release?()
+        guard let (reader, event) = woken else { return }
+        reader.resume(returning: event)
     }
 
     /// Takes the next buffered event; tells `onRelease` when that ended a hold.
@@ -155,15 +206,13 @@ final class EventChannel: Sendable {
         return event
     }
 
-    /// Ends the sequence after the events already buffered.
+    /// Ends the sequence after the events already buffered. A reader whose wake-up was deferred gets the events
+    /// buffered meanwhile first, then the end.
     func finish() {
-        let reader = self.state.withLock { state in
+        self.resumeReader { state in
             state.finished = true
-            let reader = state.reader
-            state.reader = nil
-            return reader
+            return true
         }
-        reader?.resume(returning: nil)
     }
 
     func next(isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
@@ -197,6 +246,16 @@ final class EventChannel: Sendable {
             self.finish()
         }
     }
+}
+
+/// A thread that runs in turns (an event loop) and can run work at the end of its current turn. `EventChannel`
+/// defers its reader's wake-up there, so that the readers of many clients woken in one turn are handed to the
+/// thread pool together: the pool then wakes one thread for all of them, not one per reader.
+protocol WakeBatcher: Sendable {
+    /// Whether the caller is on the batcher's thread, inside a turn.
+    var isCurrent: Bool { get }
+    /// Runs `work` on the batcher's thread at the end of the current turn. Only called when `isCurrent`.
+    func deferToEndOfTurn(_ work: @escaping @Sendable () -> Void)
 }
 
 extension WebSocketEvent {

@@ -62,6 +62,28 @@ import TetherTesting
         #expect(clock.firedOffTheLoop == 0)
     }
 
+    /// Each time the machine's next wake moves (the open, every ping, every pong), the clock's timer is armed at
+    /// exactly that instant, with the configured tolerance: not earlier (a wasted wake-up), not later.
+    @Test func theTimerIsArmedExactlyAtTheMachinesNextWake() async throws {
+        let clock = CountingClock(offersTimers: true)
+        let (client, probe) = try self.makeClient(EchoTransport(direct: true), clock: clock)
+        await client.start()
+        #expect(await probe.state(.open) != nil)
+        for _ in 0..<3 {
+            #expect(await probe.record(.pong) != nil)
+            let (wake, tolerance, armed) = await client.inspectTimer { wake, tolerance in
+                (wake, tolerance, clock.lastArming)  // in one turn of the client: nothing re-arms in between
+            }
+            let origin = try #require(clock.firstReading, "the client reads its clock when it is made")
+            let due = try #require(wake, "a heartbeating client always has a wake time")
+            let arming = try #require(armed)
+            #expect(arming.deadline == origin.advanced(by: .milliseconds(due)))
+            #expect(arming.tolerance == tolerance && tolerance == .microseconds(200))  // 1 % of the 20 ms interval
+        }
+        await client.stop()
+        #expect(await client.resources.timers == 0)
+    }
+
     @Test func aClockThatDeclinesIsSleptOnInATask() async throws {
         let clock = CountingClock(offersTimers: false)
         let (client, probe) = try self.makeClient(EchoTransport(direct: false), clock: clock)
@@ -162,7 +184,9 @@ private final class CountingClock: ExecutorTimerClock {
     typealias Instant = ContinuousClock.Instant
 
     private let offersTimers: Bool
-    private let state = Mutex((armed: 0, sleeps: 0, offLoop: 0))
+    private let state = Mutex(
+        (armed: 0, sleeps: 0, offLoop: 0, first: Optional<Instant>.none,
+         last: Optional<(deadline: Instant, tolerance: Duration)>.none))
 
     init(offersTimers: Bool) {
         self.offersTimers = offersTimers
@@ -171,8 +195,18 @@ private final class CountingClock: ExecutorTimerClock {
     var armed: Int { self.state.withLock { $0.armed } }
     var sleeps: Int { self.state.withLock { $0.sleeps } }
     var firedOffTheLoop: Int { self.state.withLock { $0.offLoop } }
+    /// The clock's first reading: the client's origin, from which it counts its milliseconds.
+    var firstReading: Instant? { self.state.withLock { $0.first } }
+    /// The deadline and tolerance of the latest arming.
+    var lastArming: (deadline: Instant, tolerance: Duration)? { self.state.withLock { $0.last } }
 
-    var now: Instant { ContinuousClock.now }
+    var now: Instant {
+        let now = ContinuousClock.now
+        self.state.withLock { state in
+            if state.first == nil { state.first = now }
+        }
+        return now
+    }
     var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
@@ -191,8 +225,11 @@ private final class CountingClock: ExecutorTimerClock {
         return inner.map { CountingTimer(inner: $0, clock: self) }
     }
 
-    fileprivate func countArming() {
-        self.state.withLock { $0.armed += 1 }
+    fileprivate func countArming(at deadline: Instant, tolerance: Duration) {
+        self.state.withLock { state in
+            state.armed += 1
+            state.last = (deadline, tolerance)
+        }
     }
 }
 
@@ -207,7 +244,7 @@ private final class CountingTimer: ExecutorTimer {
     }
 
     func arm(at deadline: ContinuousClock.Instant, tolerance: Duration) {
-        self.clock.countArming()
+        self.clock.countArming(at: deadline, tolerance: tolerance)
         self.inner.arm(at: deadline, tolerance: tolerance)
     }
 

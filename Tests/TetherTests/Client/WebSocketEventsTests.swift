@@ -213,3 +213,87 @@ extension WebSocketEventsTests {
         #expect(inOrder && next == 50_000)
     }
 }
+
+/// A channel whose yields come on a thread that runs in turns (the client's event loop): the waiting reader is woken
+/// once at the end of the turn, with everything yielded in it, and not before.
+@Suite struct WebSocketEventsBatchingTests {
+    /// A stand-in for an event loop: "on its thread" while `inTurn`, and the work deferred to the end of the turn
+    /// runs when the test says the turn ends.
+    final class Turns: WakeBatcher {
+        private let state = Mutex((inTurn: true, deferred: [@Sendable () -> Void]()))
+
+        var isCurrent: Bool { self.state.withLock { $0.inTurn } }
+        var deferredCount: Int { self.state.withLock { $0.deferred.count } }
+
+        func deferToEndOfTurn(_ work: @escaping @Sendable () -> Void) {
+            self.state.withLock { $0.deferred.append(work) }
+        }
+
+        func endTurn() {
+            let deferred = self.state.withLock { state in
+                let deferred = state.deferred
+                state.deferred.removeAll()
+                return deferred
+            }
+            for work in deferred { work() }
+        }
+
+        func leave() { self.state.withLock { $0.inTurn = false } }
+    }
+
+    func rtt(_ event: WebSocketEvent?) -> Int? {
+        guard case .roundTrip(let milliseconds) = event else { return nil }
+        return milliseconds
+    }
+
+    /// A channel batched by `turns` and a task reading `count` events from it, once that task waits for the first;
+    /// what it read arrives on the returned stream.
+    func parkedReader(batchedBy turns: Turns, count: Int) async -> (EventChannel, AsyncStream<[Int?]>) {
+        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
+        let channel = EventChannel(batcher: turns, readerParked: { parkedSink.yield() })
+        let (result, sink) = AsyncStream.makeStream(of: [Int?].self)
+        Task {
+            var events = WebSocketEvents(channel: channel).makeAsyncIterator()
+            var read: [Int?] = []
+            for _ in 0..<count { read.append(self.rtt(await events.next())) }
+            sink.yield(read)
+            sink.finish()
+        }
+        _ = await withDeadline { await parked.first { _ in true } }  // bounded: a reader that never parks fails
+        return (channel, result)
+    }
+
+    @Test func aParkedReaderIsWokenOnceAtTheEndOfTheTurnWithEverythingYieldedInIt() async {
+        let turns = Turns()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 3)
+        channel.yield(.roundTrip(milliseconds: 1))
+        channel.yield(.roundTrip(milliseconds: 2))
+        channel.yield(.roundTrip(milliseconds: 3))
+        #expect(turns.deferredCount == 1, "one wake-up for the turn, however many events")
+        #expect(channel.storedSlots == 3, "the reader has not taken any yet")
+        turns.endTurn()
+        let read = await withDeadline { await result.first { _ in true } }
+        #expect(read == [1, 2, 3])
+    }
+
+    @Test func aChannelFinishedBeforeTheTurnEndsStillDeliversWhatWasYieldedThenTheEnd() async {
+        let turns = Turns()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 3)
+        channel.yield(.roundTrip(milliseconds: 7))
+        channel.yield(.roundTrip(milliseconds: 8))
+        channel.finish()
+        turns.endTurn()  // the deferred wake-up finds the reader resumed by `finish`: nothing more
+        let read = await withDeadline { await result.first { _ in true } }
+        #expect(read == [7, 8, nil])
+    }
+
+    @Test func offTheBatchersThreadTheReaderIsWokenAtOnce() async {
+        let turns = Turns()
+        turns.leave()
+        let (channel, result) = await self.parkedReader(batchedBy: turns, count: 1)
+        channel.yield(.roundTrip(milliseconds: 5))
+        #expect(turns.deferredCount == 0)
+        let read = await withDeadline { await result.first { _ in true } }
+        #expect(read == [5])
+    }
+}
