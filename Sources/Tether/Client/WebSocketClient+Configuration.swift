@@ -107,6 +107,10 @@ public struct WebSocketConfiguration: Sendable {
     /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
     /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
     public var outboxLimits = Outbox<WebSocketMessage>.Limits()
+    /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
+    /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
+    /// opens the next connection on the new path first (see docs/networks.md). A drain below 0 is refused.
+    public var interfaceSwitch = InterfaceSwitchPolicy.probe
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -243,6 +247,7 @@ public struct WebSocketConfiguration: Sendable {
         session.retryPolicy = self.retryPolicy
         session.outboxLimits = self.outboxLimits
         session.closeTimeout = self.closeTimeout
+        session.interfaceSwitch = self.interfaceSwitch
         return session
     }
 

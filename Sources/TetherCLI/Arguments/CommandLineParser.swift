@@ -133,6 +133,14 @@ package enum CommandLineParser {
                 deflate.offers[0].clientNoContextTakeover = true
                 deflate.offers[0].serverNoContextTakeover = true
                 scratch.deflate = deflate
+            case .flag("--interface-switch"):
+                switch try cursor.value(for: "--interface-switch") {
+                case "make-before-break": scratch.interfaceSwitch = .makeBeforeBreak
+                case "probe": scratch.interfaceSwitch = .probe
+                case let other:
+                    throw .invalidValue(
+                        flag: "--interface-switch", value: other, expected: "'make-before-break' or 'probe'")
+                }
             case .flag("--cert"):
                 scratch.clientCertificate = try cursor.value(for: "--cert")
             case .flag("--key"):

@@ -121,6 +121,21 @@ import Tether
         }
     }
 
+    @Test func connectTakesAnInterfaceSwitchPolicyByNameAndRefusesAnyOther() throws {
+        let url = URL(string: "ws://a/")!
+        var expected = ConnectOptions(url: url)
+        #expect(try CommandLineParser.parse(["connect", "ws://a/"]) == .connect(expected))  // the client's default
+        expected.interfaceSwitch = .makeBeforeBreak(drain: InterfaceSwitchPolicy.defaultDrain)
+        #expect(try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "make-before-break"])
+            == .connect(expected))
+        expected.interfaceSwitch = .probe
+        #expect(try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "probe"]) == .connect(expected))
+        #expect(throws: ArgumentError.invalidValue(
+            flag: "--interface-switch", value: "break-before-make", expected: "'make-before-break' or 'probe'")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "break-before-make"])
+        }
+    }
+
     @Test func connectRefusesBadHeadersProtocolsEventsAndBackoff() {
         #expect(throws: ArgumentError.invalidHeader("NoColon")) {
             try CommandLineParser.parse(["connect", "ws://a/", "--header", "NoColon"])

@@ -40,6 +40,7 @@ import TetherCore
         ("retryLaterDelay", { $0.retryLaterDelay = .milliseconds(-5) }),
         ("maximumRetryAfter", { $0.maximumRetryAfter = .milliseconds(-1) }),
         ("closeTimeout", { $0.closeTimeout = .milliseconds(-1) }),
+        ("interfaceSwitch.drain", { $0.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1)) }),
         ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
         ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
         ("backoff.base", { $0.backoff.base = -1 }),
