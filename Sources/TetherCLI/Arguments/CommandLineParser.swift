@@ -135,7 +135,7 @@ package enum CommandLineParser {
                 scratch.deflate = deflate
             case .flag("--interface-switch"):
                 switch try cursor.value(for: "--interface-switch") {
-                case "make-before-break": scratch.interfaceSwitch = .makeBeforeBreak
+                case "make-before-break": scratch.interfaceSwitch = .makeBeforeBreak()
                 case "probe": scratch.interfaceSwitch = .probe
                 case let other:
                     throw .invalidValue(

@@ -6,13 +6,10 @@ public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable {
     case probe
     /// Open a second connection (a new generation) on the new path at once, move the session to it once it is open,
     /// and close the old one with 1001 `drain` later, delivering what it receives until its end. The session stays
-    /// open throughout. `drain` is at least 0.
-    case makeBeforeBreak(drain: Duration)
+    /// open throughout. `drain` is at least 0; default `defaultDrain`.
+    case makeBeforeBreak(drain: Duration = InterfaceSwitchPolicy.defaultDrain)
 
     /// The drain of `.makeBeforeBreak` when none is chosen: long enough for what the server wrote to the old
     /// connection before it saw the new one to arrive, short enough that two connections rarely overlap for long.
     public static let defaultDrain: Duration = .milliseconds(500)
-
-    /// `.makeBeforeBreak` with the default drain.
-    public static var makeBeforeBreak: InterfaceSwitchPolicy { .makeBeforeBreak(drain: Self.defaultDrain) }
 }

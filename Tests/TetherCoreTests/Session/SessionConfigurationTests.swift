@@ -42,7 +42,7 @@ import Testing
             setting: "interfaceSwitch.drain", requirement: "at least 0", value: "\(Duration.milliseconds(-1))"))
         configuration.interfaceSwitch = .makeBeforeBreak(drain: .zero)
         #expect(configuration.settingOutOfRange == nil)
-        configuration.interfaceSwitch = .makeBeforeBreak
+        configuration.interfaceSwitch = .makeBeforeBreak()
         #expect(SessionTiming(configuration).switchDrain == 500)
     }
 

@@ -64,6 +64,15 @@ import TetherCore
         }
     }
 
+    @Test func makeBeforeBreakIsRefusedUntilTheSessionRunsItRatherThanRunAsAProbe() {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.interfaceSwitch = .makeBeforeBreak()
+        #expect(configuration.session.settingOutOfRange == nil)
+        #expect(throws: WebSocketConfigurationError(
+            property: "interfaceSwitch", requirement: ".probe (make-before-break is not available yet)",
+            value: "\(InterfaceSwitchPolicy.makeBeforeBreak())")) { try configuration.validate() }
+    }
+
     @Test func theErrorSaysWhatTheValueWasAndWhatItMustBe() {
         var configuration = WebSocketConfiguration(url: Self.url)
         configuration.heartbeatTimeout = .zero
