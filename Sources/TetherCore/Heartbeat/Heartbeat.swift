@@ -1,7 +1,9 @@
 /// The heartbeat of one connection at a time: when to ping, when a missing pong means the link is dead.
 ///
 /// The public API is the heartbeat specification's (docs/ARCHITECTURE.md §3), plus `nextWake`, ping request ids
-/// and `probe(now:timeout:)`. Time is integer milliseconds passed in; nothing here reads a clock.
+/// and `probe(now:timeout:)`. Time is integer milliseconds passed in; nothing here reads a clock. It tracks one
+/// connection at a time and keeps that connection's `PingSchedule` while it is open (`SessionMachine` keeps one in
+/// each open connection instead).
 ///
 /// Rules:
 /// - After `opened`, wait one `interval`; then `tick` returns `.ping(generation)` and the pong is due before
@@ -30,22 +32,21 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
 
     /// The generation of the latest connection, handed out by `connect()`.
     public private(set) var generation = 0
-    public private(set) var phase = Phase.idle
+    /// Where the connection of `generation` is; its schedule while open.
+    private var connection = Connection.idle
     /// The request id of the latest ping; strictly increasing across generations, 0 before the first ping.
     public private(set) var lastPingID: UInt64 = 0
-    /// True while the outstanding ping's deadline comes from `probe(now:timeout:)`.
-    public private(set) var probing = false
-    /// True after `pause()` until the next `probe`, `opened` or `connect`: no pings, no deadline.
-    public private(set) var paused = false
     /// True between `holdReading()` and `resumeReading(now:)`, whatever the connection: no pings, no deadline.
     public private(set) var readingHeld = false
-    private var nextPing = 0
-    private var deadline: Int?
-    private var pingSentAt = 0
     /// Milliseconds between a pong (or the open) and the next ping.
     public let interval: Int
     /// Milliseconds a pong may take.
     public let timeout: Int
+
+    private enum Connection: Equatable, Hashable, Sendable {
+        case idle, connecting
+        case open(PingSchedule)
+    }
 
     /// - Parameters:
     ///   - interval: milliseconds from the open (or the last pong) to the next ping.
@@ -56,33 +57,43 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
         self.timeout = timeout
     }
 
+    public var phase: Phase {
+        switch self.connection {
+        case .idle: .idle
+        case .connecting: .connecting
+        case .open: .open
+        }
+    }
+
+    private var schedule: PingSchedule? {
+        guard case .open(let schedule) = self.connection else { return nil }
+        return schedule
+    }
+
+    /// True while the outstanding ping's deadline comes from `probe(now:timeout:)`.
+    public var probing: Bool { self.schedule?.outstanding?.probe ?? false }
+    /// True after `pause()` until the next `probe`, `opened` or `connect`: no pings, no deadline.
+    public var paused: Bool { self.schedule?.paused ?? false }
     /// The deadline of the outstanding ping, if any.
-    public var pongDeadline: Int? { self.deadline }
+    public var pongDeadline: Int? { self.schedule?.outstanding?.deadline }
 
     /// The earliest `now` at which `tick(now:)` can return an action; nil when it cannot (not open, or paused).
     /// A driver sleeps until then instead of polling.
-    public var nextWake: Int? {
-        guard self.phase == .open, !self.paused, !self.readingHeld else { return nil }
-        return self.deadline ?? self.nextPing
-    }
+    public var nextWake: Int? { self.schedule?.nextWake(readingHeld: self.readingHeld) }
 
     /// Starts a new connection: returns its generation. Every event of older generations is ignored from now on.
     public mutating func connect() -> Int {
         self.generation += 1
-        self.phase = .connecting
-        self.deadline = nil
-        self.probing = false
-        self.paused = false
+        self.connection = .connecting
         return self.generation
     }
 
     /// The connection of generation `id` opened at `now`; the first ping is due one `interval` later.
     public mutating func opened(_ id: Int, now: Int) {
-        guard id == self.generation, self.phase == .connecting else {
+        guard id == self.generation, self.connection == .connecting else {
             return
         }
-        self.phase = .open
-        self.nextPing = now + self.interval
+        self.connection = .open(PingSchedule(interval: self.interval, timeout: self.timeout, openedAt: now))
     }
 
     /// A pong for generation `id`, without a request id: it answers whatever ping is outstanding.
@@ -97,27 +108,25 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
     /// - Returns: the round-trip time in milliseconds when the pong was accepted, nil when it was ignored.
     @discardableResult
     public mutating func pong(_ id: Int, ping: UInt64, now: Int) -> Int? {
-        guard id == self.generation, self.phase == .open, !self.paused, ping == self.lastPingID,
-              let limit = self.deadline, now < limit else {
-            return nil
-        }
-        self.deadline = nil
-        self.probing = false
-        self.nextPing = now + self.interval
-        return now - self.pingSentAt
+        guard id == self.generation, case .open(var schedule) = self.connection else { return nil }
+        let rtt = schedule.pong(ping: ping, now: now)
+        self.connection = .open(schedule)
+        return rtt
     }
 
     /// Advances time: returns `.ping` when one is due, `.close` once when the outstanding pong is overdue.
     public mutating func tick(now: Int) -> Action? {
-        guard self.phase == .open, !self.paused, !self.readingHeld else { return nil }
-        if let limit = self.deadline {
-            guard now >= limit else { return nil }
-            self.phase = .idle
-            self.deadline = nil
+        guard case .open(var schedule) = self.connection else { return nil }
+        switch schedule.tick(now: now, readingHeld: self.readingHeld, lastPingID: &self.lastPingID) {
+        case nil:
+            return nil
+        case .ping:
+            self.connection = .open(schedule)
+            return .ping(self.generation)
+        case .overdue:
+            self.connection = .idle
             return .close(self.generation)
         }
-        guard now >= self.nextPing else { return nil }
-        return self.sendPing(now: now, timeout: self.timeout)
     }
 
     /// A liveness check right now (after a path change or on return to the foreground), due within `timeout`.
@@ -126,28 +135,19 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
     /// it returns nil and pulls that ping's deadline in to `min(deadline, now + timeout)`. Also ends a `pause()`.
     /// Returns nil when the connection is not open.
     public mutating func probe(now: Int, timeout: Int) -> Action? {
-        guard self.phase == .open else { return nil }
-        self.paused = false
-        if let limit = self.deadline {
-            if now + timeout < limit {
-                self.deadline = now + timeout
-                self.probing = true
-            }
-            return nil
-        }
-        let action = self.sendPing(now: now, timeout: timeout)
-        self.probing = true
-        return action
+        guard case .open(var schedule) = self.connection else { return nil }
+        let ping = schedule.probe(now: now, timeout: timeout, lastPingID: &self.lastPingID)
+        self.connection = .open(schedule)
+        return ping.map { _ in .ping(self.generation) }
     }
 
     /// Stops pinging while the app is in the background (timers are not guaranteed there).
     ///
     /// The outstanding ping, if any, is abandoned: its pong is ignored, and `probe` starts a fresh one.
     public mutating func pause() {
-        guard self.phase == .open else { return }
-        self.paused = true
-        self.deadline = nil
-        self.probing = false
+        guard case .open(var schedule) = self.connection else { return }
+        schedule.pause()
+        self.connection = .open(schedule)
     }
 
     /// The owner stopped reading the connection (its consumer is behind): a pong cannot be seen until it reads
@@ -162,22 +162,13 @@ public struct Heartbeat: Equatable, Hashable, Sendable {
     public mutating func resumeReading(now: Int) {
         guard self.readingHeld else { return }
         self.readingHeld = false
-        if let limit = self.deadline { self.deadline = max(limit, now + self.timeout) }
+        guard case .open(var schedule) = self.connection else { return }
+        schedule.resumeReading(now: now)
+        self.connection = .open(schedule)
     }
 
     /// The connection ended or was closed by its owner: back to idle, later events of this generation are ignored.
     public mutating func ended() {
-        self.phase = .idle
-        self.deadline = nil
-        self.probing = false
-        self.paused = false
-    }
-
-    private mutating func sendPing(now: Int, timeout: Int) -> Action {
-        self.lastPingID &+= 1
-        self.deadline = now + timeout
-        self.pingSentAt = now
-        self.probing = false
-        return .ping(self.generation)
+        self.connection = .idle
     }
 }

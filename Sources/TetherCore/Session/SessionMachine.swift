@@ -48,112 +48,113 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case immediately
     }
 
-    /// An open transport: since when, and whether it proved healthy (a pong answered, or `stablePeriod` open).
-    struct Connection: Equatable, Sendable {
+    /// An open transport of the session: its generation, since when it is open, whether it proved healthy (a pong
+    /// answered, or `stablePeriod` open), and its own heartbeat.
+    struct OpenConnection: Equatable, Sendable {
+        var generation: Int
         var since: Int
         var healthy: Bool
+        var heartbeat: PingSchedule
     }
 
-    /// What a suspended session (always in the background) has of its transport.
-    enum Suspension: Equatable, Sendable {
-        /// The open transport stays (`.keepAndProbe`), heartbeat paused; a probe decides on foreground.
-        case kept(Connection)
-        /// None is live: it was closed on entering the background, or ended before or since; the session
-        /// reconnects on foreground. `closing`: see `Stage`.
-        case dropped(closing: Bool)
-    }
-
-    /// The phase with the data only it has. Whether the app is in the background is part of it: a started session
-    /// in the background is always `.suspended`, and `.connecting`, `.open`, `.waiting` and `.offline` exist only
-    /// in the foreground. The transport of `heartbeat.generation` is in it too: live (opening, greeting or open)
-    /// only in `.connecting`, `.open` and `.suspended(.kept)`; every other stage has none live, and says with
-    /// `closing` whether the machine ordered its close and it has not reported its end yet (no longer live: its
-    /// opens, pongs and ping failures are stale, but what it still reads is delivered, and its end is expected).
-    enum Stage: Equatable, Sendable {
-        /// Not started, or stopped by the user.
-        case stopped(inBackground: Bool, closing: Bool)
+    /// The stage in which the transport of `generation` is live (opening, greeting or open). Each live connection
+    /// holds what only it has (its deadline, its heartbeat); the generation they name is the session's.
+    enum Live: Equatable, Sendable {
         /// A transport is opening (`greeting: false`), or open and sending the greeting (`.sendGreeting`; the
         /// session is reported open only once it is out, `greetingSent`), within the connect deadline.
         case connecting(deadline: Int, greeting: Bool)
-        case open(Connection)
-        case waiting(retryAt: Int, closing: Bool)
-        case offline(closing: Bool)
-        case suspended(Suspension)
-        case failed(CloseReason, inBackground: Bool, closing: Bool)
+        case open(OpenConnection)
+        /// Suspended in the background with the open transport kept (`.keepAndProbe`), its heartbeat paused; a
+        /// probe decides on foreground.
+        case kept(OpenConnection)
+    }
+
+    /// What a session without a live transport does.
+    enum Idle: Equatable, Sendable {
+        /// Not started, or stopped by the user.
+        case stopped(inBackground: Bool)
+        case waiting(retryAt: Int)
+        case offline
+        /// In the background: its transport was closed on entering it, or ended before or since; the session
+        /// reconnects on foreground.
+        case suspended
+        case failed(CloseReason, inBackground: Bool)
+    }
+
+    /// The phase with the data only it has. Whether the app is in the background is part of it: a started session
+    /// in the background is always suspended (`.live(.kept)` or `.idle(.suspended)`), and connecting, open,
+    /// waiting and offline exist only in the foreground.
+    enum Stage: Equatable, Sendable {
+        /// The transport of `generation` is live.
+        case live(Live)
+        /// None is live. `closing`: the machine ordered the close of the transport of `generation` and it has not
+        /// reported its end yet (no longer live: its opens, pongs and ping failures are stale, but what it still
+        /// reads is delivered, and its end is expected).
+        case idle(Idle, closing: Bool)
 
         var phase: SessionPhase {
             switch self {
-            case .stopped: .stopped
-            case .connecting: .connecting
-            case .open: .open
-            case .offline: .offline
-            case .suspended: .suspended
-            case .waiting: .waiting
-            case .failed: .failed
+            case .live(.connecting): .connecting
+            case .live(.open): .open
+            case .live(.kept), .idle(.suspended, _): .suspended
+            case .idle(.stopped, _): .stopped
+            case .idle(.waiting, _): .waiting
+            case .idle(.offline, _): .offline
+            case .idle(.failed, _): .failed
             }
         }
 
         var inBackground: Bool {
             switch self {
-            case .stopped(let inBackground, _), .failed(_, let inBackground, _): inBackground
-            case .connecting, .open, .waiting, .offline: false
-            case .suspended: true
+            case .idle(.stopped(let inBackground), _), .idle(.failed(_, let inBackground), _): inBackground
+            case .live(.connecting), .live(.open), .idle(.waiting, _), .idle(.offline, _): false
+            case .live(.kept), .idle(.suspended, _): true
             }
         }
 
-        /// The open transport, in `.open` or kept in `.suspended`.
-        var connection: Connection? {
+        /// The open transport, in `.open` or kept in the background.
+        var connection: OpenConnection? {
             switch self {
-            case .open(let connection), .suspended(.kept(let connection)): connection
-            case .stopped, .connecting, .waiting, .offline, .suspended(.dropped), .failed: nil
+            case .live(.open(let connection)), .live(.kept(let connection)): connection
+            case .live(.connecting), .idle: nil
             }
         }
 
-        /// Marks the open transport (in `.open`, or kept in `.suspended`) healthy; true if it was not yet. Without
-        /// an open transport there is nothing to prove: unchanged, false.
-        mutating func proveHealthy() -> Bool {
+        /// Changes the open transport (in `.open`, or kept in the background); nothing without one.
+        mutating func updateConnection<Result>(_ body: (inout OpenConnection) -> Result?) -> Result? {
             switch self {
-            case .open(let connection) where !connection.healthy:
-                self = .open(Connection(since: connection.since, healthy: true))
-                return true
-            case .suspended(.kept(let connection)) where !connection.healthy:
-                self = .suspended(.kept(Connection(since: connection.since, healthy: true)))
-                return true
-            case .open, .suspended, .stopped, .connecting, .waiting, .offline, .failed:
-                return false
-            }
-        }
-
-        /// The transport of `heartbeat.generation` as the stage holds it.
-        var link: Link {
-            switch self {
-            case .connecting(let deadline, greeting: false): .connecting(deadline: deadline)
-            case .connecting(let deadline, greeting: true): .greeting(deadline: deadline)
-            case .open(let connection), .suspended(.kept(let connection)):
-                .open(since: connection.since, healthy: connection.healthy)
-            case .stopped(_, let closing), .waiting(_, let closing), .offline(let closing),
-                 .suspended(.dropped(let closing)), .failed(_, _, let closing):
-                closing ? .closing : .none
+            case .live(.open(var connection)):
+                let result = body(&connection)
+                self = .live(.open(connection))
+                return result
+            case .live(.kept(var connection)):
+                let result = body(&connection)
+                self = .live(.kept(connection))
+                return result
+            case .live(.connecting), .idle:
+                return nil
             }
         }
 
         /// The same stage once the transport the machine closed reported its end; nil when none is being closed.
         var closeEnded: Stage? {
+            guard case .idle(let idle, closing: true) = self else { return nil }
+            return .idle(idle, closing: false)
+        }
+
+        /// The transport of `generation` as the stage holds it.
+        var link: Link {
             switch self {
-            case .stopped(let inBackground, true): .stopped(inBackground: inBackground, closing: false)
-            case .waiting(let retryAt, true): .waiting(retryAt: retryAt, closing: false)
-            case .offline(true): .offline(closing: false)
-            case .suspended(.dropped(true)): .suspended(.dropped(closing: false))
-            case .failed(let reason, let inBackground, true):
-                .failed(reason, inBackground: inBackground, closing: false)
-            case .stopped(_, false), .waiting(_, false), .offline(false), .suspended(.dropped(false)),
-                 .failed(_, _, false), .connecting, .open, .suspended(.kept):
-                nil
+            case .live(.connecting(let deadline, greeting: false)): .connecting(deadline: deadline)
+            case .live(.connecting(let deadline, greeting: true)): .greeting(deadline: deadline)
+            case .live(.open(let connection)), .live(.kept(let connection)):
+                .open(since: connection.since, healthy: connection.healthy)
+            case .idle(_, let closing): closing ? .closing : .none
             }
         }
     }
 
-    /// The transport, if any, of `heartbeat.generation`, read from the stage (`Stage.link`).
+    /// The transport, if any, of `generation`, read from the stage (`Stage.link`).
     enum Link: Equatable, Sendable {
         /// None was made yet, or it reported its end.
         case none
@@ -170,18 +171,25 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Everything that decides behaviour (all but the generator and the log records); `Equatable` so tests can
     /// check that a stale event changed nothing.
     struct State: Equatable, Sendable {
-        var stage = Stage.stopped(inBackground: false, closing: false)
-        var heartbeat: Heartbeat
+        var stage = Stage.idle(.stopped(inBackground: false), closing: false)
+        /// The latest generation handed out by `.openTransport` (0 before the first): the session's, whichever
+        /// transport it names.
+        var generation = 0
+        /// The request id of the latest ping sent, strictly increasing across connections.
+        var lastPingID: UInt64 = 0
+        /// True while the consumer is behind (`consumerBacklogChanged`): every transport is held, and no heartbeat
+        /// sends a ping or runs a deadline. About the consumer, so it holds across connections.
+        var readingHeld = false
         var backoff: Backoff
         var phase: SessionPhase { self.stage.phase }
         var link: Link { self.stage.link }
         var background: Bool { self.stage.inBackground }
         var retryAt: Int? {
-            guard case .waiting(let retryAt, _) = self.stage else { return nil }
+            guard case .idle(.waiting(let retryAt), _) = self.stage else { return nil }
             return retryAt
         }
         var failure: CloseReason? {
-            guard case .failed(let reason, _, _) = self.stage else { return nil }
+            guard case .idle(.failed(let reason, _), _) = self.stage else { return nil }
             return reason
         }
         /// The path hint and the latest request outcome (opens and pongs succeed; ends and timeouts fail), apart.
@@ -199,8 +207,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         var outgoing: OutboxWriter
         /// The generation the outbox and `.now` sends write to: the open one, if the session is open.
         var writeGeneration: Int? {
-            guard case .open = self.stage else { return nil }
-            return self.heartbeat.generation
+            guard case .live(.open(let connection)) = self.stage else { return nil }
+            return connection.generation
         }
     }
 
@@ -242,7 +250,6 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.timing = SessionTiming(configuration)
         self.random = random
         self.state = State(
-            heartbeat: Heartbeat(interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout),
             backoff: Backoff(policy: configuration.backoff),
             outgoing: OutboxWriter(limits: configuration.outboxLimits)
         )
@@ -252,7 +259,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     public var phase: SessionPhase { self.state.phase }
     /// The latest generation handed out by `.openTransport` (0 before the first).
-    public var generation: Int { self.state.heartbeat.generation }
+    public var generation: Int { self.state.generation }
     /// Failed attempts since the last healthy connection.
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
@@ -264,13 +271,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The stage's own wake: its deadline, the heartbeat, or the end of a wait.
     private var stageWake: Int? {
         switch self.state.stage {
-        case .connecting(let deadline, _):
+        case .live(.connecting(let deadline, _)):
             return deadline
-        case .open:
-            return self.state.heartbeat.nextWake
-        case .waiting(let retryAt, _):
+        case .live(.open(let connection)):
+            return connection.heartbeat.nextWake(readingHeld: self.state.readingHeld)
+        case .idle(.waiting(let retryAt), _):
             return retryAt
-        case .stopped, .offline, .suspended, .failed:
+        case .live(.kept), .idle(.stopped, _), .idle(.offline, _), .idle(.suspended, _), .idle(.failed, _):
             return nil
         }
     }
@@ -302,7 +309,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Log records overwritten because they were not drained in time.
     public var droppedRecords: Int { self.records.dropped }
     /// The request id of the latest ping sent.
-    public var lastPingID: UInt64 { self.state.heartbeat.lastPingID }
+    public var lastPingID: UInt64 { self.state.lastPingID }
     /// True while the app is in the background.
     public var inBackground: Bool { self.state.stage.inBackground }
 
@@ -315,15 +322,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func start(now: Int) -> SessionAction {
         let from = self.state.phase
         switch self.state.stage {
-        case .stopped(let inBackground, let closing), .failed(_, let inBackground, let closing):
+        case .idle(.stopped(let inBackground), let closing), .idle(.failed(_, let inBackground), let closing):
             self.resetAttempts()
             if inBackground {
-                self.state.stage = .suspended(.dropped(closing: closing))
+                self.state.stage = .idle(.suspended, closing: closing)
                 self.record(.background, now: now, from: from)
                 return .none
             }
             return self.openTransport(now: now, from: from)
-        case .connecting, .open, .waiting, .offline, .suspended:
+        case .live, .idle(.waiting, _), .idle(.offline, _), .idle(.suspended, _):
             return .none  // already started
         }
     }
@@ -337,16 +344,16 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func reconnectRequested(now: Int) -> SessionAction {
         let from = self.state.phase
         switch self.state.stage {
-        case .waiting, .offline:
+        case .idle(.waiting, _), .idle(.offline, _):
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
-        case .failed(_, inBackground: false, _):
+        case .idle(.failed(_, inBackground: false), _):
             self.resetAttempts()
             self.record(.reconnectRequested, now: now, from: from)
             return self.openTransport(now: now, from: from)
-        case .suspended, .failed(_, inBackground: true, _):
+        case .live(.kept), .idle(.suspended, _), .idle(.failed(_, inBackground: true), _):
             return .none  // in the background: the foreground decides
-        case .stopped, .connecting, .open:
+        case .idle(.stopped, _), .live(.connecting), .live(.open):
             return .none  // nothing to retry: stopped, already trying, or open
         }
     }
@@ -358,19 +365,18 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.outgoing.dropAll(now: now, notices: &self.outboxNotices)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         switch self.state.stage {
-        case .stopped:
+        case .idle(.stopped, _):
             return .none
-        case .waiting(_, let closing), .offline(let closing), .suspended(.dropped(let closing)),
-             .failed(_, _, let closing):
-            self.state.stage = .stopped(inBackground: inBackground, closing: closing)
+        case .idle(.waiting, let closing), .idle(.offline, let closing), .idle(.suspended, let closing),
+             .idle(.failed, let closing):
+            self.state.stage = .idle(.stopped(inBackground: inBackground), closing: closing)
             self.record(.stopped, now: now, from: from)
             return .none
-        case .connecting, .open, .suspended(.kept):
-            let generation = self.state.heartbeat.generation
-            self.state.heartbeat.ended()
+        case .live:
+            let generation = self.state.generation
             self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
                         code: Int(Self.normalClosure))
-            self.state.stage = .stopped(inBackground: inBackground, closing: true)
+            self.state.stage = .idle(.stopped(inBackground: inBackground), closing: true)
             self.record(.stopped, now: now, from: from)
             return .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
         }
@@ -383,11 +389,11 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// deadline) until `greetingSent`; without one it is open at once.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
-        guard case .connecting(let deadline, greeting: false) = self.state.stage else {
+        guard case .live(.connecting(let deadline, greeting: false)) = self.state.stage else {
             return .none  // race: a duplicate "opened" for a transport already open
         }
         guard !self.configuration.greets else {
-            self.state.stage = .connecting(deadline: deadline, greeting: true)
+            self.state.stage = .live(.connecting(deadline: deadline, greeting: true))
             self.record(.greeting, now: now, from: self.state.phase)
             return .sendGreeting(generation: generation)
         }
@@ -398,18 +404,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
     public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
-        guard case .connecting(_, greeting: true) = self.state.stage else {
+        guard case .live(.connecting(_, greeting: true)) = self.state.stage else {
             return .none  // race: a duplicate report
         }
         return self.opened(now: now)
     }
 
     private mutating func opened(now: Int) -> SessionAction {
-        let generation = self.state.heartbeat.generation
         let from = self.state.phase
         self.state.connectivity.recordOutcome(.success)
-        self.state.heartbeat.opened(generation, now: now)
-        self.state.stage = .open(Connection(since: now, healthy: false))
+        let heartbeat = PingSchedule(
+            interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout, openedAt: now)
+        self.state.stage = .live(.open(OpenConnection(
+            generation: self.state.generation, since: now, healthy: false, heartbeat: heartbeat)))
         self.record(.opened, now: now, from: from)
         return self.nextWrite(now: now)  // the outbox first
     }
@@ -419,14 +426,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if self.state.closeWait?.generation == generation {
             self.state.closeWait = nil  // nothing more of it will be sent
         }
-        if generation == self.state.heartbeat.generation, let ended = self.state.stage.closeEnded {
+        if generation == self.state.generation, let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
             return .none
         }
         guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
         let from = self.state.phase
         self.noteStability(now: now)
-        self.state.heartbeat.ended()
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(RequestOutcome(end))
         let code: Int? =
@@ -447,13 +453,17 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
-        guard self.state.stage.connection != nil,
-              let rtt = self.state.heartbeat.pong(generation, ping: ping, now: now) else {
+        let accepted = self.state.stage.updateConnection { connection -> (rtt: Int, proved: Bool)? in
+            guard let rtt = connection.heartbeat.pong(ping: ping, now: now) else { return nil }
+            defer { connection.healthy = true }
+            return (rtt, !connection.healthy)
+        }
+        guard let (rtt, proved) = accepted else {
             return .none  // race: duplicate completion, a pong for an older ping, or a late pong
         }
         self.state.lastRTT = rtt
         self.state.connectivity.recordOutcome(.success)
-        if self.state.stage.proveHealthy() {
+        if proved {
             self.resetAttempts()
         }
         self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
@@ -464,11 +474,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
-        guard self.state.stage.connection != nil, ping == self.state.heartbeat.lastPingID,
-              self.state.heartbeat.pongDeadline != nil else {
+        guard let outstanding = self.state.stage.connection?.heartbeat.outstanding, outstanding.id == ping else {
             return .none  // race: the ping was already answered, timed out or abandoned
         }
-        let retry: Retry = self.state.heartbeat.probing ? .immediately : .backoff
+        let retry: Retry = outstanding.probe ? .immediately : .backoff
         return self.close(reason: .pingFailed, retry: retry, now: now)
     }
 
@@ -478,25 +487,24 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// (see `Heartbeat.holdReading()`); caught up: `.holdReading(false)`, and an outstanding ping gets a full timeout
     /// from now. A repeated report does nothing. A transport opened while held is held too (`readingHeld`).
     public mutating func consumerBacklogChanged(held: Bool, now: Int) -> SessionAction {
-        guard held != self.state.heartbeat.readingHeld else { return .none }
-        if held {
-            self.state.heartbeat.holdReading()
-        } else {
-            self.state.heartbeat.resumeReading(now: now)
+        guard held != self.state.readingHeld else { return .none }
+        self.state.readingHeld = held
+        if !held {
+            _ = self.state.stage.updateConnection { $0.heartbeat.resumeReading(now: now) }
         }
         self.record(held ? .readingHeld : .readingResumed, now: now, from: self.phase)
         return .holdReading(held)
     }
 
     /// Whether transports are held (`consumerBacklogChanged`): a new one must be held from its start.
-    public var readingHeld: Bool { self.state.heartbeat.readingHeld }
+    public var readingHeld: Bool { self.state.readingHeld }
 
     /// The greeting of `generation` could not be written: its transport is failing. Closed (1001,
     /// `.receiveFailed`: a write error is a broken connection) and retried with backoff, at once rather than at the
     /// connect deadline. Ignored when the greeting is not in progress on that generation.
     public mutating func greetingFailed(generation: Int, now: Int) -> SessionAction {
         guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
-        guard case .connecting(_, greeting: true) = self.state.stage else {
+        guard case .live(.connecting(_, greeting: true)) = self.state.stage else {
             return .none  // race: the transport's end settled it first
         }
         return self.close(reason: .receiveFailed, retry: .backoff, now: now)
@@ -505,7 +513,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
     /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
     public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
-        guard generation == self.state.heartbeat.generation else { return .none }  // an older one: settled already
+        guard generation == self.state.generation else { return .none }  // an older one: settled already
         if let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the close the machine ordered: its stream finishing is its end
             self.state.closeWait = nil
@@ -533,7 +541,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// and recorded). A message is not a pong and extends nothing.
     public mutating func messageReceived(generation: Int, bytes: Int, now: Int) -> MessageDelivery {
         // Live or closing: the latest transport has not reported its end.
-        guard generation == self.state.heartbeat.generation, self.state.stage.link != .none else {
+        guard generation == self.state.generation, self.state.stage.link != .none else {
             _ = self.stale(.message, generation: generation, now: now)
             return .discard
         }
@@ -551,25 +559,27 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.state.closeWait = nil  // the close was not seen sent in time: the app may be suspended
         }
         switch self.state.stage {
-        case .stopped, .offline, .suspended, .failed:
+        case .idle(.stopped, _), .idle(.offline, _), .idle(.suspended, _), .idle(.failed, _), .live(.kept):
             return .none
-        case .connecting(let deadline, _):
+        case .live(.connecting(let deadline, _)):
             guard now >= deadline else { return .none }
             return self.close(reason: .connectTimeout, retry: .backoff, now: now)
-        case .open:
-            let probing = self.state.heartbeat.probing
-            switch self.state.heartbeat.tick(now: now) {
+        case .live(.open(var connection)):
+            let tick = connection.heartbeat.tick(
+                now: now, readingHeld: self.state.readingHeld, lastPingID: &self.state.lastPingID)
+            switch tick {
             case nil:
                 return .none
-            case .ping(let generation):
+            case .ping(let ping):
+                self.state.stage = .live(.open(connection))
                 self.record(.ping, now: now, from: .open)
-                return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-            case .close:
-                return probing
+                return .sendPing(generation: connection.generation, ping: ping)
+            case .overdue(let ping):
+                return ping.probe
                     ? self.close(reason: .probeTimeout, retry: .immediately, now: now)
                     : self.close(reason: .pongTimeout, retry: .backoff, now: now)
             }
-        case .waiting(let retryAt, _):
+        case .idle(.waiting(let retryAt), _):
             guard now >= retryAt else { return .none }
             return self.openTransport(now: now, from: .waiting)
         }
@@ -617,16 +627,16 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let returned = state != .unavailable && (previous.state == .unavailable || interfacesChanged)
         let from = self.state.phase
         switch self.state.stage {
-        case .stopped, .failed, .suspended, .connecting:
+        case .idle(.stopped, _), .idle(.failed, _), .idle(.suspended, _), .live(.kept), .live(.connecting):
             self.record(.path, now: now, from: from, path: state)
             return .none
-        case .open:
+        case .live(.open):
             self.record(.path, now: now, from: from, path: state)
-            guard returned, case .ping(let generation) = self.probe(now: now) else { return .none }
-            return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-        case .waiting(_, let closing), .offline(let closing):
+            guard returned else { return .none }
+            return self.probe(now: now)
+        case .idle(.waiting, let closing), .idle(.offline, let closing):
             if state == .unavailable {
-                self.state.stage = .offline(closing: closing)
+                self.state.stage = .idle(.offline, closing: closing)
                 self.record(.path, now: now, from: from, path: state)
                 return .none
             }
@@ -643,31 +653,31 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func enteredBackground(now: Int) -> SessionAction {
         let from = self.state.phase
         switch self.state.stage {
-        case .stopped(inBackground: true, _), .failed(_, inBackground: true, _), .suspended:
+        case .idle(.stopped(inBackground: true), _), .idle(.failed(_, inBackground: true), _),
+             .idle(.suspended, _), .live(.kept):
             return .none  // a repeated report
-        case .stopped(inBackground: false, let closing):
-            self.state.stage = .stopped(inBackground: true, closing: closing)
+        case .idle(.stopped(inBackground: false), let closing):
+            self.state.stage = .idle(.stopped(inBackground: true), closing: closing)
             self.record(.background, now: now, from: from)
             return .none
-        case .failed(let reason, inBackground: false, let closing):
-            self.state.stage = .failed(reason, inBackground: true, closing: closing)
+        case .idle(.failed(let reason, inBackground: false), let closing):
+            self.state.stage = .idle(.failed(reason, inBackground: true), closing: closing)
             self.record(.background, now: now, from: from)
             return .none
-        case .waiting(_, let closing), .offline(let closing):
-            self.state.stage = .suspended(.dropped(closing: closing))
+        case .idle(.waiting, let closing), .idle(.offline, let closing):
+            self.state.stage = .idle(.suspended, closing: closing)
             self.record(.background, now: now, from: from)
             return .none
-        case .open(let connection) where self.configuration.lifecycle == .keepAndProbe:
-            self.state.heartbeat.pause()
+        case .live(.open(var connection)) where self.configuration.lifecycle == .keepAndProbe:
+            connection.heartbeat.pause()
             self.state.outgoing.leftOpen(notices: &self.outboxNotices)
-            self.state.stage = .suspended(.kept(connection))
+            self.state.stage = .live(.kept(connection))
             self.record(.background, now: now, from: from)
             return .none
-        case .connecting, .open:
-            let generation = self.state.heartbeat.generation
-            self.state.heartbeat.ended()
+        case .live(.connecting), .live(.open):
+            let generation = self.state.generation
             self.state.outgoing.leftOpen(notices: &self.outboxNotices)
-            self.state.stage = .suspended(.dropped(closing: true))
+            self.state.stage = .idle(.suspended, closing: true)
             self.record(.background, now: now, from: from)
             self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
             self.state.closeWait = CloseWait(
@@ -682,27 +692,27 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         self.state.closeWait = nil  // the app is back: nobody waits to be suspended
         switch self.state.stage {
-        case .stopped(inBackground: false, _), .failed(_, inBackground: false, _), .connecting, .open, .waiting,
-             .offline:
+        case .idle(.stopped(inBackground: false), _), .idle(.failed(_, inBackground: false), _),
+             .live(.connecting), .live(.open), .idle(.waiting, _), .idle(.offline, _):
             return .none  // a repeated report
-        case .stopped(inBackground: true, let closing):
-            self.state.stage = .stopped(inBackground: false, closing: closing)
+        case .idle(.stopped(inBackground: true), let closing):
+            self.state.stage = .idle(.stopped(inBackground: false), closing: closing)
             self.record(.foreground, now: now, from: from)
             return .none
-        case .failed(let reason, inBackground: true, let closing):
-            self.state.stage = .failed(reason, inBackground: false, closing: closing)
+        case .idle(.failed(let reason, inBackground: true), let closing):
+            self.state.stage = .idle(.failed(reason, inBackground: false), closing: closing)
             self.record(.foreground, now: now, from: from)
             return .none
-        case .suspended(.kept(let connection)):
-            self.state.stage = .open(connection)
+        case .live(.kept(let connection)):
+            self.state.stage = .live(.open(connection))
             self.record(.foreground, now: now, from: from)
             // The outbox waits for the probe's pong: no write to a connection that may be dead.
-            guard case .ping(let generation) = self.probe(now: now) else { return self.nextWrite(now: now) }
-            return .sendPing(generation: generation, ping: self.state.heartbeat.lastPingID)
-        case .suspended(.dropped(let closing)):
+            let probe = self.probe(now: now)
+            return probe == .none ? self.nextWrite(now: now) : probe
+        case .idle(.suspended, let closing):
             self.resetAttempts()
             if self.state.hint.state == .unavailable {
-                self.state.stage = .offline(closing: closing)
+                self.state.stage = .idle(.offline, closing: closing)
                 self.record(.foreground, now: now, from: from)
                 return .none
             }
@@ -722,10 +732,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     // MARK: - Internals
 
     private func isLive(_ generation: Int) -> Bool {
-        guard generation == self.state.heartbeat.generation else { return false }
-        switch self.state.link {
-        case .connecting, .greeting, .open: return true
-        case .none, .closing: return false
+        switch self.state.stage {
+        case .live(.connecting): generation == self.state.generation
+        case .live(.open(let connection)), .live(.kept(let connection)): generation == connection.generation
+        case .idle: false
         }
     }
 
@@ -756,27 +766,31 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.resetAttempts()
     }
 
-    private mutating func probe(now: Int) -> Heartbeat.Action? {
-        let action = self.state.heartbeat.probe(now: now, timeout: self.timing.probeTimeout)
-        if action != nil {
-            self.record(.ping, now: now, from: self.state.phase)
-        }
-        return action
+    /// A liveness probe of the open connection: `.sendPing` when a new ping goes out, `.none` when the outstanding
+    /// one's deadline was pulled in instead.
+    private mutating func probe(now: Int) -> SessionAction {
+        guard case .live(.open(var connection)) = self.state.stage else { return .none }
+        let ping = connection.heartbeat.probe(
+            now: now, timeout: self.timing.probeTimeout, lastPingID: &self.state.lastPingID)
+        self.state.stage = .live(.open(connection))
+        guard let ping else { return .none }
+        self.record(.ping, now: now, from: self.state.phase)
+        return .sendPing(generation: connection.generation, ping: ping)
     }
 
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
-        let generation = self.state.heartbeat.connect()
-        self.state.stage = .connecting(deadline: now + self.timing.connectTimeout, greeting: false)
+        self.state.generation += 1
+        let generation = self.state.generation
+        self.state.stage = .live(.connecting(deadline: now + self.timing.connectTimeout, greeting: false))
         self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
         return .openTransport(generation: generation)
     }
 
     /// The machine ends the live transport itself (timeouts, ping failure): one close action, then settle.
     private mutating func close(reason: CloseReason, retry: Retry, now: Int) -> SessionAction {
-        let generation = self.state.heartbeat.generation
+        let generation = self.state.generation
         let from = self.state.phase
         self.noteStability(now: now)
-        self.state.heartbeat.ended()
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
@@ -792,15 +806,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let proposed: Int
         switch retry {
         case .never:
-            self.state.stage = .failed(reason, inBackground: inBackground, closing: closing)
+            self.state.stage = .idle(.failed(reason, inBackground: inBackground), closing: closing)
             self.record(.closed, now: now, from: from, reason: reason, code: code)
             return
         case _ where inBackground:
-            self.state.stage = .suspended(.dropped(closing: closing))  // reconnect on foreground, not before
+            self.state.stage = .idle(.suspended, closing: closing)  // reconnect on foreground, not before
             self.record(.closed, now: now, from: from, reason: reason, code: code)
             return
         case _ where self.state.hint.state == .unavailable:
-            self.state.stage = .offline(closing: closing)  // no attempt, none counted
+            self.state.stage = .idle(.offline, closing: closing)  // no attempt, none counted
             self.record(.closed, now: now, from: from, reason: reason, code: code)
             return
         case .immediately:
@@ -817,7 +831,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .retry(let chosen):
             self.wait(max(0, chosen), closing: closing, reason: reason, code: code, now: now, from: from)
         case .stop:
-            self.state.stage = .failed(reason, inBackground: false, closing: closing)
+            self.state.stage = .idle(.failed(reason, inBackground: false), closing: closing)
             self.record(.closed, now: now, from: from, reason: reason, code: code)
             self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
         }
@@ -828,7 +842,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                                from: SessionPhase) {
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
-        self.state.stage = .waiting(retryAt: overflow ? Int.max : retryAt, closing: closing)
+        self.state.stage = .idle(.waiting(retryAt: overflow ? Int.max : retryAt), closing: closing)
         self.record(.closed, now: now, from: from, reason: reason, code: code)
         self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
     }
@@ -894,7 +908,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if kind == .closed { self.cause = reason }
         self.records.append(
             LogRecord(
-                generation: self.state.heartbeat.generation, kind: kind, time: now, from: from,
+                generation: self.state.generation, kind: kind, time: now, from: from,
                 to: to ?? self.state.phase, reason: reason, code: code, rtt: rtt, attempt: attempt, delay: delay,
                 bytes: bytes, path: path
             )

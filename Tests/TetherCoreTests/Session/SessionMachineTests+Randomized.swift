@@ -120,7 +120,7 @@ extension SessionMachineTests {
                 let action: SessionAction
                 var staleTransportEvent = false
                 func isStale(_ generation: Int) -> Bool {
-                    !liveBefore || generation != before.heartbeat.generation
+                    !liveBefore || generation != before.generation
                 }
                 let closingBefore = before.link == .closing
                 switch event {
@@ -131,9 +131,9 @@ extension SessionMachineTests {
                     action = m.transportOpened(generation: g, now: now)
                 case .ended(let g, let end):
                     // The end of the close the machine ordered is expected, not stale.
-                    staleTransportEvent = isStale(g) && !(closingBefore && g == before.heartbeat.generation)
+                    staleTransportEvent = isStale(g) && !(closingBefore && g == before.generation)
                     action = m.transportEnded(generation: g, end: end, now: now)
-                    if g <= before.heartbeat.generation { ended.insert(g) }  // a future one is not its end
+                    if g <= before.generation { ended.insert(g) }  // a future one is not its end
                 case .pong(let g, let ping):
                     staleTransportEvent = isStale(g)
                     action = m.pongReceived(generation: g, ping: ping, now: now)
@@ -141,12 +141,12 @@ extension SessionMachineTests {
                     staleTransportEvent = isStale(g)
                     action = m.pingFailed(generation: g, ping: ping, now: now)
                 case .message(let g):
-                    let current = g == before.heartbeat.generation && before.link != .none
+                    let current = g == before.generation && before.link != .none
                     staleTransportEvent = !current
                     let delivery = m.messageReceived(generation: g, bytes: 10, now: now)
                     // No delivered message from a stale generation or after its transport's end; every message
                     // of the latest generation before its end is delivered (once: one decision per message).
-                    let readable = g == before.heartbeat.generation && g >= 1 && !ended.contains(g)
+                    let readable = g == before.generation && g >= 1 && !ended.contains(g)
                     self.check((delivery == .deliver) == readable, "message of \(g) (ended \(ended)): \(delivery)")
                     self.check((delivery == .deliver) == current, "delivery disagrees with the link")
                     action = .none
@@ -173,7 +173,7 @@ extension SessionMachineTests {
                     // A user's attempt always goes out from waiting, offline or failed, whatever the path says.
                     let retryable = [SessionPhase.waiting, .offline, .failed].contains(before.phase)
                         && !before.background
-                    self.check(retryable == (action == .openTransport(generation: before.heartbeat.generation + 1)),
+                    self.check(retryable == (action == .openTransport(generation: before.generation + 1)),
                                "reconnect from \(before.phase): \(action)")
                     self.check(m.attempts <= before.backoff.attempts, "a user's attempt counted")
                 }
@@ -197,7 +197,7 @@ extension SessionMachineTests {
                 case .none:
                     break
                 case .openTransport(let g):
-                    let fresh = g == m.generation && g == before.heartbeat.generation + 1
+                    let fresh = g == m.generation && g == before.generation + 1
                     self.check(fresh, "open must name a new generation")
                     outstandingPing = nil
                 case .sendPing(let g, let ping):
@@ -228,7 +228,7 @@ extension SessionMachineTests {
                 // Every close has a reason, and a generation ends at most once.
                 for record in records where record.kind == .closed {
                     self.check(record.reason != nil, "close without a reason")
-                    self.check(record.generation == before.heartbeat.generation, "close record for another generation")
+                    self.check(record.generation == before.generation, "close record for another generation")
                 }
                 self.check(records.count(where: { $0.kind == .closed }) <= 1, "two closes in one step")
                 // Every wait is bounded by the configuration, whatever the peer asked for (docs/ARCHITECTURE.md §10).
@@ -281,7 +281,8 @@ extension SessionMachineTests {
                 self.check(m.droppedRecords == 0, "records dropped")
                 self.check((m.phase == .failed) == (m.failure != nil), "failure set outside .failed")
                 self.check((m.phase == .waiting) == (m.retryAt != nil), "retryAt set outside .waiting")
-                self.check(m.phase != .open || m.state.heartbeat.phase == .open, "open without a heartbeat")
+                self.check(m.phase != .open || m.state.stage.connection?.generation == m.generation,
+                           "open on a connection that is not the latest")
             }
             // Across every reconnect: queued messages written in the order queued, none twice, and on every
             // generation the greeting before any of them.
