@@ -254,6 +254,9 @@ package enum CommandLineParser {
             case .flag("--deflate"):
                 try cursor.noValue(for: "--deflate")
                 options.deflate = true
+            case .flag("--broadcast-every"):
+                options.broadcastEvery = try cursor.integer(
+                    for: "--broadcast-every", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--ping-every"):
                 options.pingEvery = try cursor.integer(
                     for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")

@@ -86,6 +86,7 @@ enum Usage {
           --echo                 echo data messages
           --deflate              accept a client's permessage-deflate offer
           --ping-every MS        send a ping every MS
+          --broadcast-every MS   send every open connection the server's next number every MS (one feed for all)
           --handshake-timeout MS close a connection without a complete request after MS (default 10000)
           --max-handshaking N    at most N connections in the handshake; a new one resets the oldest
                                  (default 128)

@@ -243,7 +243,7 @@ import Tether
             "serve", "--port", "9001", "--host", "::1", "--pong-delay", "200", "--close-after", "500",
             "--close-code", "4000", "--close-reason", "bye", "--reject", "503", "--retry-after", "2",
             "--send", "10", "--every", "5", "--size", "64", "--echo", "--ping-every", "100",
-            "--handshake-timeout", "2500", "--max-handshaking", "16", "--record-limit", "0",
+            "--broadcast-every", "40", "--handshake-timeout", "2500", "--max-handshaking", "16", "--record-limit", "0",
         ])
         var expected = ServeOptions()
         expected.port = 9001
@@ -259,6 +259,7 @@ import Tether
         expected.size = 64
         expected.echo = true
         expected.pingEvery = 100
+        expected.broadcastEvery = 40
         expected.handshakeTimeout = 2500
         expected.maxHandshaking = 16
         expected.recordLimit = 0
