@@ -15,6 +15,8 @@ import TetherWire
 public typealias SessionPhase = TetherCore.SessionPhase
 /// What the session does when the app goes to the background (`WebSocketConfiguration.lifecycle`).
 public typealias LifecyclePolicy = TetherCore.LifecyclePolicy
+/// What an interface switch while open does (`WebSocketConfiguration.interfaceSwitch`).
+public typealias InterfaceSwitchPolicy = TetherCore.InterfaceSwitchPolicy
 /// Why a connection closed or failed (`WebSocketEvent.stateChanged`'s cause, `ConnectionState.failure`).
 public typealias CloseReason = TetherCore.CloseReason
 /// How a connect attempt failed before any handshake (`CloseReason.connectFailed`, `TransportEnd.connectFailed`).

@@ -107,6 +107,11 @@ public struct WebSocketConfiguration: Sendable {
     /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
     /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
     public var outboxLimits = Outbox<WebSocketMessage>.Limits()
+    /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
+    /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
+    /// opens the next connection on the new path first. A drain below 0 is refused, and so is `.makeBeforeBreak`
+    /// itself for now: the session does not run its overlap yet.
+    public var interfaceSwitch = InterfaceSwitchPolicy.probe
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -164,6 +169,13 @@ public struct WebSocketConfiguration: Sendable {
         if let problem = self.session.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
+        }
+        // The session machine does not run the make-before-break overlap yet (`InterfaceHandover` holds its rules):
+        // refused rather than silently run as `.probe`.
+        if case .makeBeforeBreak = self.interfaceSwitch {
+            throw WebSocketConfigurationError(
+                property: "interfaceSwitch", requirement: ".probe (make-before-break is not available yet)",
+                value: "\(self.interfaceSwitch)")
         }
         if let tolerance = self.timerTolerance, tolerance < .zero {
             throw WebSocketConfigurationError(
@@ -243,6 +255,7 @@ public struct WebSocketConfiguration: Sendable {
         session.retryPolicy = self.retryPolicy
         session.outboxLimits = self.outboxLimits
         session.closeTimeout = self.closeTimeout
+        session.interfaceSwitch = self.interfaceSwitch
         return session
     }
 

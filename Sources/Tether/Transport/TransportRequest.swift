@@ -29,6 +29,10 @@ public struct TransportRequest: Sendable {
     public var proxy: ProxyConfiguration
     /// permessage-deflate to offer (see `CompressionOptions`); nil (the default): none.
     public var compression: CompressionOptions?
+    /// The interface the connection must leave by (`eth1`, `wlan0`), as a path monitor named it; nil (the default)
+    /// for the route the system prefers when the connection starts. `SocketTransport` binds its sockets to it
+    /// (`SO_BINDTODEVICE`); a name the system does not know ends the attempt with `.connectFailed`.
+    package var interface: String?
 
     public init(
         url: URL,

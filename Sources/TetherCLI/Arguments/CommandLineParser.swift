@@ -139,6 +139,14 @@ package enum CommandLineParser {
                 deflate.offers[0].clientNoContextTakeover = true
                 deflate.offers[0].serverNoContextTakeover = true
                 scratch.deflate = deflate
+            case .flag("--interface-switch"):
+                switch try cursor.value(for: "--interface-switch") {
+                case "make-before-break": scratch.interfaceSwitch = .makeBeforeBreak()
+                case "probe": scratch.interfaceSwitch = .probe
+                case let other:
+                    throw .invalidValue(
+                        flag: "--interface-switch", value: other, expected: "'make-before-break' or 'probe'")
+                }
             case .flag("--cert"):
                 scratch.clientCertificate = try cursor.value(for: "--cert")
             case .flag("--key"):
@@ -252,6 +260,9 @@ package enum CommandLineParser {
             case .flag("--deflate"):
                 try cursor.noValue(for: "--deflate")
                 options.deflate = true
+            case .flag("--broadcast-every"):
+                options.broadcastEvery = try cursor.integer(
+                    for: "--broadcast-every", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--ping-every"):
                 options.pingEvery = try cursor.integer(
                     for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")

@@ -56,6 +56,9 @@ package struct ConnectOptions: Equatable, Sendable {
     /// `--deflate`: offer permessage-deflate (`CompressionOptions`); `--deflate-window BITS` limits both windows,
     /// `--deflate-no-context-takeover` asks both sides to reset their context per message.
     package var deflate: CompressionOptions?
+    /// `--interface-switch make-before-break|probe`: what a switch of the path's interfaces while open does. Nil when
+    /// not given: the client's default.
+    package var interfaceSwitch: InterfaceSwitchPolicy?
 
     package init(url: URL) {
         self.url = url

@@ -20,6 +20,9 @@ package struct ServeOptions: Equatable, Sendable {
     /// `--deflate`: accept a client's permessage-deflate offer (the RFC's defaults).
     package var deflate = false
     package var pingEvery: Int?
+    /// `--broadcast-every MS`: the server-wide numbered feed (`Scenario.Broadcast`), one number every MS to every open
+    /// connection.
+    package var broadcastEvery: Int?
     /// Close a connection whose upgrade request is not complete after this long (`TestServer`'s default).
     package var handshakeTimeout = 10_000
     /// At most this many connections in the handshake; a new one resets the oldest.

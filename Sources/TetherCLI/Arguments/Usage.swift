@@ -38,6 +38,9 @@ enum Usage {
           --raw                 print text messages as received, control characters included
           --events jsonl        print every event record as one JSON object per line on stdout
           --no-path-monitor     do not watch the network path (default: the platform monitor)
+          --interface-switch make-before-break|probe
+                                when the path moves to other interfaces while open: open the next connection
+                                first, or probe the open one (default: probe)
           --no-stdin            do not read stdin; run until --count, --duration or a signal
           --ca-file F           for wss://, also trust the CA certificates in PEM file F (repeatable)
           --pin sha256/BASE64   for wss://, require this SPKI SHA-256 pin in the chain (repeatable)
@@ -84,6 +87,7 @@ enum Usage {
           --echo                 echo data messages
           --deflate              accept a client's permessage-deflate offer
           --ping-every MS        send a ping every MS
+          --broadcast-every MS   send every open connection the server's next number every MS (one feed for all)
           --handshake-timeout MS close a connection without a complete request after MS (default 10000)
           --max-handshaking N    at most N connections in the handshake; a new one resets the oldest
                                  (default 128)

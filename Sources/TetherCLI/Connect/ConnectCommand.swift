@@ -47,6 +47,7 @@ package enum ConnectCommand {
         }
         if let proxy = options.proxy { configuration.proxy = proxy }
         configuration.compression = options.deflate
+        if let policy = options.interfaceSwitch { configuration.interfaceSwitch = policy }
         if let path = options.greetingFile {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 io.writeError("tether connect: cannot read the greeting file \(path)\n")

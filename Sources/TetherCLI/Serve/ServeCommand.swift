@@ -115,6 +115,7 @@ package enum ServeCommand {
         scenario.echo = options.echo
         if options.deflate { scenario.deflate = .accept(PerMessageDeflateServerPolicy()) }
         scenario.pingIntervalMilliseconds = options.pingEvery
+        scenario.broadcast = options.broadcastEvery.map { Scenario.Broadcast(intervalMilliseconds: $0) }
         return scenario
     }
     #endif

@@ -38,6 +38,8 @@ public struct SessionConfiguration: Equatable, Sendable {
     public var outboxLimits = OutboxLimits()
     /// When to stop retrying and how long to wait, beyond the backoff. Default `RetryPolicy()`: retry forever.
     public var retryPolicy = RetryPolicy()
+    /// What an interface switch while open does. Default `.probe`; `.makeBeforeBreak(drain:)`'s drain is at least 0.
+    public var interfaceSwitch = InterfaceSwitchPolicy.probe
 
     public init(
         heartbeatInterval: Duration = .seconds(15),
@@ -92,6 +94,9 @@ public struct SessionConfiguration: Equatable, Sendable {
             return SettingOutOfRange(
                 setting: "retryPolicy.maximumElapsed", requirement: "at least 0", value: "\(maximum)")
         }
+        if case .makeBeforeBreak(let drain) = self.interfaceSwitch, drain < .zero {
+            return SettingOutOfRange(setting: "interfaceSwitch.drain", requirement: "at least 0", value: "\(drain)")
+        }
         if self.outboxLimits.count < 0 || self.outboxLimits.bytes < 0 {
             return SettingOutOfRange(
                 setting: "outboxLimits", requirement: "count and bytes at least 0",
@@ -121,6 +126,8 @@ struct SessionTiming: Equatable, Sendable {
     var retryLaterDelay: Int
     var maximumRetryAfter: Int
     var closeTimeout: Int
+    /// The drain of `.makeBeforeBreak`, or nil under `.probe`.
+    var switchDrain: Int?
 
     init(_ configuration: SessionConfiguration) {
         self.heartbeatInterval = configuration.heartbeatInterval.milliseconds
@@ -131,6 +138,10 @@ struct SessionTiming: Equatable, Sendable {
         self.retryLaterDelay = configuration.retryLaterDelay.milliseconds
         self.maximumRetryAfter = configuration.maximumRetryAfter.milliseconds
         self.closeTimeout = configuration.closeTimeout.milliseconds
+        switch configuration.interfaceSwitch {
+        case .probe: self.switchDrain = nil
+        case .makeBeforeBreak(let drain): self.switchDrain = drain.milliseconds
+        }
     }
 }
 

@@ -39,6 +39,23 @@ enum Socket {
         try self.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1)
     }
 
+    #if os(Linux)
+    /// Binds `fd` to the interface named `interface` (`SO_BINDTODEVICE`, resolved in the socket's own network
+    /// namespace): its packets leave by that interface whatever the default route says. Unprivileged since Linux
+    /// 5.7; an unknown name fails with `ENODEV`, a name of `IFNAMSIZ` bytes or more with `EINVAL`.
+    static func bind(_ fd: Int32, toInterface interface: String) throws(SocketError) {
+        var name = Array(interface.utf8)
+        guard !name.isEmpty, name.count < Int(IFNAMSIZ), !name.contains(0) else {
+            throw SocketError(operation: "setsockopt(SO_BINDTODEVICE)", errno: EINVAL)
+        }
+        name.append(0)
+        let result = name.withUnsafeBytes {
+            setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, $0.baseAddress, socklen_t($0.count))
+        }
+        guard result == 0 else { throw SocketError(operation: "setsockopt(SO_BINDTODEVICE)", errno: errno) }
+    }
+    #endif
+
     /// Makes the next `close` send RST instead of FIN (SO_LINGER with a zero timeout).
     static func setLingerZero(_ fd: Int32) {
         var option = linger(l_onoff: 1, l_linger: 0)

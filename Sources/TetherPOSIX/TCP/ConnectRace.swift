@@ -61,6 +61,8 @@ final class ConnectRace: Sendable {
         let addresses: [SocketAddress]
         /// Pre-made sockets (one per address, in racing order) when connecting inside a namespace; -1 once used.
         var sockets: [Int32]?
+        /// The interface every attempt's socket is bound to (`SO_BINDTODEVICE`); nil to follow the routes.
+        let interface: String?
         var machine: HappyEyeballs
         var continuation: Continuation?
         var cancelledBeforeStart = false
@@ -71,21 +73,24 @@ final class ConnectRace: Sendable {
         var attemptTimer: TimerHandle?
         var deadlineTimer: TimerHandle?
 
-        init(addresses: [SocketAddress], sockets: [Int32]?, attemptDelay: Int) {
+        init(addresses: [SocketAddress], sockets: [Int32]?, interface: String?, attemptDelay: Int) {
             self.addresses = addresses
             self.sockets = sockets
+            self.interface = interface
             self.machine = HappyEyeballs(count: addresses.count, attemptDelay: attemptDelay)
         }
     }
 
     /// - Parameter addresses: in racing order (see `HappyEyeballs.interleave`), with `sockets` in the same order.
     init(
-        addresses: [SocketAddress], sockets: [Int32]?, attemptDelay: Int, deadline: ContinuousClock.Instant,
-        loop: EventLoop
+        addresses: [SocketAddress], sockets: [Int32]?, interface: String?, attemptDelay: Int,
+        deadline: ContinuousClock.Instant, loop: EventLoop
     ) {
         self.loop = loop
         self.deadline = deadline
-        self.state = LoopBound(State(addresses: addresses, sockets: sockets, attemptDelay: attemptDelay), loop: loop)
+        self.state = LoopBound(
+            State(addresses: addresses, sockets: sockets, interface: interface, attemptDelay: attemptDelay),
+            loop: loop)
     }
 
     func start(_ continuation: Continuation) {
@@ -210,6 +215,7 @@ final class ConnectRace: Sendable {
         let attempt = Attempt(index: index, descriptor: descriptor, race: self)
         do throws(SocketError) {
             try Socket.setNoDelay(descriptor)
+            if let interface = state.interface { try Socket.bind(descriptor, toInterface: interface) }
         } catch {
             self.loop.release(descriptor)
             return error

@@ -16,6 +16,9 @@ extension TCPConnection {
     ///   - attemptDelay: RFC 8305's Connection Attempt Delay, 250 ms by default, kept within 10 ms...2 s.
     ///   - loop: the loop that will drive the connection. Defaults to `EventLoop.shared`.
     ///   - namespace: if given, the sockets are created inside this network namespace.
+    ///   - interface: if given, every socket is bound to the interface of this name (`SO_BINDTODEVICE`, in the
+    ///     socket's namespace), so that the connection leaves by it whatever the routes prefer; nil (the default)
+    ///     follows the route the kernel prefers when the connect starts.
     /// - Throws: the error of the address that failed last (`.refused`, `.unreachable`, ...), `.timedOut` when the
     ///   deadline passes, `.cancelled` when the task is cancelled, `.closed` when the loop is shut down;
     ///   `.system(operation: "connect", errno: EDESTADDRREQ)` for an empty address list.
@@ -24,10 +27,12 @@ extension TCPConnection {
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
         loop: EventLoop = .shared,
-        namespace: NetworkNamespace? = nil
+        namespace: NetworkNamespace? = nil,
+        interface: String? = nil
     ) async throws(SocketError) -> TCPConnection {
         let result = await self.race(
-            to: addresses, timeout: timeout, attemptDelay: attemptDelay, loop: loop, namespace: namespace)
+            to: addresses, timeout: timeout, attemptDelay: attemptDelay, loop: loop, namespace: namespace,
+            interface: interface)
         do {
             return try result.get()
         } catch {
@@ -35,13 +40,15 @@ extension TCPConnection {
         }
     }
 
-    /// `connect(to:timeout:attemptDelay:loop:namespace:)`, failing with every address tried and its error.
+    /// `connect(to:timeout:attemptDelay:loop:namespace:interface:)`, failing with every address tried and its
+    /// error.
     package static func race(
         to addresses: [SocketAddress],
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
         loop: EventLoop = .shared,
-        namespace: NetworkNamespace? = nil
+        namespace: NetworkNamespace? = nil,
+        interface: String? = nil
     ) async -> Result<TCPConnection, ConnectRaceFailure> {
         guard !addresses.isEmpty else {
             return .failure(ConnectRaceFailure(error: .system(operation: "connect", errno: EDESTADDRREQ), attempts: []))
@@ -67,6 +74,7 @@ extension TCPConnection {
         let race = ConnectRace(
             addresses: ordered,
             sockets: sockets,
+            interface: interface,
             attemptDelay: ConnectRace.milliseconds(attemptDelay),
             deadline: loop.now + timeout,
             loop: loop

@@ -82,6 +82,31 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A numbered feed the whole server broadcasts: message `k` goes out at `k * intervalMilliseconds` after the
+    /// server started, to every connection open then, so that two connections of one client (an old one and its
+    /// replacement) carry the same numbers at the same moments and a gap between them shows as a missing number.
+    /// A connection joins at the first tick at or after its open. The payload is the decimal digits of `k` followed by
+    /// `.` up to `size` bytes (never cut: a short `size` still carries every digit), as text.
+    public struct Broadcast: Sendable, Equatable {
+        /// Milliseconds between two numbers; at least 1.
+        public var intervalMilliseconds: Int
+        /// Payload bytes per message, at least the digits of the number.
+        public var size: Int
+
+        public init(intervalMilliseconds: Int, size: Int = 16) {
+            self.intervalMilliseconds = intervalMilliseconds
+            self.size = size
+        }
+
+        /// The number a message of the feed carries, or nil for a payload that is not one.
+        public static func number(in payload: some Collection<UInt8>) -> Int? {
+            let digits = payload.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            guard !digits.isEmpty, digits.count <= 18, payload.dropFirst(digits.count).allSatisfy({ $0 == 0x2E })
+            else { return nil }
+            return Int(String(decoding: digits, as: UTF8.self))
+        }
+    }
+
     /// How the handshake is answered. Default `.accept`.
     public var handshake: Handshake = .accept
     /// The subprotocol to select when the client offers it; nil (default) selects none. A client
@@ -93,6 +118,8 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public var echo = false
     /// Messages to send on open. Default none.
     public var stream: Stream?
+    /// The server-wide numbered feed this connection receives while open. Default none.
+    public var broadcast: Broadcast?
     /// Send a ping every this many ms (payload: an 8-byte big-endian counter from 1). Default none.
     public var pingIntervalMilliseconds: Int?
     /// A close frame to send on its own. Default none.
@@ -172,6 +199,11 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         Scenario().sending(count: count, size: size, kind: kind, everyMilliseconds: everyMilliseconds)
     }
 
+    /// Broadcasts the server-wide numbered feed (see `Broadcast`) to every open connection.
+    public static func broadcast(everyMilliseconds: Int, size: Int = 16) -> Scenario {
+        Scenario().broadcasting(everyMilliseconds: everyMilliseconds, size: size)
+    }
+
     /// Sends a ping every `everyMilliseconds`.
     public static func serverPings(everyMilliseconds: Int) -> Scenario {
         Scenario().pinging(everyMilliseconds: everyMilliseconds)
@@ -214,6 +246,13 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public func sending(count: Int, size: Int, kind: MessageKind = .text, everyMilliseconds: Int = 0) -> Scenario {
         var copy = self
         copy.stream = Stream(count: count, size: size, kind: kind, intervalMilliseconds: everyMilliseconds)
+        return copy
+    }
+
+    /// This scenario, also receiving the server-wide numbered feed (see `Broadcast`).
+    public func broadcasting(everyMilliseconds: Int, size: Int = 16) -> Scenario {
+        var copy = self
+        copy.broadcast = Broadcast(intervalMilliseconds: everyMilliseconds, size: size)
         return copy
     }
 
@@ -283,6 +322,10 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check(stream.count >= 0 && stream.size >= 0, "stream count and size must not be negative")
             try check(stream.intervalMilliseconds >= 0, "stream interval must not be negative")
         }
+        if let broadcast = self.broadcast {
+            try check(broadcast.intervalMilliseconds > 0, "broadcast interval must be positive")
+            try check(broadcast.size >= 0, "broadcast size must not be negative")
+        }
         if let interval = self.pingIntervalMilliseconds {
             try check(interval > 0, "ping interval must be positive")
         }
@@ -333,6 +376,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         if let stream = self.stream {
             let every = "every \(stream.intervalMilliseconds) ms"
             parts.append("send \(stream.count) \(stream.kind) x \(stream.size) B \(every)")
+        }
+        if let broadcast = self.broadcast {
+            parts.append("broadcast a number every \(broadcast.intervalMilliseconds) ms x \(broadcast.size) B")
         }
         if let interval = self.pingIntervalMilliseconds { parts.append("ping every \(interval) ms") }
         if let close = self.close { parts.append("close \(close.code) after \(close.afterMilliseconds) ms") }

@@ -47,6 +47,8 @@ final class ConnectionDriver {
         case reset
         case stream
         case ping
+        /// Number `k` of the server's broadcast.
+        case broadcast(Int)
     }
 
     /// What a delivered message asks of the scenario once the engine is unlocked.
@@ -81,6 +83,8 @@ final class ConnectionDriver {
     private var streamSent = 0
     private var streamPayload: [UInt8] = []
     private var pingsSent: UInt64 = 0
+    /// The broadcast's payload buffer (dots between messages).
+    private var broadcastPayload: [UInt8] = []
     /// Still waiting for a complete upgrade request (counted by the core against its cap).
     private var inHandshake = true
     /// Closes the connection if the request is not complete in time.
@@ -295,6 +299,12 @@ final class ConnectionDriver {
         if let close = scenario.close { self.schedule(.close, after: close.afterMilliseconds, shell: shell) }
         if let reset = scenario.resetAfterMilliseconds { self.schedule(.reset, after: reset, shell: shell) }
         if let interval = scenario.pingIntervalMilliseconds { self.schedule(.ping, after: interval, shell: shell) }
+        if let broadcast = scenario.broadcast {
+            // The first tick at or after the open: the connection joins the feed where the server is.
+            let interval = Duration.milliseconds(broadcast.intervalMilliseconds)
+            let next = Int((self.core.started.duration(to: self.scenarioStart) / interval).rounded(.up))
+            self.schedule(.broadcast(next), at: self.core.started + interval * next, shell: shell)
+        }
         if let mebibytes = scenario.deflateBombMebibytes, compression != nil {
             let bomb = DeflateBomb.payload(inflatedMebibytes: mebibytes)
             let sent = webSocket.withEngine { $0.sendPrecompressed(.binary, deflated: bomb) }
@@ -523,15 +533,24 @@ final class ConnectionDriver {
     private func encodeStreamMessage(
         _ stream: Scenario.Stream, number: Int, into engine: inout ConnectionDriver.WebSocket.Engine
     ) -> Bool {
+        Self.encodeNumbered(number, kind: stream.kind, cut: true, payload: &self.streamPayload, into: &engine)
+    }
+
+    /// Encodes `number`'s digits over `payload` (all dots), sends it as `kind` and puts the dots back; the digits are
+    /// cut to the payload's size when `cut`, else the payload grows to hold them. False when the engine no longer
+    /// sends.
+    private static func encodeNumbered(
+        _ number: Int, kind: Scenario.MessageKind, cut: Bool, payload: inout [UInt8],
+        into engine: inout ConnectionDriver.WebSocket.Engine
+    ) -> Bool {
         let digits = Array(String(number).utf8)
-        let size = stream.size
-        self.streamPayload.withUnsafeMutableBufferPointer { payload in
-            for (offset, digit) in digits.prefix(size).enumerated() { payload[offset] = digit }
+        if !cut, payload.count < digits.count {
+            payload.append(contentsOf: repeatElement(UInt8(ascii: "."), count: digits.count - payload.count))
         }
-        let sent = self.streamPayload.withUnsafeBytes { payload in
-            engine.send(stream.kind == .text ? .text : .binary, payload: payload)
-        }
-        for offset in 0..<min(digits.count, size) { self.streamPayload[offset] = UInt8(ascii: ".") }
+        let written = min(digits.count, payload.count)
+        payload.replaceSubrange(0..<written, with: digits.prefix(written))
+        let sent = payload.withUnsafeBytes { engine.send(kind == .text ? .text : .binary, payload: $0) }
+        payload.replaceSubrange(0..<written, with: repeatElement(UInt8(ascii: "."), count: written))
         return sent
     }
 
@@ -609,6 +628,23 @@ final class ConnectionDriver {
             self.sendPing(webSocket)
             let next = self.scenarioStart + .milliseconds(Int(self.pingsSent + 1) * interval)
             self.schedule(.ping, at: next, shell: shell)
+        case .broadcast(let number):
+            guard let broadcast = self.scenario.broadcast else { return }
+            if self.broadcastPayload.count != broadcast.size {
+                self.broadcastPayload = [UInt8](repeating: UInt8(ascii: "."), count: broadcast.size)
+            }
+            let sent = webSocket.withEngine {
+                Self.encodeNumbered(number, kind: .text, cut: false, payload: &self.broadcastPayload, into: &$0)
+            }
+            guard sent else { break }
+            let size = self.broadcastPayload.count
+            self.recorder.update(self.index) { record, _ in
+                record.sentMessageCount += 1
+                record.sentMessageBytes += size
+                return nil
+            }
+            let next = self.core.started + .milliseconds(broadcast.intervalMilliseconds) * (number + 1)
+            self.schedule(.broadcast(number + 1), at: next, shell: shell)
         case .reset:
             preconditionFailure("handled above")
         }

@@ -230,6 +230,8 @@ final class ServerCore: Sendable {
     /// Serves `wss://` with this context; nil for `ws://`.
     let tls: TLSContext?
     let scenario: @Sendable (ConnectionContext) -> Scenario
+    /// When the server started: tick 0 of a scenario's broadcast (`Scenario.Broadcast`).
+    let started: ContinuousClock.Instant
     private let registry: LoopBound<Registry>
 
     private final class Registry {
@@ -258,6 +260,7 @@ final class ServerCore: Sendable {
         self.maximumHandshakingConnections = maximumHandshakingConnections
         self.outboundWatermarks = outboundWatermarks
         self.scenario = scenario
+        self.started = loop.now
         self.registry = LoopBound(Registry(), loop: loop)
     }
 

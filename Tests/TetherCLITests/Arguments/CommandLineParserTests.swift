@@ -130,6 +130,21 @@ import Tether
         }
     }
 
+    @Test func connectTakesAnInterfaceSwitchPolicyByNameAndRefusesAnyOther() throws {
+        let url = URL(string: "ws://a/")!
+        var expected = ConnectOptions(url: url)
+        #expect(try CommandLineParser.parse(["connect", "ws://a/"]) == .connect(expected))  // the client's default
+        expected.interfaceSwitch = .makeBeforeBreak(drain: InterfaceSwitchPolicy.defaultDrain)
+        #expect(try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "make-before-break"])
+            == .connect(expected))
+        expected.interfaceSwitch = .probe
+        #expect(try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "probe"]) == .connect(expected))
+        #expect(throws: ArgumentError.invalidValue(
+            flag: "--interface-switch", value: "break-before-make", expected: "'make-before-break' or 'probe'")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--interface-switch", "break-before-make"])
+        }
+    }
+
     @Test func connectRefusesBadHeadersProtocolsEventsAndBackoff() {
         #expect(throws: ArgumentError.invalidHeader("NoColon")) {
             try CommandLineParser.parse(["connect", "ws://a/", "--header", "NoColon"])
@@ -237,7 +252,7 @@ import Tether
             "serve", "--port", "9001", "--host", "::1", "--pong-delay", "200", "--close-after", "500",
             "--close-code", "4000", "--close-reason", "bye", "--reject", "503", "--retry-after", "2",
             "--send", "10", "--every", "5", "--size", "64", "--echo", "--ping-every", "100",
-            "--handshake-timeout", "2500", "--max-handshaking", "16", "--record-limit", "0",
+            "--broadcast-every", "40", "--handshake-timeout", "2500", "--max-handshaking", "16", "--record-limit", "0",
         ])
         var expected = ServeOptions()
         expected.port = 9001
@@ -253,6 +268,7 @@ import Tether
         expected.size = 64
         expected.echo = true
         expected.pingEvery = 100
+        expected.broadcastEvery = 40
         expected.handshakeTimeout = 2500
         expected.maxHandshaking = 16
         expected.recordLimit = 0

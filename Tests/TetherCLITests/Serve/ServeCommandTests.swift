@@ -17,14 +17,14 @@ import TetherTestServer
     @Test func scenarioFollowsTheFlags() throws {
         guard case .serve(let options) = try CommandLineParser.parse([
             "serve", "--pong-delay", "20", "--close-after", "300", "--close-code", "4001", "--send", "3",
-            "--every", "10", "--size", "8", "--echo", "--ping-every", "50",
+            "--every", "10", "--size", "8", "--echo", "--ping-every", "50", "--broadcast-every", "20",
         ]) else {
             Issue.record("expected serve")
             return
         }
         #expect(ServeCommand.scenario(for: options).description
-            == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, ping every 50 ms, "
-                + "close 4001 after 300 ms")
+            == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, "
+                + "broadcast a number every 20 ms x 16 B, ping every 50 ms, close 4001 after 300 ms")
     }
 
     @Test func aPortInUseFailsWithAMessage() async throws {

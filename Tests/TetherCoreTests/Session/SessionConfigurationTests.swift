@@ -33,6 +33,19 @@ import Testing
         #expect(configuration.settingOutOfRange?.setting == "backoff.cap")
     }
 
+    @Test func anInterfaceSwitchDrainIsNeverNegativeAndReachesTheMachineInMilliseconds() {
+        var configuration = SessionConfiguration()
+        #expect(configuration.interfaceSwitch == .probe)
+        #expect(SessionTiming(configuration).switchDrain == nil)
+        configuration.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1))
+        #expect(configuration.settingOutOfRange == SettingOutOfRange(
+            setting: "interfaceSwitch.drain", requirement: "at least 0", value: "\(Duration.milliseconds(-1))"))
+        configuration.interfaceSwitch = .makeBeforeBreak(drain: .zero)
+        #expect(configuration.settingOutOfRange == nil)
+        configuration.interfaceSwitch = .makeBeforeBreak()
+        #expect(SessionTiming(configuration).switchDrain == 500)
+    }
+
     @Test func millisecondsRoundTowardZeroAndSaturate() {
         #expect(Duration.microseconds(1_999).milliseconds == 1)
         #expect(Duration.seconds(2).milliseconds == 2_000)

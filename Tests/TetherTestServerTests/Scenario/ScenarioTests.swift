@@ -60,10 +60,22 @@ import TetherTestServer
             (.close(afterMilliseconds: 10, code: 1000, reason: String(repeating: "x", count: 124)),
                 "close reason must fit in 123 bytes"),
             (.reset(afterMilliseconds: -1), "reset delay must not be negative"),
+            (.broadcast(everyMilliseconds: 0), "broadcast interval must be positive"),
+            (.broadcast(everyMilliseconds: 5, size: -1), "broadcast size must not be negative"),
         ]
         for (scenario, field) in cases {
             #expect(throws: TestServerError.invalidScenario(field)) { try scenario.validate() }
         }
+    }
+}
+
+extension ScenarioTests {
+    @Test func aBroadcastNumberIsReadBackFromItsPayloadAndNothingElseIsOne() {
+        #expect(Scenario.broadcast(everyMilliseconds: 20).description == "accept, broadcast a number every 20 ms x 16 B")
+        #expect(Scenario.Broadcast.number(in: Array("42......".utf8)) == 42)
+        #expect(Scenario.Broadcast.number(in: Array("1234567".utf8)) == 1_234_567)
+        #expect(Scenario.Broadcast.number(in: Array("4x2".utf8)) == nil)
+        #expect(Scenario.Broadcast.number(in: Array("..".utf8)) == nil)
     }
 }
 

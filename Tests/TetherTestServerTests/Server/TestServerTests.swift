@@ -323,6 +323,29 @@ struct TestServerTests {
         await server.stop()
     }
 
+    /// The feed is the server's, not the connection's: a second connection joins at the number the server is at,
+    /// and from then on both carry the same numbers, the first with no gap.
+    @Test(.timeLimit(.minutes(1)))
+    func aBroadcastSendsTheServersNumbersToEveryOpenConnection() async throws {
+        let server = try TestServer(scenario: .broadcast(everyMilliseconds: 10, size: 8))
+        var (first, _) = try await RawClient.open(server)
+        func number(_ message: WireMessage?) -> Int? {
+            guard case .text(let text)? = message else { return nil }
+            return Scenario.Broadcast.number(in: Array(text.utf8))
+        }
+        let start = try #require(number(await first.nextMessage()))
+        var (second, _) = try await RawClient.open(server)
+        let joined = try #require(number(await second.nextMessage()))
+        let next = try #require(number(await second.nextMessage()))
+        #expect(joined > start && next == joined + 1)
+        var seen = [start]
+        while seen.last! < next, let received = number(await first.nextMessage()) { seen.append(received) }
+        #expect(seen == Array(start...next))  // no gap, and the second connection's numbers among them
+        guard case .text(let payload)? = await first.nextMessage() else { Issue.record("no next message"); return }
+        #expect(payload == "\(next + 1)" + String(repeating: ".", count: 8 - "\(next + 1)".count))
+        await server.stop()
+    }
+
     @Test func tenThousandMessagesStreamInOrderWhilePingsAreAnswered() async throws {
         let server = try TestServer(scenario: .send(count: 10_000, size: 100, kind: .binary))
         var (client, _) = try await RawClient.open(server)

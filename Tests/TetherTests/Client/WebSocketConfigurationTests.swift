@@ -40,6 +40,7 @@ import TetherCore
         ("retryLaterDelay", { $0.retryLaterDelay = .milliseconds(-5) }),
         ("maximumRetryAfter", { $0.maximumRetryAfter = .milliseconds(-1) }),
         ("closeTimeout", { $0.closeTimeout = .milliseconds(-1) }),
+        ("interfaceSwitch.drain", { $0.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1)) }),
         ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
         ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
         ("backoff.base", { $0.backoff.base = -1 }),
@@ -61,6 +62,15 @@ import TetherCore
             #expect(error.property == property)
             #expect(error.description.contains("WebSocketConfiguration.\(property)"))
         }
+    }
+
+    @Test func makeBeforeBreakIsRefusedUntilTheSessionRunsItRatherThanRunAsAProbe() {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.interfaceSwitch = .makeBeforeBreak()
+        #expect(configuration.session.settingOutOfRange == nil)
+        #expect(throws: WebSocketConfigurationError(
+            property: "interfaceSwitch", requirement: ".probe (make-before-break is not available yet)",
+            value: "\(InterfaceSwitchPolicy.makeBeforeBreak())")) { try configuration.validate() }
     }
 
     @Test func theErrorSaysWhatTheValueWasAndWhatItMustBe() {

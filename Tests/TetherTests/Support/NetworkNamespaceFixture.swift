@@ -66,6 +66,16 @@ final class NetworkNamespaceFixture {
         try self.ip("-n", self.watched, "link", "set", "vc", "up")
     }
 
+    /// The address of a server reachable over either link: `203.0.113.10/32` on the peer's loopback interface, so
+    /// that the watched namespace reaches it by its default route (not by a link's own subnet), wherever that points.
+    static let serverBehindBothLinks = "203.0.113.10"
+
+    /// Puts `serverBehindBothLinks` on the peer's `lo` (and brings it up). Call after `connect()`.
+    func addServerBehindBothLinks() throws {
+        try self.ip("-n", self.peer, "addr", "add", "\(Self.serverBehindBothLinks)/32", "dev", "lo")
+        try self.ip("-n", self.peer, "link", "set", "lo", "up")
+    }
+
     /// Drops every packet `va` and `vb` send (a `pfifo` queue of length 0 on each; this kernel has no `netem`),
     /// so the link stays up while nothing crosses it. `unblackhole()` removes the queues.
     func blackhole() throws {

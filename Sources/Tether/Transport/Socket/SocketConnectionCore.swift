@@ -104,6 +104,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         let loop = self.loop
         let progress = self.connectProgress
         let dialer = self.dialer
+        let interface = self.request.interface
         let task = Task {
             let result: Result<TCPConnection, ConnectRaceFailure>
             var originAddress: SocketAddress?
@@ -119,7 +120,7 @@ final class SocketConnectionCore: ByteStreamHandler {
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = await TCPConnection.race(
                     to: addresses, timeout: remaining, attemptDelay: dialer.attemptDelay, loop: loop,
-                    namespace: dialer.namespace
+                    namespace: dialer.namespace, interface: interface
                 )
             } catch {
                 result = .failure(ConnectRaceFailure(error: error, attempts: []))  // no address to try

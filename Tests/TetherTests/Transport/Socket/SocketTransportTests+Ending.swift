@@ -262,6 +262,19 @@ extension SocketTransportTests {
         #expect(!"\(ends)".contains("both.invalid"))
     }
 
+    /// `TransportRequest.interface` reaches the socket: an interface this host does not have fails the attempt at once
+    /// (`SO_BINDTODEVICE`'s `ENODEV`), with the address tried, instead of leaving by another interface.
+    @Test func anInterfaceTheHostDoesNotHaveFailsTheConnectInsteadOfLeavingByAnother() async throws {
+        let reserved = try ReservedPort()
+        var request = TransportRequest(url: URL(string: "ws://127.0.0.1:\(reserved.port)/")!, connectTimeout: 10_000)
+        request.interface = "nosuch0"
+        var client = ClientProbe(SocketConnection(request: request, loop: .shared, dialer: .direct))
+        let failure = ConnectFailure.system(ENODEV)
+        #expect(await client.rest() == [.ended(.connectFailed(failure, tried: [
+            ConnectAttempt(address: "127.0.0.1:\(reserved.port)", failure: failure),
+        ]))])
+    }
+
     @Test func nameThatCannotResolveEndsWithNameResolution() async throws {
         // A 64-byte label is invalid in DNS: glibc fails it without sending a query, so this needs no network.
         var client = ClientProbe(url: URL(string: "ws://\(String(repeating: "a", count: 64)).example/")!)

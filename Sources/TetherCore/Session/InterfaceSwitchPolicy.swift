@@ -1,0 +1,15 @@
+/// What the session does when the path moves to other interfaces while a connection is open (Wi-Fi to cellular,
+/// `eth0` to `eth1`): a usable path report whose interfaces differ from the previous usable one.
+public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable {
+    /// Probe the open connection (a ping with `probeTimeout`) and reconnect only when the probe fails: break before
+    /// make. The session is not open from the failed probe until the new handshake completes.
+    case probe
+    /// Open a second connection (a new generation) on the new path at once, move the session to it once it is open,
+    /// and close the old one with 1001 `drain` later, delivering what it receives until its end. The session stays
+    /// open throughout. `drain` is at least 0; default `defaultDrain`.
+    case makeBeforeBreak(drain: Duration = InterfaceSwitchPolicy.defaultDrain)
+
+    /// The drain of `.makeBeforeBreak` when none is chosen: long enough for what the server wrote to the old
+    /// connection before it saw the new one to arrive, short enough that two connections rarely overlap for long.
+    public static let defaultDrain: Duration = .milliseconds(500)
+}
