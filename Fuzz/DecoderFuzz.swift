@@ -84,12 +84,3 @@ public func decoderFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
     precondition(again == atOnce.messages, "re-encoded messages decoded differently")
     return 0
 }
-
-struct FuzzRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        self.state = self.state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return self.state
-    }
-}

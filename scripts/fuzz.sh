@@ -15,14 +15,15 @@ if command -v ld.lld >/dev/null 2>&1 || [ -x "$(dirname "$(command -v swiftc)")/
     linker=(-use-ld=lld)
 fi
 
-for target in decoder handshake; do
+for target in decoder handshake inflate; do
     case "$target" in
         decoder) entry=Fuzz/DecoderFuzz.swift ;;
         handshake) entry=Fuzz/HandshakeFuzz.swift ;;
+        inflate) entry=Fuzz/InflateFuzz.swift ;;
     esac
     echo "== fuzz: building $target"
     swiftc -sanitize=fuzzer,address -parse-as-library -O -g "${linker[@]}" -module-name TetherWireFuzz -package-name Tether -I Sources/CZlib \
-        "${sources[@]}" "$entry" -o "$out/$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+        "${sources[@]}" Fuzz/FuzzRandom.swift "$entry" -o "$out/$target" 2>&1 | { grep -v "Cannot export local symbol" || true; }
     test -x "$out/$target"
     mkdir -p "$out/corpus-$target"
     echo "== fuzz: running $target for ${seconds}s"

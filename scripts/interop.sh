@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Interop with a third-party peer, both directions: Tether's client against Python's `websockets` server, and
-# Tether's test server against Python's `websockets` client (Tests/TetherTests/Interop, scripts/interop/peer.py).
+# Interop with third-party peers, both directions: Tether's client against Python's `websockets` server and Node's
+# `ws` server, and Tether's test server against their clients (Tests/TetherTests/Interop, scripts/interop/peer.py,
+# scripts/interop/ws-peer.cjs).
 #
 #   scripts/interop.sh [swift test options]...
 #
@@ -37,4 +38,24 @@ echo "interop: $("$python" --version), websockets $websockets_version, in $venv"
 
 export TETHER_INTEROP_PYTHON="$python"
 export TETHER_INTEROP_PEER="$PWD/scripts/interop/peer.py"
+
+# Node's `ws`, the second peer (scripts/interop/ws-peer.cjs): Debian's nodejs and node-ws packages, through apt.
+# (npm's registry would let the script install ws into a directory of its own, but it does not resolve from every
+# machine CI runs on; Debian's mirror does.) Without them the Node suite is skipped, and says so.
+ws_modules=/usr/share/nodejs
+has_ws() {
+    command -v node >/dev/null 2>&1 && NODE_PATH="$ws_modules" node -e 'require("ws")' 2>/dev/null
+}
+if ! has_ws && [ "$(id -u)" -eq 0 ]; then
+    apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs node-ws >&2 || true
+fi
+if has_ws; then
+    echo "interop: node $(node --version), ws $(NODE_PATH="$ws_modules" node -p 'require("ws/package.json").version')" >&2
+    export TETHER_INTEROP_NODE="$(command -v node)"
+    export TETHER_INTEROP_WS_PEER="$PWD/scripts/interop/ws-peer.cjs"
+    export NODE_PATH="$ws_modules"
+else
+    echo "interop: Node's ws is not available: the Node suite is skipped" >&2
+fi
 swift test --filter Interop "$@"

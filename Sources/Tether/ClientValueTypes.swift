@@ -41,6 +41,9 @@ public typealias ConnectivityStatus = TetherCore.ConnectivityStatus
 public typealias RequestOutcome = TetherCore.RequestOutcome
 /// High and low levels of a byte queue (`WebSocketConfiguration.inboundWatermarks`, `.outboundWatermarks`).
 public typealias Watermarks = TetherWire.Watermarks
+/// Whether one message is compressed when the connection negotiated permessage-deflate (`WebSocketClient.send`'s
+/// `compression`): `.automatic` (at least `CompressionOptions.threshold` bytes), `.always` or `.never`.
+public typealias MessageCompression = TetherWire.MessageCompression
 
 /// Why a queued message left the outbox without being written in full (`WebSocketEvent.outboxDropped`).
 public typealias OutboxDropReason = TetherCore.OutboxDropReason

@@ -35,6 +35,8 @@
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
 //                               profiling one of them alone
+//   --deflate                   with --serve-only: accept permessage-deflate offers (tether-bench deflate's memory
+//                               figures)
 //   --stop-on-stdin-eof         with --serve-only: also stop when standard input ends (a parent process's pipe
 //                               closes when it exits, so the server never outlives it)
 //   --serve-only PORT           only run the embedded echo server on 127.0.0.1:PORT (0: any) until SIGINT/SIGTERM,
@@ -65,7 +67,8 @@ enum EchoBench {
             exit(2)
         }
         if let port = options.serveOnlyPort {
-            await self.serve(port: port, stopOnStandardInputEnd: options.stopOnStandardInputEnd)
+            await self.serve(
+                port: port, stopOnStandardInputEnd: options.stopOnStandardInputEnd, deflate: options.serveDeflate)
             return
         }
         do {
@@ -81,6 +84,8 @@ enum EchoBench {
         var seconds = 2.5
         var serveOnlyPort: Int?
         var stopOnStandardInputEnd = false
+        /// With --serve-only: the server accepts permessage-deflate offers (`Scenario.echo.deflating()`).
+        var serveDeflate = false
         var client = true
         var transport = true
         var tls = false
@@ -115,6 +120,8 @@ enum EchoBench {
                     self.tls = true
                 case "--stop-on-stdin-eof":
                     self.stopOnStandardInputEnd = true
+                case "--deflate":
+                    self.serveDeflate = true
                 case "--serve-only":
                     guard let port = Int(try value()), (0...65535).contains(port) else {
                         throw Failure("bad --serve-only port")
@@ -380,13 +387,13 @@ enum EchoBench {
     // MARK: - Serving
 
     /// Runs the embedded echo server until SIGINT or SIGTERM.
-    static func serve(port: Int, stopOnStandardInputEnd: Bool = false) async {
+    static func serve(port: Int, stopOnStandardInputEnd: Bool = false, deflate: Bool = false) async {
         let server: TestServer
         do {
             // `tether-bench idle` opens its thousand connections at once: none may be dropped in the handshake.
             server = try TestServer(
                 configuration: .init(port: port, recordLimit: 0, maximumHandshakingConnections: 1 << 16),
-                scenario: .echo)
+                scenario: deflate ? Scenario.echo.deflating() : .echo)
         } catch {
             FileHandle.standardError.write(Data("tether-bench echo: \(error)\n".utf8))
             exit(1)
@@ -445,10 +452,13 @@ struct ClientEndpoint: EchoEndpoint {
     let client: WebSocketClient
     var events: WebSocketEvents.Iterator
 
-    static func open(url: URL, tls: TLSOptions = TLSOptions()) async throws -> ClientEndpoint {
+    static func open(
+        url: URL, tls: TLSOptions = TLSOptions(), compression: CompressionOptions? = nil
+    ) async throws -> ClientEndpoint {
         // The default heartbeat (15 s) sends at most a ping or two during a run; they are part of the cost.
         var configuration = WebSocketClient.Configuration(url: url)
         configuration.tls = tls
+        configuration.compression = compression
         let client = try WebSocketClient(configuration: configuration)
         var events = client.events.makeAsyncIterator()
         await client.start()

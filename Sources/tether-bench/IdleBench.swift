@@ -233,10 +233,11 @@ enum IdleBench {
         let url: URL
         private let process: Process
 
-        init() throws {
+        /// - Parameter deflate: the server accepts permessage-deflate offers.
+        init(deflate: Bool = false) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            process.arguments = ["echo", "--serve-only", "0", "--stop-on-stdin-eof"]
+            process.arguments = ["echo", "--serve-only", "0", "--stop-on-stdin-eof"] + (deflate ? ["--deflate"] : [])
             let output = Pipe()
             process.standardOutput = output
             // The child stops when this pipe closes, which happens when this process exits, however it exits.

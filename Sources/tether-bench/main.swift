@@ -14,8 +14,8 @@ guard let suite = arguments.first else {
 switch suite {
 case "core": CoreBench.run(Array(arguments.dropFirst()))
 case "wire": WireBench.run(Array(arguments.dropFirst()))
-case "deflate": DeflateBench.run(Array(arguments.dropFirst()))
 #if os(Linux)
+case "deflate": await DeflateBench.run(Array(arguments.dropFirst()))
 case "echo": await EchoBench.run(Array(arguments.dropFirst()))
 case "idle": await IdleBench.run(Array(arguments.dropFirst()))
 case "bounds": await BoundsBench.run(Array(arguments.dropFirst()))

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TetherCore
+import TetherWire
 
 /// A WebSocket client that keeps one logical session alive over many connections.
 ///
@@ -57,7 +58,7 @@ public actor WebSocketClient {
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
     private var listensForRelease = false
     /// The payloads of the messages in the machine's outbox (and of the one being written), by ticket.
-    private var queued: [Int: WebSocketMessage] = [:]
+    private var queued: [Int: OutgoingMessage] = [:]
     /// `.now` sends the machine parked behind the outbox, in order.
     private var parkedSends: [ParkedSend] = []
     /// The task running the write the machine ordered, if one is in flight.
@@ -205,27 +206,34 @@ public actor WebSocketClient {
     /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
     /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
     /// application level what must arrive.
+    ///
+    /// `compression` applies when the connection negotiated permessage-deflate (`configuration.compression`):
+    /// `.automatic` (the default) compresses a message of at least `CompressionOptions.threshold` bytes, `.always`
+    /// compresses it whatever its size, `.never` sends it as it is (data already compressed, such as images). A
+    /// queued message keeps its choice through the outbox and every reconnect. Without compression negotiated,
+    /// every message goes as it is.
     public nonisolated func send(
-        _ message: WebSocketMessage, policy: SendPolicy = .now
+        _ message: WebSocketMessage, policy: SendPolicy = .now, compression: MessageCompression = .automatic
     ) async throws(WebSocketSendError) {
+        let outgoing = OutgoingMessage(message: message, compression: compression)
         switch policy {
         case .now:
             if let connection = self.sendRoute.withLock({ $0.direct }) {
-                try await Self.write(message, to: connection)  // nothing queued waits: straight to the connection
+                try await Self.write(outgoing, to: connection)  // nothing queued waits: straight to the connection
             } else {
-                try await self.sendBehindOutbox(message)
+                try await self.sendBehindOutbox(outgoing)
             }
         case .queued(let expiresAfter):
-            try await self.enqueue(message, expiresAfter: expiresAfter)
+            try await self.enqueue(outgoing, expiresAfter: expiresAfter)
         }
     }
 
-    /// Writes `message` to `connection`, with the errors `send` documents.
+    /// Writes `outgoing` to `connection`, with the errors `send` documents.
     private nonisolated static func write(
-        _ message: WebSocketMessage, to connection: any TransportConnection
+        _ outgoing: OutgoingMessage, to connection: any TransportConnection
     ) async throws(WebSocketSendError) {
         do {
-            try await connection.send(message)
+            try await connection.send(outgoing.message, compression: outgoing.compression)
         } catch let error as WebSocketSendError {
             throw error
         } catch {
@@ -237,7 +245,7 @@ public actor WebSocketClient {
     /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`). The machine's decision and the
     /// parked send's place in `parkedSends` are taken together, inside the continuation's body (which runs
     /// without a suspension point): no write the machine orders can find the machine's parked send missing here.
-    private func sendBehindOutbox(_ message: WebSocketMessage) async throws(WebSocketSendError) {
+    private func sendBehindOutbox(_ message: OutgoingMessage) async throws(WebSocketSendError) {
         let turn = await withCheckedContinuation { (continuation: CheckedContinuation<SendTurn, Never>) in
             switch self.machine.nowSendArrived(now: self.now()) {
             case .refused:
@@ -260,8 +268,8 @@ public actor WebSocketClient {
         }
     }
 
-    private func enqueue(_ message: WebSocketMessage, expiresAfter: Duration?) throws(WebSocketSendError) {
-        let size = message.byteCount
+    private func enqueue(_ message: OutgoingMessage, expiresAfter: Duration?) throws(WebSocketSendError) {
+        let size = message.message.byteCount
         guard size <= self.configuration.maximumMessageSize else {
             throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
         }
@@ -280,7 +288,7 @@ public actor WebSocketClient {
     /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
     /// hands the failure, if any, to `written` and reports the outcome to the machine.
     private func write(
-        _ message: WebSocketMessage, generation: Int,
+        _ message: OutgoingMessage, generation: Int,
         then written: @escaping (isolated WebSocketClient, WebSocketSendError?) -> Void
     ) {
         let connection = self.connections[generation]
@@ -611,7 +619,7 @@ public actor WebSocketClient {
                 guard let message = self.queued.removeValue(forKey: ticket) else {
                     preconditionFailure("the machine drops only messages it queued")
                 }
-                self.publish(.outboxDropped(message, reason: reason))
+                self.publish(.outboxDropped(message.message, reason: reason))
             case .parkedSendsRefused(let count):
                 let refused = self.parkedSends.prefix(count)
                 self.parkedSends.removeFirst(count)
@@ -716,9 +724,15 @@ private enum PublishedRoute {
     }
 }
 
+/// A message on its way: what `send` was given, with its compression choice.
+private struct OutgoingMessage: Sendable {
+    var message: WebSocketMessage
+    var compression: MessageCompression
+}
+
 /// A `.now` send parked behind the outbox: resumed once written (or with its error), or refused with `notOpen`.
 private struct ParkedSend {
-    var message: WebSocketMessage
+    var message: OutgoingMessage
     var continuation: CheckedContinuation<SendTurn, Never>
 }
 

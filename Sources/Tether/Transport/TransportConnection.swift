@@ -7,6 +7,10 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// the low one), then returns when the message was handed to the kernel (or the platform API); throws
     /// `WebSocketSendError` otherwise. Never drops a message silently.
     nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws
+    /// Sends a data message as `send(_:)` does, compressed or not as `compression` says when the connection
+    /// negotiated permessage-deflate (otherwise as it is). Default: `send(_:)`, for a transport that never
+    /// compresses.
+    nonisolated(nonsending) func send(_ message: WebSocketMessage, compression: MessageCompression) async throws
     /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
     func sendPing(id: UInt64)
     /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not
@@ -33,6 +37,12 @@ public protocol TransportConnection: AnyObject, Sendable {
 
 extension TransportConnection {
     public var preferredExecutor: (any TaskExecutor)? { nil }
+
+    public nonisolated(nonsending) func send(
+        _ message: WebSocketMessage, compression: MessageCompression
+    ) async throws {
+        try await self.send(message)
+    }
 
     public func holdReading(_ held: Bool) {}
 }

@@ -148,11 +148,13 @@ package final class WebSocketDriver: @unchecked Sendable {
     /// Encodes a data message on the caller's thread, or says why it may not be sent now (see
     /// `WebSocketConnection.encodeMessage`). The caller writes the frame with `stream.send`.
     package func encodeMessage(
-        _ opcode: Opcode, payload: UnsafeRawBufferPointer, checkingRoom: Bool
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, checkingRoom: Bool,
+        compression: MessageCompression = .automatic
     ) -> Engine.SendDecision {
         self.withEngine { engine in
             engine.encodeMessage(
-                opcode, payload: payload, queuedWriteBytes: checkingRoom ? self.stream.queuedWriteBytes : nil)
+                opcode, payload: payload, queuedWriteBytes: checkingRoom ? self.stream.queuedWriteBytes : nil,
+                compression: compression)
         }
     }
 

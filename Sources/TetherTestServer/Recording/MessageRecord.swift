@@ -8,4 +8,6 @@ public struct MessageRecord: Sendable, Equatable {
     public var size: Int
     /// The payload, when the scenario records payloads.
     public var payload: [UInt8]?
+    /// It came compressed (permessage-deflate: RSV1 on its first frame); `size` is the inflated size.
+    public var compressed = false
 }

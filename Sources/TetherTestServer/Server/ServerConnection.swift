@@ -390,13 +390,15 @@ final class ConnectionDriver {
             let kind: Scenario.MessageKind = message.opcode == .text ? .text : .binary
             let size = message.payload.count
             let recordsPayload = self.scenario.recordsPayloads
+            let compressed = message.reservedBits & 0b100 != 0  // RSV1: permessage-deflate
             let echoes = self.scenario.echo && !self.sentClose
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
                 // Kept up to the record limit; the payload is copied only when kept.
                 record.messages.append(MessageRecord(
-                    at: now, kind: kind, size: size, payload: recordsPayload ? Array(message.payload) : nil))
+                    at: now, kind: kind, size: size, payload: recordsPayload ? Array(message.payload) : nil,
+                    compressed: compressed))
                 if echoes {
                     record.sentMessageCount += 1
                     record.sentMessageBytes += size

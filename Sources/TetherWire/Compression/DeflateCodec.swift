@@ -69,6 +69,11 @@ package final class DeflateCompressor {
         if output.count - start >= 4, output[(output.count - 4)...].elementsEqual([0, 0, 0xFF, 0xFF]) {
             output.removeLast(4)
         }
+        // An empty message right after another emits nothing (zlib has nothing new to flush), but the receiver
+        // appends 00 00 ff ff all the same, which needs its block header first: send the empty stored block's
+        // header byte, 00 (RFC 7692 §7.2.3.6). Found by the inflate fuzz target: the second of two empty messages
+        // inflated to garbage.
+        if output.count == start { output.append(0) }
         if self.noContextTakeover { deflateReset(stream) }
     }
 

@@ -595,7 +595,11 @@ public struct WebSocketConnection {
                     return
                 }
                 lentInflated = true
-                inflated.withUnsafeBytes { body(.deliver(BorrowedMessage(opcode: message.opcode, payload: $0))) }
+                inflated.withUnsafeBytes {
+                    // RSV1 stays set: the receiver can tell that the message came compressed.
+                    body(.deliver(BorrowedMessage(
+                        opcode: message.opcode, payload: $0, reservedBits: message.reservedBits)))
+                }
                 lent = true
             }
             guard found != nil else { return .none }

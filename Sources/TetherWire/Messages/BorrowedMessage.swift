@@ -6,7 +6,8 @@ public struct BorrowedMessage {
     /// The unmasked payload. For text, valid UTF-8; for close, the raw close payload (code and reason).
     public var payload: UnsafeRawBufferPointer
     /// The RSV bits of the message's first frame: always 0 unless the decoder allows reserved bits for an
-    /// extension (`0b100`: compressed by permessage-deflate, which `WebSocketConnection` undoes before it lends).
+    /// extension (`0b100`: compressed by permessage-deflate; `WebSocketConnection` lends such a message inflated, the
+    /// bit still set to say that it came compressed).
     public var reservedBits: UInt8
 
     public init(opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0) {

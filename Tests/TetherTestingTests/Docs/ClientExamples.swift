@@ -52,6 +52,14 @@ enum ClientExamples {
         // example end
     }
 
+    static func compressionPerMessage(_ client: WebSocketClient, thumbnail: Data, ack: String) async throws {
+        // example begin: docs/compression.md#per-message
+        try await client.send(.binary(thumbnail), compression: .never)   // already compressed (JPEG): skip zlib
+        try await client.send(.text(ack), compression: .always)          // small, but compressed anyway
+        try await client.send(.text(ack), policy: .queued(expiresAfter: .seconds(30)), compression: .always)
+        // example end
+    }
+
     static func tls(_ configuration: inout WebSocketConfiguration) {
         // example begin: docs/tls.md#options
         configuration.tls.additionalTrustRoots = [.pemFile("/etc/myapp/ca.pem")]   // or .pem(data)

@@ -14,6 +14,21 @@ final class PythonPeer: Sendable {
     static let isConfigured = python != nil && script != nil
     static let notConfigured: Comment =
         "needs TETHER_INTEROP_PYTHON and TETHER_INTEROP_PEER: run scripts/interop.sh (Python websockets 17.4)"
+    /// Node's `ws` as the peer instead (`scripts/interop/ws-peer.cjs`), when scripts/interop.sh found or installed
+    /// Node and `ws`: TETHER_INTEROP_NODE (node) and TETHER_INTEROP_WS_PEER (the script's absolute path).
+    static let node = ProcessInfo.processInfo.environment["TETHER_INTEROP_NODE"]
+    static let nodeScript = ProcessInfo.processInfo.environment["TETHER_INTEROP_WS_PEER"]
+    static let nodeIsConfigured = node != nil && nodeScript != nil
+    static let nodeNotConfigured: Comment =
+        "needs TETHER_INTEROP_NODE and TETHER_INTEROP_WS_PEER: run scripts/interop.sh (Node's ws)"
+
+    /// Which third-party peer runs.
+    enum Runtime: Sendable {
+        /// `peer.py`, Python's `websockets`.
+        case python
+        /// `ws-peer.cjs`, Node's `ws` (its own, smaller set of options: see the script).
+        case node
+    }
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -25,13 +40,18 @@ final class PythonPeer: Sendable {
     /// away with this process however this process ends.
     private let input: Pipe
 
-    /// Starts `python peer.py ARGUMENTS...`.
-    init(_ arguments: [String]) throws {
-        guard let python = Self.python, let script = Self.script else {
-            throw Failure(description: "\(Self.notConfigured)")
+    /// Starts `python peer.py ARGUMENTS...` (or `node ws-peer.cjs ARGUMENTS...`).
+    init(_ arguments: [String], runtime: Runtime = .python) throws {
+        let interpreter: String
+        let script: String
+        switch (runtime, Self.python, Self.script, Self.node, Self.nodeScript) {
+        case (.python, let python?, let path?, _, _): (interpreter, script) = (python, path)
+        case (.node, _, _, let node?, let path?): (interpreter, script) = (node, path)
+        case (.python, _, _, _, _): throw Failure(description: "\(Self.notConfigured)")
+        case (.node, _, _, _, _): throw Failure(description: "\(Self.nodeNotConfigured)")
         }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
+        process.executableURL = URL(fileURLWithPath: interpreter)
         process.arguments = [script] + arguments
         let output = Pipe()
         let input = Pipe()
@@ -45,22 +65,27 @@ final class PythonPeer: Sendable {
 
     /// Starts the server mode and returns it with the port it listens on (its first line of output).
     /// - Parameter arguments: more options of the server mode (`--tls-cert F --tls-key F`).
-    static func server(_ arguments: [String] = []) async throws -> (peer: PythonPeer, port: Int) {
-        let peer = try PythonPeer(["serve", "--lifetime", "60"] + arguments)
+    static func server(
+        _ arguments: [String] = [], runtime: Runtime = .python
+    ) async throws -> (peer: PythonPeer, port: Int) {
+        let lifetime = runtime == .python ? ["--lifetime", "60"] : []  // ws-peer.cjs stops after 60 s by itself
+        let peer = try PythonPeer(["serve"] + lifetime + arguments, runtime: runtime)
         let line = await peer.readLine()
         guard let port = line.flatMap({ Int($0) }) else {
             peer.stop()
-            throw Failure(description: "peer.py serve printed \(line.map { "\"\($0)\"" } ?? "nothing") for its port")
+            throw Failure(description: "the peer's server printed \(line.map { "\"\($0)\"" } ?? "nothing") for its port")
         }
         return (peer, port)
     }
 
     /// Runs the client mode against `url` with `arguments` and returns the report it prints once done.
-    static func client(_ url: String, _ arguments: [String]) async throws -> PeerReport {
-        let peer = try PythonPeer(["client", url] + arguments)
+    static func client(
+        _ url: String, _ arguments: [String], runtime: Runtime = .python
+    ) async throws -> PeerReport {
+        let peer = try PythonPeer(["client", url] + arguments, runtime: runtime)
         defer { peer.stop() }
         guard let line = await peer.readLine(timeout: .seconds(40)) else {
-            throw Failure(description: "peer.py client printed no report")
+            throw Failure(description: "the peer's client printed no report")
         }
         return try JSONDecoder().decode(PeerReport.self, from: Data(line.utf8))
     }

@@ -63,6 +63,18 @@ import Testing
         #expect(try self.inflate([], with: decompressor) == [])
     }
 
+    /// An empty message right after another (context takeover) is still the empty stored block's header byte: zlib
+    /// emits nothing for it, and the second of two such messages used to inflate to garbage (the fuzzer found it).
+    @Test func emptyMessagesAfterAMessageAreOneByteEachAndInflateToNothing() throws {
+        let compressor = DeflateCompressor(windowBits: 9, noContextTakeover: false)
+        let decompressor = DeflateDecompressor(windowBits: 9, noContextTakeover: false)
+        for message in [Array("llo".utf8), [], [], Array("llo".utf8), []] {
+            let compressed = try self.compress(message, with: compressor)
+            if message.isEmpty { #expect(compressed == hex("00")) }
+            #expect(try self.inflate([compressed], with: decompressor) == message)
+        }
+    }
+
     @Test func messagesRoundTripForEveryWindowWithAndWithoutTakeover() throws {
         var random = SeededRandom(seed: 7)
         let words = ["{\"price\":", "\"symbol\":\"", "AAPL", "MSFT", "\"}", ",\"size\":", "1", "2", "99.5"]

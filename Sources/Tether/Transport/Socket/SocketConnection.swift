@@ -75,6 +75,10 @@ final class SocketConnection: TransportConnection {
     }
 
     nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
+        try await self.send(message, compression: .automatic)
+    }
+
+    nonisolated(nonsending) func send(_ message: WebSocketMessage, compression: MessageCompression) async throws {
         let size: Int
         switch message {
         case .text(let text): size = text.utf8.count
@@ -88,11 +92,14 @@ final class SocketConnection: TransportConnection {
             switch message {
             case .text(var text):
                 decision = text.withUTF8 {
-                    webSocket.encodeMessage(.text, payload: UnsafeRawBufferPointer($0), checkingRoom: checkingRoom)
+                    webSocket.encodeMessage(
+                        .text, payload: UnsafeRawBufferPointer($0), checkingRoom: checkingRoom,
+                        compression: compression)
                 }
             case .binary(let data):
                 decision = data.withUnsafeBytes {
-                    webSocket.encodeMessage(.binary, payload: $0, checkingRoom: checkingRoom)
+                    webSocket.encodeMessage(
+                        .binary, payload: $0, checkingRoom: checkingRoom, compression: compression)
                 }
             }
             switch decision {

@@ -403,7 +403,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         }
     }
 
-    /// Reports the end: pings still outstanding fail first, then exactly one `.ended`, then the stream finishes.
+    /// Reports the end: `failedPings` (pings still outstanding, when they count as failed) first, then exactly one
+    /// `.ended`, then the stream finishes.
     private func finish(_ end: TransportEnd, failedPings: [UInt64] = []) {
         if case .ended = self.state { return }
         self.state = .ended
@@ -494,7 +495,17 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         case (_, .closeTimedOut), (_, .streamEnded(afterOurClose: true)), (_, .reset), (_, .closed):
             end = .closedLocally
         }
-        self.finish(end, failedPings: failedPings)
+        // A ping still unanswered when a close frame decided the end (the peer's close, or ours for its protocol
+        // violation) was sent: it is not failed, only overtaken, and `.ended` says why the connection ended. Reported
+        // failed first, it would close the session for the ping (ping_failed 1001) before the end's own reason (say
+        // the 1009 on the wire) arrived. Otherwise (the connection broke, or we closed) outstanding pings fail first.
+        switch end {
+        case .peerClosed, .protocolViolation:
+            self.finish(end)
+        case .receiveFailed, .closedLocally, .connectFailed, .handshakeRejected, .handshakeInvalid, .proxyRejected,
+            .socksRejected, .proxyUnreachable, .tlsFailed:
+            self.finish(end, failedPings: failedPings)
+        }
     }
 
     func flow(_ event: WebSocketFlowEvent) {

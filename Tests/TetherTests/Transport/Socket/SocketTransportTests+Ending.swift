@@ -211,6 +211,39 @@ extension SocketTransportTests {
             frame: frames, code: 1009, reason: "message too big", maximumMessageSize: 1_024)
     }
 
+    /// A ping still unanswered when the client closes for a violation is overtaken by the end, not failed: the
+    /// end alone says why (reported failed first, it made the session close for ping_failed 1001 instead of 1009).
+    @Test func aPingUnansweredAtAViolationIsNotReportedFailed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url(), maximumMessageSize: 1_024)
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 4)
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 4]))
+        try await server.sendBinary([UInt8](repeating: 1, count: 2_000))  // never answers the ping
+        #expect(try await server.nextMessage() == .close(code: 1009, reason: "frame too big"))
+        #expect(await client.rest() == [.ended(.protocolViolation(code: 1009))])
+        await peer.stop()
+    }
+
+    /// The same for the peer's close: the close code is the reason, the ping it left unanswered is not a failure.
+    @Test func aPingUnansweredWhenThePeerClosesIsNotReportedFailed() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.sendPing(id: 6)
+        #expect(try await server.nextMessage() == .ping([0, 0, 0, 0, 0, 0, 0, 6]))
+        try await server.sendClose(code: 1011, reason: "going")
+        #expect(try await server.nextMessage() == .close(code: 1011, reason: ""))
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1011))])
+        await peer.stop()
+    }
+
     private func expectViolation(
         frame: [UInt8], code: UInt16, reason: String, maximumMessageSize: Int = 16 << 20
     ) async throws {
