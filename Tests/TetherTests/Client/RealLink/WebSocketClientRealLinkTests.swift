@@ -140,7 +140,12 @@ import TetherTesting
         let latency = reopened.time - beforeRoute
         print("real-link (\(Self.scheme(tls))): opened \(latency) ms after `ip route add default` started")
         #expect(reopened.generation == 2)
-        #expect(latency < 300, "opened \(latency) ms after the default route was restored")
+        // A real-time figure, asserted where this test runs alone (`TETHER_TIMING_TESTS=1`, as `.ci/run` does): beside
+        // the parallel suite on two cores it was stretched to 509 ms. Everywhere, `attempts == 0` below shows that
+        // the reconnect came from the route and not from a backoff (whose base here is 200 ms).
+        if ProcessInfo.processInfo.environment["TETHER_TIMING_TESTS"] == "1" {
+            #expect(latency < 300, "opened \(latency) ms after the default route was restored")
+        }
         let state = await client.state
         #expect(state.attempts == 0)
 
