@@ -39,7 +39,11 @@ extension CheckScenarios {
         try? await Task.sleep(for: .milliseconds(pause))
         let sentWhilePaused = server.connection(1)?.sentMessageBytes ?? 0
         let growthWhilePaused = memory.now - memory.baseline
-        let reading = run.mark("consumer reads") ?? 0
+        // On the client's own clock, like the hold and resume records it is compared with: the run's marks count from
+        // just before the client was made, so the same instant reads up to a millisecond later there (a debug build
+        // showed a resume 1 ms "before" the consumer read).
+        let reading = await client.currentTime
+        run.mark("consumer reads", at: reading)
         let tally = await reader.readMessages(from: client.events, count: count, limit: run.timing.waitLimit)
         reader.passOnTheRest(of: client.events)
         let records = try await run.wait(recorder, "every hold to end") { snapshot in
