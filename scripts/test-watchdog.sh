@@ -18,8 +18,10 @@ shift
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
-# The command in its own process group (setsid), so that stopping it also stops the test runner it started.
-setsid "$@" > >(tee "$log") 2>&1 &
+# The command in a session of its own (setsid), so that stopping it stops everything it started: `swift test` puts
+# the test process into a process group of its own, but not into another session. Line-buffered (stdbuf): the test
+# process writes to a pipe here, and block-buffered output would be lost, and the hung test unnamed, when it is killed.
+setsid stdbuf -oL -eL "$@" > >(tee "$log") 2>&1 &
 pid=$!
 
 waited=0
@@ -35,9 +37,9 @@ while kill -0 "$pid" 2>/dev/null; do
             | sort -u > "$log.ended"
         comm -23 "$log.started" "$log.ended" | sed 's/^/  /' >&2
         rm -f "$log.started" "$log.ended"
-        kill -TERM -- "-$pid" 2>/dev/null
+        pkill -TERM -s "$pid" 2>/dev/null
         sleep 5
-        kill -KILL -- "-$pid" 2>/dev/null
+        pkill -KILL -s "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         exit 124
     fi
