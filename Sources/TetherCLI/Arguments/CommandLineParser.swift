@@ -19,6 +19,13 @@ package enum CommandLineParser {
         }
     }
 
+    /// The value of `flag`, which must name a scenario of `tether check`'s catalog.
+    private static func scenarioName(_ cursor: inout ArgumentCursor, for flag: String) throws(ArgumentError) -> String {
+        let name = try cursor.value(for: flag)
+        guard CheckCatalog.names.contains(name) else { throw .unknownScenario(name, known: CheckCatalog.names) }
+        return name
+    }
+
     static func parseCheck(_ arguments: [String]) throws(ArgumentError) -> Command {
         var options = CheckOptions()
         var cursor = ArgumentCursor(arguments)
@@ -30,17 +37,9 @@ package enum CommandLineParser {
                     throw .invalidValue(flag: "--out", value: "", expected: "a directory")
                 }
             case .flag("--only"):
-                let name = try cursor.value(for: "--only")
-                guard CheckCatalog.names.contains(name) else {
-                    throw .unknownScenario(name, known: CheckCatalog.names)
-                }
-                options.only = name
+                options.only = try Self.scenarioName(&cursor, for: "--only")
             case .flag("--skip"):
-                let name = try cursor.value(for: "--skip")
-                guard CheckCatalog.names.contains(name) else {
-                    throw .unknownScenario(name, known: CheckCatalog.names)
-                }
-                options.skip.append(name)
+                options.skip.append(try Self.scenarioName(&cursor, for: "--skip"))
             case .flag("--json"):
                 try cursor.noValue(for: "--json")
                 options.json = true
