@@ -295,8 +295,11 @@ enum EchoBench {
     /// Sequential connections: open (TCP, TLS when asked, upgrade), close, wait for the end; per second.
     static func connects(_ request: TransportRequest, seconds: Double) async throws -> Double {
         let clock = ContinuousClock()
+        // One transport, as one client reconnecting uses: it keeps the TLS context, and so the session, between
+        // connections.
+        let transport = SocketTransport()
         func once() async throws {
-            let connection = SocketTransport().connect(request)
+            let connection = transport.connect(request)
             var events = connection.events.makeAsyncIterator()
             while let event = await events.next() {
                 switch event {

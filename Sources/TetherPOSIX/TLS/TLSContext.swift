@@ -197,19 +197,40 @@ package final class TLSContext: @unchecked Sendable {
         }
     }
 
-    /// A client context for `options`, shared with every caller asking for the same options (a context reads the
-    /// trust store and the additional roots once, when first created). At most 32 are kept.
+    /// A client context for `options`, shared with every caller asking for the same options while one of them
+    /// still holds it (a context reads the trust store and the additional roots once, when first created, and keeps
+    /// the sessions its servers issue). The process holds the 16 most recently asked for; any other lives only as
+    /// long as a connection or a `TLSContextKeeper` holds it, which is how a client that reconnects finds its own
+    /// sessions again however many other option sets the process uses meanwhile.
     package static func sharedClient(_ options: TLSClientOptions) throws(TLSConfigurationError) -> TLSContext {
-        if let cached = Self.clientCache.withLock({ $0[options] }) { return cached }
-        let context = try Self.client(options)
-        Self.clientCache.withLock { cache in
-            if cache.count >= 32 { cache.removeAll() }
-            cache[options] = context
+        let context: TLSContext
+        if let cached = Self.clientCache.withLock({ $0[options]?.context }) {
+            context = cached
+        } else {
+            let made = try Self.client(options)
+            context = Self.clientCache.withLock { cache in
+                // Another caller may have made one meanwhile: everyone shares the first.
+                if let first = cache[options]?.context { return first }
+                cache = cache.filter { $0.value.context != nil }
+                cache[options] = WeakContext(context: made)
+                return made
+            }
         }
+        Self.recentlyUsed.keep(context, for: options)
         return context
     }
 
-    private static let clientCache = Mutex<[TLSClientOptions: TLSContext]>([:])
+    /// How many client contexts are alive (held by someone) and shareable; for tests.
+    package static var sharedClientCount: Int {
+        Self.clientCache.withLock { cache in cache.values.count { $0.context != nil } }
+    }
+
+    private struct WeakContext: Sendable {
+        weak var context: TLSContext?
+    }
+
+    private static let clientCache = Mutex<[TLSClientOptions: WeakContext]>([:])
+    private static let recentlyUsed = TLSContextKeeper(capacity: 16)
 
     /// A server context presenting `options`' certificate chain and key.
     /// - Throws: `TLSConfigurationError` when the chain or the key cannot be read or do not match.

@@ -30,11 +30,12 @@ final class SocketConnection: TransportConnection {
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
 
     /// - Parameters:
+    ///   - tlsContexts: where a `wss://` connection's TLS context comes from and stays (see `SocketEndpoint.make`).
     ///   - handler: see `SocketTransport.connect(_:deliveringOn:_:)`; nil: events go to `events`.
     ///   - flowObserver: told when flow control acts (tests check the bounds with it).
     init(
         request: TransportRequest, loop: EventLoop, dialer: SocketDialer = .direct,
-        handler: (@Sendable (TransportEvent) -> Void)? = nil,
+        tlsContexts: TLSContextKeeper? = nil, handler: (@Sendable (TransportEvent) -> Void)? = nil,
         flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
@@ -49,7 +50,7 @@ final class SocketConnection: TransportConnection {
             flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)
-        switch SocketEndpoint.make(for: request) {
+        switch SocketEndpoint.make(for: request, contexts: tlsContexts) {
         case .success(let endpoint):
             let core = self.core
             if !loop.execute({ core.value.start(endpoint, bound: core) }) {

@@ -10,7 +10,8 @@ struct SocketEndpoint: Sendable {
     let port: Int
     /// The upgrade request, with a fresh random key.
     let handshake: ClientHandshake
-    /// For `wss://`: the TLS context (shared by every connection with the same options).
+    /// For `wss://`: the TLS context (shared by every connection with the same options, and kept between them by
+    /// the transport's keeper, so that a reconnect can resume the session).
     let tls: TLSContext?
     /// The proxy to tunnel through, if any: the TCP connection goes to it, TLS and the upgrade to `host`.
     let proxy: SocketProxy?
@@ -20,7 +21,11 @@ struct SocketEndpoint: Sendable {
     var connectPort: Int { self.proxy?.port ?? self.port }
 
     /// Checks the request and builds its handshake. Nothing here touches the network.
-    static func make(for request: TransportRequest) -> Result<SocketEndpoint, SocketUnsupported> {
+    /// - Parameter contexts: where the TLS context comes from and is kept; nil: the process's shared context,
+    ///   which lives only while a connection holds it.
+    static func make(
+        for request: TransportRequest, contexts: TLSContextKeeper? = nil
+    ) -> Result<SocketEndpoint, SocketUnsupported> {
         let url = request.url
         let secure: Bool
         switch url.scheme?.lowercased() {
@@ -69,7 +74,12 @@ struct SocketEndpoint: Sendable {
             var tls: TLSContext?
             if secure {
                 do throws(TLSConfigurationError) {
-                    tls = try TLSContext.sharedClient(Self.clientOptions(request.tls))
+                    let options = Self.clientOptions(request.tls)
+                    if let contexts {
+                        tls = try contexts.context(for: options)
+                    } else {
+                        tls = try TLSContext.sharedClient(options)
+                    }
                 } catch {
                     return .failure(.tlsConfiguration(error.description))
                 }

@@ -41,6 +41,9 @@ public struct SocketTransport: WebSocketTransport {
     let loop: EventLoop
     /// The namespace, hosts file and attempt delay of every connection.
     let dialer: SocketDialer
+    /// The TLS contexts this transport's connections used, kept with their sessions: a client's reconnect offers
+    /// the session its previous connection was issued (copies of the transport share them).
+    let tlsContexts = TLSContextKeeper()
 
     /// A transport whose connections run on the process-wide shared event loop.
     /// - Parameters:
@@ -67,7 +70,7 @@ public struct SocketTransport: WebSocketTransport {
     }
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
-        SocketConnection(request: request, loop: self.loop, dialer: self.dialer)
+        SocketConnection(request: request, loop: self.loop, dialer: self.dialer, tlsContexts: self.tlsContexts)
     }
 
     /// Delivers directly when `executor` is this transport's event loop: each event is handed to `handler` on the
@@ -77,7 +80,8 @@ public struct SocketTransport: WebSocketTransport {
         _ handler: @escaping @Sendable (TransportEvent) -> Void
     ) -> (any TransportConnection)? {
         guard executor === self.loop else { return nil }
-        return SocketConnection(request: request, loop: self.loop, dialer: self.dialer, handler: handler)
+        return SocketConnection(
+            request: request, loop: self.loop, dialer: self.dialer, tlsContexts: self.tlsContexts, handler: handler)
     }
 
     /// Why this transport cannot serve `request`, as text for a log or a user, or nil when it can.

@@ -64,6 +64,34 @@ import TetherTestServer
         await server.stop()
     }
 
+    /// A client reconnecting keeps its transport: however many other TLS option sets the process uses between its
+    /// connections (a suite, an app with many endpoints), the transport still holds its context and the session.
+    @Test func aTransportResumesItsSessionWhateverOtherOptionSetsTheProcessUsedMeanwhile() async throws {
+        let server = try TestServer(configuration: .init(tls: Self.authority.issue().serverTLS), scenario: .normal)
+        var options = Self.trusting
+        options.pins = [Self.authority.certificate.pin]
+        let transport = SocketTransport()
+        for index in 1...2 {
+            var client = ClientProbe(
+                transport.connect(TransportRequest(url: URL(string: server.url())!, connectTimeout: 5_000, tls: options)))
+            #expect(await client.next() == .opened(nil))
+            client.connection.close(code: 1000, reason: "")
+            #expect(await client.rest() == [.ended(.closedLocally)])
+            let record = try await server.waitForEnd(ofConnection: index)
+            #expect(record.tlsResumed == (index == 2), "connection \(index)")
+            if index == 1 {
+                // More than the process keeps itself, each released at once.
+                for _ in 0..<40 {
+                    let digest = (0..<32).map { _ in UInt8.random(in: 0...255) }
+                    _ = try TLSContext.sharedClient(
+                        TLSClientOptions(
+                            pins: ["sha256/" + Data(digest).base64EncodedString()], insecureSkipVerification: true))
+                }
+            }
+        }
+        await server.stop()
+    }
+
     @Test func pingsGetTheirPongsOverTLS() async throws {
         let server = try TestServer(configuration: .init(tls: Self.valid.serverTLS), scenario: .normal)
         var client = self.connect(URL(string: server.url())!)
