@@ -57,6 +57,47 @@ public struct MaskingKey: Hashable, Sendable {
             remaining -= 1
         }
     }
+
+    /// Writes `source` XORed with the key into `destination` (the same count), as if `source` started at payload
+    /// offset `offset`: a copy and a mask in one pass over the bytes, how an encoder puts a payload into its frame.
+    ///
+    /// Works a machine word at a time on `destination`'s aligned words, reading `source` unaligned; only up to 7
+    /// leading and 7 trailing bytes are handled one by one. The two buffers must not overlap (use
+    /// `apply(to:offset:)` to mask in place).
+    public func apply(copying source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawBufferPointer,
+                      offset: Int = 0) {
+        precondition(source.count == destination.count, "a masked copy needs a destination of the source's size")
+        guard var to = destination.baseAddress, var from = source.baseAddress, source.count > 0 else { return }
+        var remaining = source.count
+        var key = self.value.rotatedLeft(by: (offset & 3) &* 8)
+        while remaining > 0, UInt(bitPattern: to) & 7 != 0 {
+            to.storeBytes(of: from.load(as: UInt8.self) ^ UInt8(key >> 24), as: UInt8.self)
+            key = key.rotatedLeft(by: 8)
+            to += 1
+            from += 1
+            remaining -= 1
+        }
+        let half = UInt64(UInt32(bigEndian: key))
+        let word = half | half << 32
+        let wordCount = remaining >> 3
+        var index = 0
+        while index < wordCount {
+            let byteOffset = index &<< 3
+            let masked = from.loadUnaligned(fromByteOffset: byteOffset, as: UInt64.self) ^ word
+            to.storeBytes(of: masked, toByteOffset: byteOffset, as: UInt64.self)
+            index &+= 1
+        }
+        to += wordCount &<< 3
+        from += wordCount &<< 3
+        remaining &= 7
+        while remaining > 0 {
+            to.storeBytes(of: from.load(as: UInt8.self) ^ UInt8(key >> 24), as: UInt8.self)
+            key = key.rotatedLeft(by: 8)
+            to += 1
+            from += 1
+            remaining -= 1
+        }
+    }
 }
 
 extension UInt32 {
