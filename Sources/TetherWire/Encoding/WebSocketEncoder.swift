@@ -125,12 +125,24 @@ public struct WebSocketEncoder<Random: RandomNumberGenerator> {
         let length = payload.count
         FrameHeader(fin: fin, reservedBits: reservedBits, opcode: opcode, maskingKey: key, payloadLength: length)
             .encode(into: &buffer)
+        guard let key, length > 0 else {
+            buffer.append(contentsOf: payload)
+            return
+        }
+        // A payload in contiguous memory (every message a connection sends) is masked as it is copied in: one pass.
+        let copied: Void? = payload.withContiguousStorageIfAvailable { source in
+            buffer.append(addingCapacity: length) { frame in
+                frame.withUnsafeMutableBufferPointer { destination, initialized in
+                    key.apply(copying: UnsafeRawBufferPointer(source), to: UnsafeMutableRawBufferPointer(destination))
+                    initialized = length
+                }
+            }
+        }
+        guard copied == nil else { return }
         let payloadStart = buffer.count
         buffer.append(contentsOf: payload)
-        if let key, length > 0 {
-            buffer.withUnsafeMutableBytes { bytes in
-                key.apply(to: UnsafeMutableRawBufferPointer(rebasing: bytes[payloadStart..<payloadStart + length]))
-            }
+        buffer.withUnsafeMutableBytes { bytes in
+            key.apply(to: UnsafeMutableRawBufferPointer(rebasing: bytes[payloadStart..<payloadStart + length]))
         }
     }
 }

@@ -114,4 +114,25 @@ extension WebSocketEncoderTests {
         payload.withUnsafeBytes { second.encode(.binary, payload: $0, into: &fromPointer) }
         #expect(fromCollection == fromPointer)
     }
+
+    /// A payload in contiguous memory is masked while it is copied into the frame, any other collection copied and
+    /// then masked: the frames are the same bytes, after a header and a frame already in the buffer too (so that the
+    /// copy starts at every alignment), and the server reads the message back.
+    @Test func maskingWhileCopyingEncodesLikeCopyingThenMasking() throws {
+        let payload = (0..<1_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        for lead in 0..<9 {
+            var contiguous = WebSocketEncoder(role: .client, fragmentSize: 300, random: SeededRandom(seed: 9))
+            var elementwise = WebSocketEncoder(role: .client, fragmentSize: 300, random: SeededRandom(seed: 9))
+            var fromArray = [UInt8](repeating: 0xAB, count: lead)
+            var fromLazy = fromArray
+            contiguous.encode(.binary, payload: payload, into: &fromArray)
+            let lazy = payload.lazy.map { $0 }
+            #expect(lazy.withContiguousStorageIfAvailable { _ in () } == nil)  // the other path is taken
+            elementwise.encode(.binary, payload: lazy, into: &fromLazy)
+            #expect(fromArray == fromLazy)
+            var decoder = WebSocketDecoder(role: .server)
+            decoder.append(fromArray[lead...])
+            #expect(try decoder.next() == .binary(payload))
+        }
+    }
 }

@@ -34,6 +34,36 @@ import Testing
         }
     }
 
+    @Test func maskedCopyMatchesDefinitionForEveryAlignmentOfBothBuffersLengthAndOffset() {
+        var random = SeededRandom(seed: 7)
+        let source = (0..<300).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let key = MaskingKey(value: 0x5EED_F00D)
+        for sourceAlignment in [0, 1, 3, 5] {
+            for destinationAlignment in 0..<8 {
+                for length in [0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 64, 100, 257] {
+                    for offset in 0..<4 {
+                        let range = sourceAlignment..<(sourceAlignment + length)
+                        var destination = [UInt8](repeating: 0xEE, count: destinationAlignment + length + 8)
+                        let target = destinationAlignment..<(destinationAlignment + length)
+                        source.withUnsafeBytes { from in
+                            destination.withUnsafeMutableBytes { to in
+                                key.apply(
+                                    copying: UnsafeRawBufferPointer(rebasing: from[range]),
+                                    to: UnsafeMutableRawBufferPointer(rebasing: to[target]), offset: offset)
+                            }
+                        }
+                        #expect(
+                            Array(destination[target])
+                                == self.reference(Array(source[range]), key: key, offset: offset))
+                        // Not a byte outside the destination is touched.
+                        #expect(destination[..<target.lowerBound].allSatisfy { $0 == 0xEE })
+                        #expect(destination[target.upperBound...].allSatisfy { $0 == 0xEE })
+                    }
+                }
+            }
+        }
+    }
+
     @Test func maskingInTwoPiecesWithOffsetEqualsMaskingAtOnce() {
         let source = (0..<50).map { UInt8($0) }
         let key = MaskingKey(0x01, 0x02, 0x04, 0x08)
