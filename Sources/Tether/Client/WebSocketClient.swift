@@ -7,7 +7,7 @@ import TetherWire
 ///
 /// The client owns a pure `SessionMachine`. Every input — the user's calls, transport callbacks,
 /// the timer and path updates — enters this actor, is turned into one machine event, and the
-/// machine's action is run by `run(_:)`, which re-checks the action's generation first. One timer
+/// machine's action is run by `run(_:)` on the connection the action names by its generation. One timer
 /// sleeps until the machine's next wake time; nothing polls.
 ///
 /// A started client keeps running (its readers hold it) until `stop()` or the cancellation of `run()`.
@@ -537,7 +537,7 @@ public actor WebSocketClient {
         self.afterEvent()
     }
 
-    /// Every side effect of the machine happens here, after re-checking the action's generation.
+    /// Every side effect of the machine happens here, on the connection the action names by its generation.
     private func run(_ action: SessionAction) {
         switch action {
         case .none:
@@ -548,11 +548,12 @@ public actor WebSocketClient {
             self.connections[generation] = connection
             if held { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
-            guard generation == self.machine.generation, let connection = self.connections[generation] else { return }
+            guard let connection = self.connections[generation] else { return }  // the machine names a live one
             connection.sendPing(id: ping)
         case .sendGreeting(let generation):
-            guard generation == self.machine.generation, let connection = self.connections[generation],
-                  let greeting = self.configuration.greeting else { return }
+            guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
+                return
+            }
             self.greeters[generation] = Task {
                 await self.greet(connection, generation: generation, greeting: greeting)
             }

@@ -1,5 +1,6 @@
-/// What the driver must do after an event. Every action names the generation it is for; the driver re-checks it
-/// before acting, so a close for generation 3 can never cancel the transport of generation 4.
+/// What the driver must do after an event. Every action names the generation it is for, always a live one (the
+/// machine decides which connection); the driver looks the transport up by it and checks nothing else, so a close
+/// for generation 3 can never cancel the transport of generation 4.
 public enum SessionAction: Equatable, Sendable {
     /// Nothing to do (check `SessionMachine.nextWake` for the next timer).
     case none

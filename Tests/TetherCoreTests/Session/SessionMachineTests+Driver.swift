@@ -78,6 +78,31 @@ extension SessionMachineTests {
         #expect(m.messageReceived(generation: 1, bytes: 3, now: 203) == .discard)
     }
 
+    @Test func pingsAndGreetingsNameTheConnectionTheyAreForAndAnOlderOnesLateEventsChangeNothing() {
+        var configuration = Self.noJitter
+        configuration.greets = true
+        var m = self.machine(configuration)
+        #expect(m.start(now: 0) == .openTransport(generation: 1))
+        #expect(m.transportOpened(generation: 1, now: 100) == .sendGreeting(generation: 1))
+        #expect(m.greetingSent(generation: 1, now: 110) == .none)
+        #expect(m.timerFired(now: 15_110) == .sendPing(generation: 1, ping: 1))
+        guard case .closeTransport(generation: 1, _, _, _) = m.timerFired(now: 20_110) else {
+            Issue.record("an unanswered ping closes generation 1")
+            return
+        }
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 20_120) == .none)
+        let retry = m.nextWake ?? 0
+        #expect(m.timerFired(now: retry) == .openTransport(generation: 2))
+        #expect(m.transportOpened(generation: 1, now: retry + 1) == .none)  // late: generation 1 is gone
+        #expect(m.transportOpened(generation: 2, now: retry + 2) == .sendGreeting(generation: 2))
+        #expect(m.greetingSent(generation: 1, now: retry + 3) == .none)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: retry + 4) == .none)
+        #expect(m.phase == .connecting)  // the late events of generation 1 opened nothing
+        #expect(m.greetingSent(generation: 2, now: retry + 5) == .none)
+        #expect(m.timerFired(now: retry + 15_005) == .sendPing(generation: 2, ping: 2))
+        #expect(m.staleEvents == 3)
+    }
+
     @Test func theBackgroundCloseWaitEndsWhenTheCloseIsSentOrAtTheCloseTimeout() {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000)
