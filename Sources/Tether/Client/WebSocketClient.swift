@@ -304,12 +304,8 @@ public actor WebSocketClient {
             }
             written(self, failure)
             self.writer = nil
-            let result: WriteResult = switch failure {
-            case nil: .written
-            case .notOpen?: .notOpen
-            case _?: .interrupted
-            }
-            self.handle(self.machine.writeFinished(generation: generation, result: result, now: self.now()))
+            self.handle(self.machine.writeFinished(
+                generation: generation, result: WriteResult(failure), now: self.now()))
         }
     }
 
@@ -722,6 +718,20 @@ private enum PublishedRoute {
 
     var direct: (any TransportConnection)? {
         if case .direct(let connection) = self { connection } else { nil }
+    }
+}
+
+extension WriteResult {
+    /// What the connection's answer to a write says happened: a fact for the machine, which decides what it means
+    /// (`SessionMachine.writeFinished`). Every error is named, so that a new one must be placed here.
+    fileprivate init(_ failure: WebSocketSendError?) {
+        switch failure {
+        case nil: self = .written
+        case .notOpen?: self = .notOpen
+        case .messageTooLarge?: self = .tooLarge
+        case .connectionFailed?: self = .interrupted
+        case .outboxFull?: self = .interrupted  // not a connection's answer: a transport that throws it broke
+        }
     }
 }
 

@@ -7,4 +7,7 @@ public enum OutboxDropReason: Equatable, Hashable, Sendable {
     case writeInterrupted
     /// `stop()` was called while it waited; it was never written.
     case stopped
+    /// The connection refused it, larger than the transport sends (a transport whose limit is below
+    /// `maximumMessageSize`); it was never written.
+    case tooLarge
 }

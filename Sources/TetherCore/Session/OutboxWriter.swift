@@ -7,6 +7,8 @@
 /// - a write that did not happen at all (`notOpen`) is put back first, for the next connection (dropped as
 ///   `.stopped` if the session stopped meanwhile); one interrupted midway is dropped as `.writeInterrupted` (at most
 ///   once); after either, nothing more is written to that connection;
+/// - a message the connection refused as too large is dropped as `.tooLarge` (a parked send's caller gets the
+///   error), and the next write goes on that connection, which is fine;
 /// - on stop every queued message is dropped as `.stopped`; an expired one as `.expired`, at its expiry.
 struct OutboxWriter: Equatable, Sendable {
     /// The write in flight: a queued message (kept to be put back), or the first parked send.
@@ -84,12 +86,16 @@ struct OutboxWriter: Equatable, Sendable {
             case .notOpen where stopped: notices.append(.dropped(ticket: entry.element, reason: .stopped))
             case .notOpen: self.outbox.pushFront(entry)  // not written at all: first again, for the next connection
             case .interrupted: notices.append(.dropped(ticket: entry.element, reason: .writeInterrupted))
+            case .tooLarge: notices.append(.dropped(ticket: entry.element, reason: .tooLarge))
             }
         case .parked(let written):
             guard written == generation else { return false }  // its caller got `result` from the driver
         }
         self.inFlight = nil
-        if result != .written { self.broken = generation }
+        switch result {
+        case .written, .tooLarge: break  // the connection is fine
+        case .notOpen, .interrupted: self.broken = generation
+        }
         return true
     }
 

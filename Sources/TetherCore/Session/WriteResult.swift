@@ -6,4 +6,7 @@ public enum WriteResult: Equatable, Sendable {
     case notOpen
     /// The connection failed during the write: the peer may or may not have it.
     case interrupted
+    /// The connection refused the message itself, larger than it sends: nothing of it was written, and the
+    /// connection is fine.
+    case tooLarge
 }

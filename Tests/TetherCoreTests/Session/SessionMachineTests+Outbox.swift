@@ -91,6 +91,21 @@ extension SessionMachineTests {
         #expect(m.transportOpened(generation: 2, now: 1_300) == .writeQueued(generation: 2, ticket: q2))
     }
 
+    @Test func aMessageTheConnectionRefusesAsTooLargeIsDroppedAndTheNextGoesOnTheSameConnection() {
+        var m = self.opened()
+        let q1 = self.queue(&m, now: 200) { .writeQueued(generation: 1, ticket: $0) }
+        #expect(m.nowSendArrived(now: 201) == .parked(count: 1))
+        let q2 = self.queue(&m, now: 202)
+        #expect(m.writeFinished(generation: 1, result: .tooLarge, now: 203) == .writeParkedSend(generation: 1))
+        #expect(self.notices(&m) == [.dropped(ticket: q1, reason: .tooLarge)])
+        // The parked send's caller gets the error from the driver; the connection is fine: the outbox goes on.
+        #expect(m.writeFinished(generation: 1, result: .tooLarge, now: 204) == .writeQueued(generation: 1, ticket: q2))
+        #expect(m.writeFinished(generation: 1, result: .written, now: 205) == .none)
+        #expect(self.notices(&m).isEmpty)
+        #expect(m.phase == .open && m.generation == 1)
+        #expect(m.sendRoute == .direct(generation: 1))
+    }
+
     @Test func aWriteStillInFlightOnTheOldGenerationIsSettledBeforeTheNewOneIsWritten() {
         var m = self.opened()
         let q1 = self.queue(&m, now: 200) { .writeQueued(generation: 1, ticket: $0) }

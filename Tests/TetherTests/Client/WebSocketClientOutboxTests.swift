@@ -270,6 +270,28 @@ import TetherTesting
         #expect(Self.sent(connection) == [.text("q1")])
     }
 
+    @Test func aNowSendRefusedAsTooLargeBehindTheOutboxThrowsItAndTheOutboxGoesOn() async throws {
+        let (client, probe) = try self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        connection.holdSends()
+        try await client.send(.text("q1"), policy: .queued(expiresAfter: nil))
+        #expect(await connection.nextCommand() == .send(.text("q1")))  // in flight
+        let big = Task { try await client.send(.text("big")) }  // parked behind q1
+        #expect(await Self.sendsWait(1, on: client))
+        try await client.send(.text("q2"), policy: .queued(expiresAfter: nil))
+        connection.releaseHeldSends()
+        #expect(await connection.nextCommand() == .send(.text("big")))
+        connection.releaseHeldSends(throwing: .messageTooLarge(size: 3, limit: 2))  // a transport with a lower limit
+        await #expect(throws: WebSocketSendError.messageTooLarge(size: 3, limit: 2)) { try await big.value }
+        #expect(await connection.nextCommand() == .send(.text("q2")))  // the same connection goes on
+        connection.holdSends(false)
+        await client.waitUntilOutboxEmpty()
+        #expect(Self.sent(connection) == [.text("q1"), .text("big"), .text("q2")])
+        let state = await client.state
+        #expect(state.phase == .open && state.generation == 1)
+        await client.stop()
+    }
+
     @Test func stopCancelsAGreetingBeingPreparedAndReturnsAfterIt() async throws {
         let (started, startedSink) = AsyncStream.makeStream(of: Void.self)
         let finished = Flag()
