@@ -32,11 +32,13 @@ while kill -0 "$pid" 2>/dev/null; do
         # "◇ Test name(labels:) started." opens a test; "✔ Test name(labels:) … passed after", "✘ … failed after"
         # or "➜ … skipped" ends it ("✘ Test … recorded an issue" does not). Test cases of parameterized tests
         # ("◇ Test case passing …") are left out: their test ends after them.
-        sed -n 's/^.*◇ Test \([^ ]*([^)]*)\) started\.$/\1/p' "$log" | sort -u > "$log.started"
-        sed -n 's/^.*\(✔\|✘\|➜\) Test \([^ ]*([^)]*)\) .*\(passed after\|failed after\|skipped\).*/\2/p' "$log" \
-            | sort -u > "$log.ended"
+        # Colours (a terminal, or a test binary run directly) are taken out first.
+        sed 's/\x1b\[[0-9;]*m//g' "$log" > "$log.plain"
+        sed -n 's/^.*◇ Test \([^ ]*([^)]*)\) started\.$/\1/p' "$log.plain" | sort -u > "$log.started"
+        sed -n 's/^.*\(✔\|✘\|➜\) Test \([^ ]*([^)]*)\) .*\(passed after\|failed after\|skipped\).*/\2/p' \
+            "$log.plain" | sort -u > "$log.ended"
         comm -23 "$log.started" "$log.ended" | sed 's/^/  /' >&2
-        rm -f "$log.started" "$log.ended"
+        rm -f "$log.plain" "$log.started" "$log.ended"
         pkill -TERM -s "$pid" 2>/dev/null
         sleep 5
         pkill -KILL -s "$pid" 2>/dev/null

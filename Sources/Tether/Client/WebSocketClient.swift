@@ -387,9 +387,15 @@ public actor WebSocketClient {
     /// once. A repeated call does nothing.
     public func enterBackground() async {
         self.handle(self.machine.enteredBackground(now: self.now()))
-        guard self.machine.closeWaitGeneration != nil else { return }
-        // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it.
-        await withCheckedContinuation { self.closeWaiters.append($0) }
+        // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it. The
+        // condition is read inside the body (see `waitUntilOutboxEmpty`).
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if self.machine.closeWaitGeneration == nil {
+                continuation.resume()
+            } else {
+                self.closeWaiters.append(continuation)
+            }
+        }
     }
 
     /// The app returned to the foreground: re-evaluate the path, then reuse (after a probe) or reconnect.
@@ -781,8 +787,16 @@ extension WebSocketClient {
     /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
     /// For tools (`tether connect --queue` at the end of its input) and tests.
     package func waitUntilOutboxEmpty() async {
-        guard self.machine.queuedCount > 0 else { return }
-        await withCheckedContinuation { self.outboxEmptyWaiters.append($0) }
+        // The condition is read inside the body, not before the call: the body can run after the actor has done
+        // other work (seen with Swift 6.3.1 on Linux: a write finishing and resuming the waiters in between, so
+        // that a waiter appended afterwards waited for ever).
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if self.machine.queuedCount == 0 {
+                continuation.resume()
+            } else {
+                self.outboxEmptyWaiters.append(continuation)
+            }
+        }
     }
 
     /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
@@ -819,8 +833,14 @@ extension WebSocketClient {
     /// Returns once the client holds reading because its consumer fell behind (at once if it does now). For tests
     /// and benchmarks that check the inbound bound on an explicit signal instead of a sleep.
     package func waitUntilReadingHeld() async {
-        guard !self.machine.readingHeld else { return }
-        await withCheckedContinuation { self.readingHeldWaiters.append($0) }
+        // The condition is read inside the body (see `waitUntilOutboxEmpty`).
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            if self.machine.readingHeld {
+                continuation.resume()
+            } else {
+                self.readingHeldWaiters.append(continuation)
+            }
+        }
     }
 }
 

@@ -289,6 +289,7 @@ import TetherTesting
         #expect(Self.sent(connection) == [.text("q1"), .text("big"), .text("q2")])
         let state = await client.state
         #expect(state.phase == .open && state.generation == 1)
+        connection.emit(.ended(.closedLocally))  // the in-memory peer: the close the stop sends is answered
         await client.stop()
     }
 
