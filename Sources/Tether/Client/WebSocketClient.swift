@@ -386,15 +386,18 @@ public actor WebSocketClient {
     /// (`AppLifecycleBridge` does that). With `.keepAndProbe`, or when there is nothing to close, it returns at
     /// once. A repeated call does nothing.
     public func enterBackground() async {
-        self.handle(self.machine.enteredBackground(now: self.now()))
-        // Until the close is sent or the machine's deadline (`closeTimeout`) passes: `afterEvent` resumes it. The
-        // condition is read inside the body (see `waitUntilOutboxEmpty`).
+        // The event goes to the machine inside the body, which can run after the actor has done other work (see
+        // `waitUntilOutboxEmpty`). A close that reports when it is sent is waited for until the machine ends the
+        // wait (`closeWaitEnded()`, published by `afterEvent`): the close was sent, or its deadline passed. The
+        // waiter goes first: running the close may end the wait at once.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            if self.machine.closeWaitGeneration == nil {
-                continuation.resume()
-            } else {
+            let action = self.machine.enteredBackground(now: self.now())
+            if case .closeTransport(_, _, _, reportSent: true) = action {
                 self.closeWaiters.append(continuation)
+            } else {
+                continuation.resume()
             }
+            self.handle(action)
         }
     }
 
@@ -636,7 +639,7 @@ public actor WebSocketClient {
             self.outboxEmptyWaiters.removeAll()
             for waiter in waiters { waiter.resume() }
         }
-        if self.machine.closeWaitGeneration == nil, !self.closeWaiters.isEmpty {
+        if self.machine.closeWaitEnded() {
             let waiters = self.closeWaiters
             self.closeWaiters.removeAll()
             for waiter in waiters { waiter.resume() }

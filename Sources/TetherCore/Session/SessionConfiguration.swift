@@ -31,7 +31,7 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Whether every open first sends a greeting (`.sendGreeting`, then `greetingSent`) before the session is open.
     /// Default false.
     public var greets: Bool = false
-    /// How long `enteredBackground` waits for the close frame to be sent (`closeWaitGeneration`). Default 2 s;
+    /// How long `enteredBackground` waits for the close frame to be sent (`closeWaitEnded()`). Default 2 s;
     /// at least 0.
     public var closeTimeout: Duration = .seconds(2)
     /// The bounds of the outbox (messages queued for a connection that is not open yet). Default `OutboxLimits()`.

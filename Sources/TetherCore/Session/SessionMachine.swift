@@ -235,6 +235,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     var unpublishedRoundTrip: Int?
     /// What the outbox child reported since the last drain (`drainOutboxNotices`).
     var outboxNotices: [OutboxNotice] = []
+    /// The close wait of `enteredBackground` ended since the last `closeWaitEnded()`.
+    var closeWaitOver = false
 
     /// - Parameters:
     ///   - configuration: timing and policies (default `SessionConfiguration()`), every setting in range: one out
@@ -425,9 +427,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
-        if self.state.closeWait?.generation == generation {
-            self.state.closeWait = nil  // nothing more of it will be sent
-        }
+        self.endCloseWait(of: generation)  // nothing more of it will be sent
         if generation == self.state.generation, let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
             return .none
@@ -520,7 +520,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         guard generation == self.state.generation else { return .none }  // an older one: settled already
         if let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the close the machine ordered: its stream finishing is its end
-            self.state.closeWait = nil
+            self.endCloseWait(of: generation)
             return .none
         }
         guard self.isLive(generation) else { return .none }  // its end was reported before
@@ -528,17 +528,27 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// The close frame of `generation` was handed to the kernel or the platform: the wait of `enteredBackground`
-    /// (`closeWaitGeneration`) is over.
+    /// is over (`closeWaitEnded()`).
     public mutating func closeSent(generation: Int, now: Int) -> SessionAction {
-        if self.state.closeWait?.generation == generation {
-            self.state.closeWait = nil
-        }
+        self.endCloseWait(of: generation)
         return .none
     }
 
-    /// The generation whose close the driver waits to see sent before the app is suspended; nil when none (the
-    /// close was sent, or `closeTimeout` passed).
-    public var closeWaitGeneration: Int? { self.state.closeWait?.generation }
+    /// True once after the wait that `enteredBackground` started (its `.closeTransport(…, reportSent: true)`)
+    /// ended: the close frame was sent (`closeSent`), its transport ended, the app returned (`enteredForeground`),
+    /// or `closeTimeout` passed (`timerFired`). The driver releases whoever waits to be suspended then; false
+    /// otherwise, and at every later call until the next wait ends.
+    public mutating func closeWaitEnded() -> Bool {
+        defer { self.closeWaitOver = false }
+        return self.closeWaitOver
+    }
+
+    /// Ends the close wait if there is one, on `generation`'s close when one is named.
+    private mutating func endCloseWait(of generation: Int? = nil) {
+        guard let wait = self.state.closeWait, generation == nil || generation == wait.generation else { return }
+        self.state.closeWait = nil
+        self.closeWaitOver = true
+    }
 
     /// A message of `bytes` bytes was read on `generation`: `.deliver` while that is the latest generation and its
     /// transport has not reported its end, in any phase (see "Delivery" above); `.discard` otherwise (stale: counted
@@ -560,7 +570,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public mutating func timerFired(now: Int) -> SessionAction {
         self.state.outgoing.expire(now: now, notices: &self.outboxNotices)
         if let wait = self.state.closeWait, now >= wait.deadline {
-            self.state.closeWait = nil  // the close was not seen sent in time: the app may be suspended
+            self.endCloseWait()  // the close was not seen sent in time: the app may be suspended
         }
         switch self.state.stage {
         case .idle(.stopped, _), .idle(.offline, _), .idle(.suspended, _), .idle(.failed, _), .live(.kept):
@@ -695,7 +705,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// else `.openTransport` at once (attempts reset). A repeated report does nothing.
     public mutating func enteredForeground(now: Int) -> SessionAction {
         let from = self.state.phase
-        self.state.closeWait = nil  // the app is back: nobody waits to be suspended
+        self.endCloseWait()  // the app is back: nobody waits to be suspended
         switch self.state.stage {
         case .idle(.stopped(inBackground: false), _), .idle(.failed(_, inBackground: false), _),
              .live(.connecting), .live(.open), .idle(.waiting, _), .idle(.offline, _):

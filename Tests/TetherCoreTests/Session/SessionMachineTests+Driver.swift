@@ -4,6 +4,10 @@ import TetherCore
 /// Transcripts of the decisions a driver used to take itself: the consumer's backlog, interface switches, a
 /// greeting that failed, an event stream that finished, the background close wait and what is published.
 extension SessionMachineTests {
+    func closeWaitEnded(_ m: inout Machine) -> Bool {
+        m.closeWaitEnded()
+    }
+
     @Test func aBacklogHoldsEveryTransportAndPausesThePongDeadlineUntilReleased() {
         var m = self.opened()
         #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
@@ -107,18 +111,43 @@ extension SessionMachineTests {
         var m = self.opened()
         #expect(m.enteredBackground(now: 1_000)
             == .closeTransport(generation: 1, reason: .enteredBackground, code: 1001, reportSent: true))
-        #expect(m.closeWaitGeneration == 1)
+        #expect(!self.closeWaitEnded(&m))
         #expect(m.nextWake == 3_000)  // the default close timeout, 2 s
+        #expect(m.closeSent(generation: 2, now: 1_040) == .none)  // not the close it waits for
+        #expect(!self.closeWaitEnded(&m))
         #expect(m.closeSent(generation: 1, now: 1_050) == .none)
-        #expect(m.closeWaitGeneration == nil)
+        #expect(self.closeWaitEnded(&m))
+        #expect(!self.closeWaitEnded(&m))  // once
         #expect(m.nextWake == nil)
+        #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_060) == .none)
+        #expect(!self.closeWaitEnded(&m))  // it ended already
 
         var late = self.opened()
         _ = late.enteredBackground(now: 1_000)
         #expect(late.timerFired(now: 2_999) == .none)
-        #expect(late.closeWaitGeneration == 1)
+        #expect(!self.closeWaitEnded(&late))
         #expect(late.timerFired(now: 3_000) == .none)
-        #expect(late.closeWaitGeneration == nil)
+        #expect(self.closeWaitEnded(&late))
+
+        var back = self.opened()
+        _ = back.enteredBackground(now: 1_000)
+        #expect(back.enteredForeground(now: 1_500) == .openTransport(generation: 2))
+        #expect(self.closeWaitEnded(&back))  // the app is back: nobody waits to be suspended
+    }
+
+    @Test func onlyAClosingBackgroundWaitsAndNothingElseEndsAWait() {
+        var keeping = Self.noJitter
+        keeping.lifecycle = .keepAndProbe
+        var kept = self.opened(keeping)
+        #expect(kept.enteredBackground(now: 1_000) == .none)  // kept open: nothing to wait for
+        #expect(kept.enteredForeground(now: 2_000) != .none)
+        #expect(!self.closeWaitEnded(&kept))
+
+        var stopped = self.opened()
+        _ = stopped.stop(now: 500)
+        #expect(stopped.enteredBackground(now: 1_000) == .none)  // nothing to close
+        #expect(stopped.transportEnded(generation: 1, end: .closedLocally, now: 1_001) == .none)
+        #expect(!self.closeWaitEnded(&stopped))
     }
 
     @Test func statusChangesCarryTheirCauseAndARoundTripAloneIsNone() {

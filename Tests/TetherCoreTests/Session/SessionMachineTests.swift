@@ -505,7 +505,8 @@ import TetherCore
         #expect(m.nextWake == 3_000)  // only the close wait's deadline (`closeTimeout`)
         #expect(m.enteredBackground(now: 1_001) == .none)
         #expect(m.transportEnded(generation: 1, end: .closedLocally, now: 1_002) == .none)
-        #expect(m.closeWaitGeneration == nil && m.nextWake == nil)  // ended: nothing left to wait for
+        #expect(self.closeWaitEnded(&m))  // ended: nothing left to wait for
+        #expect(m.nextWake == nil)
         #expect(m.staleEvents == 0)
         #expect(m.enteredForeground(now: 90_000) == .openTransport(generation: 2))
         #expect(m.enteredForeground(now: 90_001) == .none)
