@@ -1,5 +1,6 @@
 // Idle-connection benchmark:
-//   `swift run -c release tether-bench idle [--connections N] [--seconds S] [--server process|embedded]`.
+//   `swift run -c release tether-bench idle [--connections N] [--seconds S] [--server process|embedded]
+//    [--consumer pool|loop]`.
 //
 // Opens N (default 1,000) `WebSocketClient`s with the default transport, each heartbeating every 1 s (timeout 5 s),
 // to a `TestServer` on loopback that answers pings at once, holds them for S (default 10) seconds and prints:
@@ -14,6 +15,10 @@
 //   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
 //                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong), fewer
 //                           when timers within one tolerance window and pongs that arrive together share one
+//
+// `--consumer pool` (the default) reads each client's events in a task on the global pool, as an app's task would;
+// `--consumer loop` in a task that prefers the client's event loop (`client.eventExecutor`), where the events are
+// made: no thread hand-off per wake-up. The difference is what handing events to an app's task costs.
 //
 // `--server process` (the default) runs the server in a child process (`tether-bench echo --serve-only 0`), so that
 // the figures are the clients' alone, as they would be with a remote server. `--server embedded` runs it on its own
@@ -32,6 +37,7 @@ enum IdleBench {
         var connections = 1_000
         var seconds = 10
         var embedded = false
+        var onLoop = false
         var index = 0
         while index < arguments.count {
             let text = index + 1 < arguments.count ? arguments[index + 1] : nil
@@ -41,15 +47,18 @@ enum IdleBench {
             case ("--seconds", let count?, _) where count > 0: seconds = count
             case ("--server", _, "process"?): embedded = false
             case ("--server", _, "embedded"?): embedded = true
+            case ("--consumer", _, "pool"?): onLoop = false
+            case ("--consumer", _, "loop"?): onLoop = true
             default:
                 EchoBench.progress(
-                    "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded]")
+                    "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded] "
+                        + "[--consumer pool|loop]")
                 exit(2)
             }
             index += 2
         }
         do {
-            try await self.measure(connections: connections, seconds: seconds, embedded: embedded)
+            try await self.measure(connections: connections, seconds: seconds, embedded: embedded, onLoop: onLoop)
         } catch {
             EchoBench.progress("tether-bench idle: \(error)")
             exit(1)
@@ -68,7 +77,7 @@ enum IdleBench {
         }
     }
 
-    static func measure(connections: Int, seconds: Int, embedded: Bool) async throws {
+    static func measure(connections: Int, seconds: Int, embedded: Bool, onLoop: Bool) async throws {
         // Client and server sockets are both in this process, plus the loops' descriptors.
         self.raiseDescriptorLimit(to: 2 * connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
@@ -78,7 +87,7 @@ enum IdleBench {
             ? .embedded(try TestServer(configuration: .init(maximumHandshakingConnections: 1 << 16), scenario: .normal))
             : .process(try ServerProcess())
         do {
-            try await self.measure(connections: connections, seconds: seconds, server: server)
+            try await self.measure(connections: connections, seconds: seconds, server: server, onLoop: onLoop)
         } catch {
             await server.stop()
             throw error
@@ -86,7 +95,7 @@ enum IdleBench {
         await server.stop()
     }
 
-    static func measure(connections: Int, seconds: Int, server: IdleServer) async throws {
+    static func measure(connections: Int, seconds: Int, server: IdleServer, onLoop: Bool) async throws {
         let url = server.url
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
         let tally = Tally(changes: changesSink)
@@ -94,7 +103,7 @@ enum IdleBench {
 
         // One connection first, so that one-time costs (the shared loop's thread, the cooperative pool's threads,
         // runtime metadata) are not counted per connection.
-        let warmUp = try self.makeClient(url: url, tally: tally)
+        let warmUp = try self.makeClient(url: url, tally: tally, onLoop: onLoop)
         await warmUp.start()
         try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) {
             tally.open.load(ordering: .relaxed) == 1
@@ -110,7 +119,7 @@ enum IdleBench {
         var clients: [WebSocketClient] = []
         clients.reserveCapacity(connections)
         for _ in 0..<connections {
-            let client = try self.makeClient(url: url, tally: tally)
+            let client = try self.makeClient(url: url, tally: tally, onLoop: onLoop)
             clients.append(client)
             await client.start()
         }
@@ -154,12 +163,13 @@ enum IdleBench {
     }
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
-    /// keeps the tally of open connections and of pongs during the hold.
-    static func makeClient(url: URL, tally: Tally) throws -> WebSocketClient {
+    /// keeps the tally of open connections and of pongs during the hold; `onLoop`: the task prefers the client's
+    /// event loop.
+    static func makeClient(url: URL, tally: Tally, onLoop: Bool) throws -> WebSocketClient {
         let client = try WebSocketClient(configuration: .init(
             url: url, heartbeatInterval: .seconds(1), heartbeatTimeout: .seconds(5)))
         let events = client.events
-        Task {
+        Task(executorPreference: onLoop ? client.eventExecutor : nil) {
             var isOpen = false
             for await event in events {
                 switch event {
