@@ -19,6 +19,10 @@
 #   echo.vs_picows_64b   pool consumer / picows      echo.vs_picows_64b_loop_consumer   loop consumer / picows
 #   echo.vs_beast_64b    loop consumer / Beast       echo.vs_beast_64b_pool_consumer    pool consumer / Beast
 #   echo.vs_picows_1m    echo.vs_beast_1m
+# and over TLS (when `openssl` is there: picows's server with a certificate of a CA made for the run, picows's client
+# and `tether-bench echo --url wss://… --ca-file CA` trusting it, alternating rounds as above):
+#   peers.picows.tls_rtt_64b_per_s  peers.picows.tls_mbps_1m  peers.tether.tls_rtt_64b_per_s  peers.tether.tls_mbps_1m
+#   echo.vs_picows_tls_64b   echo.vs_picows_tls_1m
 # (The targets compare the pool consumer with picows and the loop consumer with Beast.) Each round's figures go to
 # standard error as they come. The round's client order rotates, so no client always runs first.
 #
@@ -87,7 +91,15 @@ coproc server { exec "${server_pin[@]}" "$python" scripts/peers/picows_echo.py s
 server_pid=$server_PID
 server_in=${server[1]}
 results=$(mktemp)
-trap 'exec {server_in}>&-; kill "$server_pid" 2>/dev/null || true; rm -f "$results"' EXIT
+tls_dir=$(mktemp -d)
+tls_server_pid=""
+cleanup() {
+    exec {server_in}>&-
+    kill "$server_pid" 2>/dev/null || true
+    [ -n "$tls_server_pid" ] && kill "$tls_server_pid" 2>/dev/null
+    rm -rf "$results" "$tls_dir"
+}
+trap cleanup EXIT
 read -r _ url <&"${server[0]}"
 port=${url#ws://127.0.0.1:}
 port=${port%/}
@@ -102,6 +114,14 @@ run_client() {  # run_client NAME: appends its `NAME.figure value` lines to $res
         "${client_pin[@]}" "$bench" echo --url "$url" --layer client --seconds "$seconds" \
             --only rtt_64b_per_s,rtt_64b_loop_consumer_per_s,mbps_1m 2>/dev/null | sed 's/^echo\./tether./'
         ;;
+    picows_tls)
+        "${client_pin[@]}" "$python" scripts/peers/picows_echo.py client "$tls_url" "$seconds" "$tls_dir/ca.pem" \
+            | sed 's/^picows\./picows.tls_/'
+        ;;
+    tether_tls)
+        "${client_pin[@]}" "$bench" echo --url "$tls_url" --ca-file "$tls_dir/ca.pem" --layer client \
+            --seconds "$seconds" --only rtt_64b_per_s,mbps_1m 2>/dev/null | sed 's/^echo\./tether.tls_/'
+        ;;
     esac | tee -a "$results" | sed "s/^/bench-peers: round $round: /" >&2
 }
 
@@ -112,6 +132,50 @@ for ((round = 1; round <= rounds; round++)); do
         run_client "${clients[(i + round - 1) % ${#clients[@]}]}"
     done
 done
+
+# Over TLS: a CA and a certificate for 127.0.0.1 made here (the extensions Python's strict verification asks for),
+# picows's server with it (stopped when its standard input, this script's descriptor, closes), both clients trusting
+# the CA. Without openssl, or when the server does not come up, skipped with a warning.
+make_tls_certificates() {
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=bench-peers CA" \
+        -keyout "$tls_dir/ca.key" -out "$tls_dir/ca.pem" \
+        -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" &&
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" \
+            -keyout "$tls_dir/server.key" -out "$tls_dir/server.csr" &&
+        printf '%s\n' "subjectAltName=IP:127.0.0.1" "basicConstraints=CA:FALSE" \
+            "keyUsage=critical,digitalSignature,keyEncipherment" "extendedKeyUsage=serverAuth" \
+            "subjectKeyIdentifier=hash" "authorityKeyIdentifier=keyid" > "$tls_dir/server.ext" &&
+        openssl x509 -req -days 2 -in "$tls_dir/server.csr" -CA "$tls_dir/ca.pem" -CAkey "$tls_dir/ca.key" \
+            -CAcreateserial -extfile "$tls_dir/server.ext" -out "$tls_dir/server.pem"
+}
+tls_url=""
+if ! command -v openssl >/dev/null; then
+    warn "no openssl: the TLS comparison skipped"
+elif ! make_tls_certificates 2>/dev/null; then
+    warn "openssl could not make the certificates: the TLS comparison skipped"
+else
+    exec {tls_in}> >(exec "${server_pin[@]}" "$python" scripts/peers/picows_echo.py serve \
+        "$tls_dir/server.pem" "$tls_dir/server.key" > "$tls_dir/url")
+    tls_server_pid=$!
+    # A bounded wait for the server's one line (it prints it once it listens).
+    for _ in $(seq 100); do
+        [ -s "$tls_dir/url" ] && break
+        sleep 0.1
+    done
+    read -r _ tls_url < "$tls_dir/url" || true
+    if [ -z "$tls_url" ]; then
+        warn "picows's TLS server did not start: the TLS comparison skipped"
+    else
+        echo "bench-peers: picows TLS echo server at $tls_url" >&2
+        tls_clients=(picows_tls tether_tls)
+        for ((round = 1; round <= rounds; round++)); do
+            for ((i = 0; i < ${#tls_clients[@]}; i++)); do
+                run_client "${tls_clients[(i + round - 1) % ${#tls_clients[@]}]}"
+            done
+        done
+    fi
+    exec {tls_in}>&-
+fi
 
 "$python" - "$results" <<'PY'
 import statistics
@@ -138,6 +202,8 @@ ratios = [
     ("echo.vs_beast_64b", "tether.rtt_64b_loop_consumer_per_s", "beast.rtt_64b_per_s"),
     ("echo.vs_beast_64b_pool_consumer", "tether.rtt_64b_per_s", "beast.rtt_64b_per_s"),
     ("echo.vs_beast_1m", "tether.mbps_1m", "beast.mbps_1m"),
+    ("echo.vs_picows_tls_64b", "tether.tls_rtt_64b_per_s", "picows.tls_rtt_64b_per_s"),
+    ("echo.vs_picows_tls_1m", "tether.tls_mbps_1m", "picows.tls_mbps_1m"),
 ]
 for name, ours, theirs in ratios:
     if ours in medians and theirs in medians:

@@ -30,6 +30,9 @@
 //
 // Options:
 //   --url ws://HOST:PORT/PATH   measure against an external echo server instead of the embedded `TestServer`
+//                               (`wss://` too: the system's trust store, plus --ca-file)
+//   --ca-file FILE              with a `wss://` --url: also trust the CA certificates in FILE (PEM), as
+//                               `tether connect --ca-file` does, for a server with a certificate of its own CA
 //   --tls                       also measure over TLS (see above)
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
@@ -89,6 +92,8 @@ enum EchoBench {
         var client = true
         var transport = true
         var tls = false
+        /// With `--url wss://…`: PEM CA certificates trusted besides the system's.
+        var caFile: String?
         /// Figure names without the `echo.` prefix; nil: all of them.
         var only: Set<String>?
 
@@ -110,9 +115,15 @@ enum EchoBench {
                 case "--url":
                     let text = try value()
                     guard let url = URL(string: text), url.scheme == "ws" || url.scheme == "wss" else {
-                        throw Failure("--url needs a ws:// URL")
+                        throw Failure("--url needs a ws:// or wss:// URL")
                     }
                     self.url = url
+                case "--ca-file":
+                    let path = try value()
+                    guard FileManager.default.isReadableFile(atPath: path) else {
+                        throw Failure("--ca-file: cannot read \(path)")
+                    }
+                    self.caFile = path
                 case "--seconds":
                     guard let seconds = Double(try value()), seconds > 0 else { throw Failure("bad --seconds") }
                     self.seconds = seconds
@@ -147,6 +158,9 @@ enum EchoBench {
                 }
                 index += 1
             }
+            if self.caFile != nil, self.url?.scheme != "wss" {
+                throw Failure("--ca-file needs a wss:// --url")
+            }
         }
     }
 
@@ -166,6 +180,8 @@ enum EchoBench {
     static func measure(_ options: Options) async throws {
         var server: TestServer?
         let url: URL
+        // The external server's CA, if given; the embedded server is plain (`--tls` adds its own TLS server).
+        let tls = TLSOptions(additionalTrustRoots: options.caFile.map { [.pemFile($0)] } ?? [])
         if let external = options.url {
             url = external
             self.progress("echo: external server \(external.redactedForLogs)")
@@ -184,7 +200,7 @@ enum EchoBench {
         let clientFigures = ["rtt_64b_per_s", "rtt_64b_text_per_s", "mbps_1m", "rtt_64b_loop_consumer_per_s"]
         if options.client, clientFigures.contains(where: options.wants) {
             // The public client with its default transport.
-            var client = try await ClientEndpoint.open(url: url)
+            var client = try await ClientEndpoint.open(url: url, tls: tls)
             if options.wants("rtt_64b_per_s") {
                 let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
                 print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
@@ -208,7 +224,7 @@ enum EchoBench {
         }
         if options.transport, options.wants("transport_rtt_64b_per_s") || options.wants("transport_mbps_1m") {
             // The same loops one layer down: the transport connection the client would own, without the actor.
-            var bare = try await TransportEndpoint.open(url: url)
+            var bare = try await TransportEndpoint.open(url: url, tls: tls)
             if options.wants("transport_rtt_64b_per_s") {
                 let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
                 print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
@@ -508,8 +524,8 @@ struct TransportEndpoint: EchoEndpoint {
     let connection: any TransportConnection
     var events: AsyncStream<TransportEvent>.Iterator
 
-    static func open(url: URL) async throws -> TransportEndpoint {
-        let connection = SocketTransport().connect(TransportRequest(url: url))
+    static func open(url: URL, tls: TLSOptions = TLSOptions()) async throws -> TransportEndpoint {
+        let connection = SocketTransport().connect(TransportRequest(url: url, tls: tls))
         var events = connection.events.makeAsyncIterator()
         while let event = await events.next() {
             switch event {

@@ -1,8 +1,9 @@
 """picows's side of scripts/bench-peers.sh: the echo server every client is measured against, and picows's client.
 
-    python picows_echo.py serve             listens on 127.0.0.1 (any port), prints `picows.serve_url URL` once it
-                                            listens, then echoes until SIGTERM/SIGINT or until standard input ends
-    python picows_echo.py client URL SECONDS
+    python picows_echo.py serve [CERT KEY]  listens on 127.0.0.1 (any port), prints `picows.serve_url URL` once it
+                                            listens, then echoes until SIGTERM/SIGINT or until standard input ends;
+                                            with a certificate chain and key (PEM files), over TLS (a wss:// URL)
+    python picows_echo.py client URL SECONDS [CA]   (CA: a PEM file trusted for a wss:// URL)
 
 The client prints the figures `tether-bench echo --url` prints, measured the same way:
     picows.rtt_64b_per_s   sequential 64-byte binary round trips per second after a warm-up of 2,000 round trips
@@ -19,6 +20,7 @@ sends its next message from there. No compression (picows has none), no auto-pin
 import asyncio
 import os
 import signal
+import ssl
 import sys
 import time
 
@@ -41,12 +43,18 @@ class EchoServerListener(WSListener):
         # PING is answered by picows itself (enable_auto_pong); PONG needs nothing.
 
 
-async def serve() -> None:
+async def serve(certificate: str | None = None, key: str | None = None) -> None:
     loop = asyncio.get_running_loop()
+    context = None
+    if certificate is not None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(certificate, key)
+    # picows hands its keyword arguments it does not know to `loop.create_server`.
     server = await ws_create_server(lambda _request: EchoServerListener(), "127.0.0.1", 0,
-                                    max_frame_size=MAX_FRAME)
+                                    max_frame_size=MAX_FRAME, ssl=context)
     port = server.sockets[0].getsockname()[1]
-    print(f"picows.serve_url ws://127.0.0.1:{port}/", flush=True)
+    scheme = "ws" if context is None else "wss"
+    print(f"picows.serve_url {scheme}://127.0.0.1:{port}/", flush=True)
     stop = loop.create_future()
     for number in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(number, lambda: stop.done() or stop.set_result(None))
@@ -108,8 +116,9 @@ class EchoClientListener(WSListener):
         self.fail("the server disconnected")
 
 
-async def client(url: str, seconds: float) -> None:
-    transport, listener = await ws_connect(EchoClientListener, url, max_frame_size=MAX_FRAME)
+async def client(url: str, seconds: float, authority: str | None = None) -> None:
+    context = ssl.create_default_context(cafile=authority) if url.startswith("wss:") else None
+    transport, listener = await ws_connect(EchoClientListener, url, ssl_context=context, max_frame_size=MAX_FRAME)
     small = bytes(i * 7 % 256 for i in range(64))
     count, elapsed = await listener.measure(small, 2000, seconds)
     print(f"picows.rtt_64b_per_s {count / elapsed:.0f}", flush=True)
@@ -122,12 +131,12 @@ async def client(url: str, seconds: float) -> None:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["serve"] and len(sys.argv) == 2:
-        asyncio.run(serve())
-    elif sys.argv[1:2] == ["client"] and len(sys.argv) == 4:
-        asyncio.run(client(sys.argv[2], float(sys.argv[3])))
+    if sys.argv[1:2] == ["serve"] and len(sys.argv) in (2, 4):
+        asyncio.run(serve(*sys.argv[2:4]))
+    elif sys.argv[1:2] == ["client"] and len(sys.argv) in (4, 5):
+        asyncio.run(client(sys.argv[2], float(sys.argv[3]), *sys.argv[4:5]))
     else:
-        raise SystemExit("usage: picows_echo.py serve | client URL SECONDS")
+        raise SystemExit("usage: picows_echo.py serve [CERT KEY] | client URL SECONDS [CA]")
 
 
 if __name__ == "__main__":
