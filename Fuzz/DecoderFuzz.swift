@@ -47,7 +47,6 @@ func decodeForFuzzing(_ stream: ArraySlice<UInt8>, flags: UInt8, readSizes: UInt
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func decoderFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard input.count >= 2 else { return 0 }

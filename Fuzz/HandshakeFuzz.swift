@@ -44,7 +44,6 @@ func parseForFuzzing(_ bytes: ArraySlice<UInt8>, flags: UInt8, split: Int) -> Ha
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func handshakeFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard input.count >= 2 else { return 0 }

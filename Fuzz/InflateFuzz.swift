@@ -12,7 +12,6 @@
 // - text it delivers is valid UTF-8;
 // - with bit 6, every message within the limit is delivered exactly as it was before compression.
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func inflateFuzzTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard input.count >= 2 else { return 0 }
