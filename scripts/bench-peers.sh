@@ -93,10 +93,12 @@ server_in=${server[1]}
 results=$(mktemp)
 tls_dir=$(mktemp -d)
 tls_server_pid=""
+# Runs on exit under `set -e`: every command here must succeed, or the script fails after printing everything (a
+# server that already stopped on its standard input's end cannot be killed).
 cleanup() {
     exec {server_in}>&-
     kill "$server_pid" 2>/dev/null || true
-    [ -n "$tls_server_pid" ] && kill "$tls_server_pid" 2>/dev/null
+    if [ -n "$tls_server_pid" ]; then kill "$tls_server_pid" 2>/dev/null || true; fi
     rm -rf "$results" "$tls_dir"
 }
 trap cleanup EXIT
