@@ -220,11 +220,6 @@ package final class TLSContext: @unchecked Sendable {
         return context
     }
 
-    /// How many client contexts are alive (held by someone) and shareable; for tests.
-    package static var sharedClientCount: Int {
-        Self.clientCache.withLock { cache in cache.values.count { $0.context != nil } }
-    }
-
     private struct WeakContext: Sendable {
         weak var context: TLSContext?
     }
