@@ -6,8 +6,8 @@ import TetherCore
 
 /// The recorder a test waits on: it must return the right event, never hang, and never miss one.
 @Suite struct EventRecorderTests {
-    func record(_ kind: LogRecord.Kind, generation: Int = 1, time: Int = 0) -> WebSocketEvent {
-        .record(LogRecord(generation: generation, kind: kind, time: time, from: .open, to: .open))
+    func record(_ event: LogRecord.Event, generation: Int = 1, time: Int = 0) -> WebSocketEvent {
+        .record(LogRecord(generation: generation, time: time, from: .open, to: .open, event: event))
     }
 
     func state(_ phase: SessionPhase) -> WebSocketEvent {
@@ -38,7 +38,7 @@ import TetherCore
         let recorder = EventRecorder(events)
         async let pong = recorder.record(.pong) { $0.generation == 2 }
         for generation in 1...3 {
-            sink.yield(self.record(.pong, generation: generation, time: generation * 10))
+            sink.yield(self.record(.pong(rtt: 1), generation: generation, time: generation * 10))
         }
         #expect(await pong?.time == 20)
     }
@@ -81,7 +81,7 @@ import TetherCore
         #expect(await recorder.record(.pong, timeout: .milliseconds(20)) == nil)
         #expect(await recorder.wait(timeout: .milliseconds(20)) { $0.events.count == 1 } == nil)
         // The recorder keeps working after a timed-out wait.
-        sink.yield(self.record(.pong))
+        sink.yield(self.record(.pong(rtt: 1)))
         #expect(await recorder.record(.pong)?.kind == .pong)
     }
 
@@ -93,7 +93,7 @@ import TetherCore
         #expect(await recorder.wait(timeout: .zero) { $0.events.count == 1 } != nil)
         // Not true now: nil at once, whatever comes later (no guard task to wait for).
         #expect(await recorder.wait(timeout: .zero) { $0.events.count == 2 } == nil)
-        sink.yield(self.record(.pong))
+        sink.yield(self.record(.pong(rtt: 1)))
         #expect(await recorder.record(.pong)?.kind == .pong)
     }
 
@@ -118,7 +118,7 @@ import TetherCore
             return await recorder.state(.open, timeout: .seconds(30))
         }
         #expect(await withDeadline(.seconds(5)) { () async -> Bool? in await early.value == nil } == true)
-        sink.yield(self.record(.pong))
+        sink.yield(self.record(.pong(rtt: 1)))
         #expect(await recorder.record(.pong) != nil)
     }
 }

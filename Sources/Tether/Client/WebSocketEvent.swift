@@ -44,14 +44,12 @@ extension LogRecord {
     /// One line, `key=value` pairs, with nothing but the record's own typed fields.
     public var logLine: String {
         var line = "t=\(self.time) gen=\(self.generation) event=\(self.kind.rawValue) from=\(self.from) to=\(self.to)"
-        if let reason = self.reason { line += " reason=\(reason.name)" }
-        if let code = self.code { line += " code=\(code)" }
-        if let rtt = self.rtt { line += " rtt_ms=\(rtt)" }
-        if let attempt = self.attempt { line += " attempt=\(attempt)" }
-        if let delay = self.delay { line += " delay_ms=\(delay)" }
-        if let bytes = self.bytes { line += " bytes=\(bytes)" }
-        if let path = self.path { line += " path=\(path)" }
-        if let ignored = self.ignored { line += " ignored=\(ignored.rawValue)" }
+        for (name, value) in self.event.fields where name != "detail" {  // a detail has spaces: JSON only
+            switch value {
+            case .number(let number): line += " \(name)=\(number)"
+            case .name(let text): line += " \(name)=\(text)"
+            }
+        }
         return line
     }
 }

@@ -15,15 +15,12 @@ extension LogRecord {
             ("from", .string(self.from.name)),
             ("to", .string(self.to.name)),
         ]
-        if let reason = self.reason { members.append(("reason", .string(reason.name))) }
-        if let detail = self.reason?.detail { members.append(("detail", .string(detail))) }
-        if let code = self.code { members.append(("code", .int(code))) }
-        if let rtt = self.rtt { members.append(("rtt_ms", .int(rtt))) }
-        if let attempt = self.attempt { members.append(("attempt", .int(attempt))) }
-        if let delay = self.delay { members.append(("delay_ms", .int(delay))) }
-        if let bytes = self.bytes { members.append(("bytes", .int(bytes))) }
-        if let path = self.path { members.append(("path", .string(path.name))) }
-        if let ignored = self.ignored { members.append(("ignored", .string(ignored.rawValue))) }
+        for (name, value) in self.event.fields {
+            switch value {
+            case .number(let number): members.append((name, .int(number)))
+            case .name(let text): members.append((name, .string(text)))
+            }
+        }
         return .object(members)
     }
 

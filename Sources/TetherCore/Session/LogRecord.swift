@@ -1,25 +1,76 @@
-/// One structured log line produced by the session machine (docs/ARCHITECTURE.md §8).
+/// One structured log line produced by the session machine (docs/ARCHITECTURE.md §8): when, on which generation,
+/// the phase before and after, and what happened with the fields that belong to it.
+///
+/// ```swift
+/// switch record.event {
+/// case .pong(let rtt): metrics.record(roundTrip: rtt)
+/// case .closed(let reason, let code): log("closed \(reason.name) \(code ?? 0)")
+/// default: break
+/// }
+/// ```
 ///
 /// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons (whose only
 /// texts are fixed phrases, such as an invalid handshake's detail, and the numeric addresses a failed connect tried,
 /// see `ConnectAttempt`).
 public struct LogRecord: Equatable, Sendable {
-    public enum Kind: String, Sendable {
-        case connecting, opened, ping, pong, message, closed
-        case retryScheduled = "retry_scheduled"
-        case path, background, foreground, stopped
-        /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
-        case reconnectRequested = "reconnect_requested"
-        /// The retry policy stopped retrying (`attempt`: the failures counted); the session is `.failed`.
-        case gaveUp = "gave_up"
+    /// The transport generation the record is about (the latest one handed out for session-wide records; for a
+    /// `.stale` record the ignored event's own).
+    public var generation: Int
+    /// Monotonic time in ms.
+    public var time: Int
+    public var from: SessionPhase
+    public var to: SessionPhase
+    /// What happened, with its own fields.
+    public var event: Event
+
+    public init(generation: Int, time: Int, from: SessionPhase, to: SessionPhase, event: Event) {
+        self.generation = generation
+        self.time = time
+        self.from = from
+        self.to = to
+        self.event = event
+    }
+
+    /// What a record says happened. Each case carries the fields that belong to it, and only those.
+    public enum Event: Equatable, Sendable {
+        /// An attempt starts. `attempt`: failed attempts since the last healthy connection.
+        case connecting(attempt: Int)
         /// The transport opened; the greeting goes out before the session is reported open (`.opened` follows).
         case greeting
+        case opened
+        case ping
+        /// `rtt`: the round trip in ms.
+        case pong(rtt: Int)
+        /// A message was delivered; `bytes`: its payload size.
+        case message(bytes: Int)
+        /// A connection ended or was closed. `code`: the close code, or the HTTP status of a rejected handshake.
+        case closed(reason: CloseReason, code: Int?)
+        /// The session waits `delay` ms before attempt `attempt + 1`.
+        case retryScheduled(attempt: Int, delay: Int)
+        /// The retry policy stopped retrying after `attempt` failures counted; the session is `.failed`.
+        case gaveUp(reason: CloseReason, attempt: Int)
+        /// The user asked for an attempt now (`reconnectRequested`); a `.connecting` record follows.
+        case reconnectRequested
+        /// The network path changed to this state.
+        case path(PathState)
+        case background, foreground, stopped
         /// The client stopped reading its connection: the events not read yet are above the inbound high watermark.
-        case readingHeld = "reading_held"
+        case readingHeld
         /// The consumer caught up (the low watermark): the client reads again.
+        case readingResumed
+        /// An event ignored because its generation was not current (one per `staleEvents`).
+        case stale(ignored: Ignored)
+    }
+
+    /// The event's case without its fields, named as in `tether connect --events jsonl`: for filtering and logs.
+    public enum Kind: String, Sendable {
+        case connecting, greeting, opened, ping, pong, message, closed
+        case retryScheduled = "retry_scheduled"
+        case gaveUp = "gave_up"
+        case reconnectRequested = "reconnect_requested"
+        case path, background, foreground, stopped
+        case readingHeld = "reading_held"
         case readingResumed = "reading_resumed"
-        /// An event ignored because its generation was not current (`ignored` says which kind). Its `generation` is
-        /// the event's own: a transport generation, or for a path update the monitor's. One per `staleEvents`.
         case stale
     }
 
@@ -31,47 +82,26 @@ public struct LogRecord: Equatable, Sendable {
         case greetingSent = "greeting_sent"
     }
 
-    /// The transport generation the record is about (the latest one handed out for session-wide records).
-    public var generation: Int
-    public var kind: Kind
-    /// Monotonic time in ms.
-    public var time: Int
-    public var from: SessionPhase
-    public var to: SessionPhase
-    /// For `.closed`.
-    public var reason: CloseReason?
-    /// The close code, or the HTTP status of a rejected handshake.
-    public var code: Int?
-    /// For `.pong`: round-trip time in ms.
-    public var rtt: Int?
-    /// For `.connecting` and `.retryScheduled`: failed attempts since the last healthy connection.
-    public var attempt: Int?
-    /// For `.retryScheduled`: the wait in ms.
-    public var delay: Int?
-    /// For `.message`: the payload size in bytes.
-    public var bytes: Int?
-    /// For `.path`: the new path state.
-    public var path: PathState?
-    /// For `.stale`: the kind of event that was ignored.
-    public var ignored: Ignored?
-
-    public init(
-        generation: Int, kind: Kind, time: Int, from: SessionPhase, to: SessionPhase,
-        reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil,
-        delay: Int? = nil, bytes: Int? = nil, path: PathState? = nil, ignored: Ignored? = nil
-    ) {
-        self.generation = generation
-        self.kind = kind
-        self.time = time
-        self.from = from
-        self.to = to
-        self.reason = reason
-        self.code = code
-        self.rtt = rtt
-        self.attempt = attempt
-        self.delay = delay
-        self.bytes = bytes
-        self.path = path
-        self.ignored = ignored
+    /// The event's case, without its fields.
+    public var kind: Kind {
+        switch self.event {
+        case .connecting: .connecting
+        case .greeting: .greeting
+        case .opened: .opened
+        case .ping: .ping
+        case .pong: .pong
+        case .message: .message
+        case .closed: .closed
+        case .retryScheduled: .retryScheduled
+        case .gaveUp: .gaveUp
+        case .reconnectRequested: .reconnectRequested
+        case .path: .path
+        case .background: .background
+        case .foreground: .foreground
+        case .stopped: .stopped
+        case .readingHeld: .readingHeld
+        case .readingResumed: .readingResumed
+        case .stale: .stale
+        }
     }
 }

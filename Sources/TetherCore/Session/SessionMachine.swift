@@ -378,8 +378,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .none
         case .live:
             let generation = self.state.generation
-            self.record(.closed, now: now, from: from, to: .stopped, reason: .userStopped,
-                        code: Int(Self.normalClosure))
+            self.record(.closed(reason: .userStopped, code: Int(Self.normalClosure)), now: now, from: from, to: .stopped)
             self.state.stage = .idle(.stopped(inBackground: inBackground), closing: true)
             self.record(.stopped, now: now, from: from)
             return .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
@@ -469,7 +468,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if proved {
             self.resetAttempts()
         }
-        self.record(.pong, now: now, from: self.state.phase, rtt: rtt)
+        self.record(.pong(rtt: rtt), now: now, from: self.state.phase)
         return self.nextWrite(now: now)  // a probe's pong: the outbox waited for it
     }
 
@@ -560,7 +559,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .discard
         }
         if self.configuration.recordsMessages {
-            self.record(.message, now: now, from: self.state.phase, bytes: bytes)
+            self.record(.message(bytes: bytes), now: now, from: self.state.phase)
         }
         return .deliver
     }
@@ -642,19 +641,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         let from = self.state.phase
         switch self.state.stage {
         case .idle(.stopped, _), .idle(.failed, _), .idle(.suspended, _), .live(.kept), .live(.connecting):
-            self.record(.path, now: now, from: from, path: state)
+            self.record(.path(state), now: now, from: from)
             return .none
         case .live(.open):
-            self.record(.path, now: now, from: from, path: state)
+            self.record(.path(state), now: now, from: from)
             guard returned else { return .none }
             return self.probe(now: now)
         case .idle(.waiting, let closing), .idle(.offline, let closing):
             if state == .unavailable {
                 self.state.stage = .idle(.offline, closing: closing)
-                self.record(.path, now: now, from: from, path: state)
+                self.record(.path(state), now: now, from: from)
                 return .none
             }
-            self.record(.path, now: now, from: from, path: state)
+            self.record(.path(state), now: now, from: from)
             guard returned || from == .offline else { return .none }
             self.resetAttempts()
             return self.openTransport(now: now, from: from)
@@ -693,7 +692,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .idle(.suspended, closing: true)
             self.record(.background, now: now, from: from)
-            self.record(.closed, now: now, from: from, reason: .enteredBackground, code: Int(Self.goingAway))
+            self.record(.closed(reason: .enteredBackground, code: Int(Self.goingAway)), now: now, from: from)
             self.state.closeWait = CloseWait(
                 generation: generation, deadline: Self.adding(self.timing.closeTimeout, to: now))
             return .closeTransport(
@@ -759,8 +758,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.staleEvents += 1
         self.records.append(
             LogRecord(
-                generation: generation, kind: .stale, time: now, from: self.state.phase, to: self.state.phase,
-                ignored: ignored
+                generation: generation, time: now, from: self.state.phase, to: self.state.phase,
+                event: .stale(ignored: ignored)
             )
         )
         return .none
@@ -797,7 +796,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.generation += 1
         let generation = self.state.generation
         self.state.stage = .live(.connecting(deadline: now + self.timing.connectTimeout, greeting: false))
-        self.record(.connecting, now: now, from: from, attempt: self.state.backoff.attempts)
+        self.record(.connecting(attempt: self.state.backoff.attempts), now: now, from: from)
         return .openTransport(generation: generation, held: self.state.readingHeld)
     }
 
@@ -822,15 +821,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         switch retry {
         case .never:
             self.state.stage = .idle(.failed(reason, inBackground: inBackground), closing: closing)
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            self.record(.closed(reason: reason, code: code), now: now, from: from)
             return
         case _ where inBackground:
             self.state.stage = .idle(.suspended, closing: closing)  // reconnect on foreground, not before
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            self.record(.closed(reason: reason, code: code), now: now, from: from)
             return
         case _ where self.state.hint.state == .unavailable:
             self.state.stage = .idle(.offline, closing: closing)  // no attempt, none counted
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
+            self.record(.closed(reason: reason, code: code), now: now, from: from)
             return
         case .immediately:
             self.wait(0, closing: closing, reason: reason, code: code, now: now, from: from)
@@ -847,8 +846,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.wait(max(0, chosen), closing: closing, reason: reason, code: code, now: now, from: from)
         case .stop:
             self.state.stage = .idle(.failed(reason, inBackground: false), closing: closing)
-            self.record(.closed, now: now, from: from, reason: reason, code: code)
-            self.record(.gaveUp, now: now, from: .failed, reason: reason, attempt: self.state.backoff.attempts)
+            self.record(.closed(reason: reason, code: code), now: now, from: from)
+            self.record(.gaveUp(reason: reason, attempt: self.state.backoff.attempts), now: now, from: .failed)
         }
     }
 
@@ -858,8 +857,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         // Saturating: a cap configured near `Int.max` must not trap here.
         let (retryAt, overflow) = now.addingReportingOverflow(delay)
         self.state.stage = .idle(.waiting(retryAt: overflow ? Int.max : retryAt), closing: closing)
-        self.record(.closed, now: now, from: from, reason: reason, code: code)
-        self.record(.retryScheduled, now: now, from: .waiting, attempt: self.state.backoff.attempts, delay: delay)
+        self.record(.closed(reason: reason, code: code), now: now, from: from)
+        self.record(.retryScheduled(attempt: self.state.backoff.attempts, delay: delay), now: now, from: .waiting)
     }
 
     /// The retry policy's limits, then its hook, on a counted failure whose attempt was just counted.
@@ -915,18 +914,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return overflow ? Int.max : sum
     }
 
-    private mutating func record(
-        _ kind: LogRecord.Kind, now: Int, from: SessionPhase, to: SessionPhase? = nil,
-        reason: CloseReason? = nil, code: Int? = nil, rtt: Int? = nil, attempt: Int? = nil, delay: Int? = nil,
-        bytes: Int? = nil, path: PathState? = nil
-    ) {
-        if kind == .closed { self.cause = reason }
+    private mutating func record(_ event: LogRecord.Event, now: Int, from: SessionPhase, to: SessionPhase? = nil) {
+        if case .closed(let reason, _) = event { self.cause = reason }
         self.records.append(
-            LogRecord(
-                generation: self.state.generation, kind: kind, time: now, from: from,
-                to: to ?? self.state.phase, reason: reason, code: code, rtt: rtt, attempt: attempt, delay: delay,
-                bytes: bytes, path: path
-            )
+            LogRecord(generation: self.state.generation, time: now, from: from, to: to ?? self.state.phase, event: event)
         )
     }
 }

@@ -75,11 +75,11 @@ import Glibc
     }
 
     @Test func onlyPingsBetweenAHoldAndItsResumeCount() {
-        func record(_ kind: LogRecord.Kind, at time: Int) -> LogRecord {
-            LogRecord(generation: 1, kind: kind, time: time, from: .open, to: .open)
+        func record(_ event: LogRecord.Event, at time: Int) -> LogRecord {
+            LogRecord(generation: 1, time: time, from: .open, to: .open, event: event)
         }
         let records = [
-            record(.ping, at: 1), record(.readingHeld, at: 2), record(.pong, at: 3), record(.readingResumed, at: 4),
+            record(.ping, at: 1), record(.readingHeld, at: 2), record(.pong(rtt: 1), at: 3), record(.readingResumed, at: 4),
             record(.ping, at: 4), record(.readingHeld, at: 5),
         ]
         #expect(CheckScenarios.pingsWhileHeld(records) == 0)

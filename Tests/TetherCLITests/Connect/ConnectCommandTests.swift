@@ -210,7 +210,7 @@ import Glibc
 
     @Test func onlyAFailedAttemptThatWillBeRetriedGetsAnAttemptLine() {
         func closed(from: SessionPhase, to: SessionPhase, _ reason: CloseReason) -> LogRecord {
-            LogRecord(generation: 1, kind: .closed, time: 0, from: from, to: to, reason: reason)
+            LogRecord(generation: 1, time: 0, from: from, to: to, event: .closed(reason: reason, code: nil))
         }
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .connectFailed(.refused)))
             == "attempt failed: connect_failed (refused)\n")

@@ -10,9 +10,8 @@ import TetherCore
         evidence: [Evidence(key: "reason", value: "pong_timeout"), Evidence(key: "code", value: "1001")],
         error: nil,
         records: [
-            LogRecord(generation: 1, kind: .connecting, time: 0, from: .stopped, to: .connecting, attempt: 0),
-            LogRecord(generation: 1, kind: .closed, time: 151, from: .open, to: .waiting, reason: .pongTimeout,
-                      code: 1001),
+            LogRecord(generation: 1, time: 0, from: .stopped, to: .connecting, event: .connecting(attempt: 0)),
+            LogRecord(generation: 1, time: 151, from: .open, to: .waiting, event: .closed(reason: .pongTimeout, code: 1001)),
         ],
         durationMilliseconds: 190)
     static let failing = ScenarioResult(

@@ -6,8 +6,7 @@ import TetherCore
 @Suite struct LogRecordJSONTests {
     @Test func aCloseRecordHasItsKeysInOrder() {
         let record = LogRecord(
-            generation: 3, kind: .closed, time: 1250, from: .open, to: .waiting,
-            reason: .pongTimeout, code: 1001)
+            generation: 3, time: 1250, from: .open, to: .waiting, event: .closed(reason: .pongTimeout, code: 1001))
         #expect(record.jsonLine
             == #"{"t":1250,"gen":3,"event":"closed","from":"open","to":"waiting","#
                 + #""reason":"pong_timeout","code":1001}"#)
@@ -15,47 +14,59 @@ import TetherCore
 
     @Test func anInvalidHandshakeCloseSaysWhatFailedUnderDetail() {
         let record = LogRecord(
-            generation: 2, kind: .closed, time: 90, from: .connecting, to: .waiting,
-            reason: .handshakeInvalid(detail: "extension not offered"))
+            generation: 2, time: 90, from: .connecting, to: .waiting, event: .closed(reason: .handshakeInvalid(detail: "extension not offered"), code: nil)
+        )
         #expect(record.jsonLine
             == #"{"t":90,"gen":2,"event":"closed","from":"connecting","to":"waiting","#
                 + #""reason":"handshake_invalid","detail":"extension not offered"}"#)
     }
 
-    @Test func everyOptionalFieldHasItsDocumentedKey() {
-        let record = LogRecord(
-            generation: 1, kind: .retryScheduled, time: 7, from: .waiting, to: .waiting,
-            reason: .peerClosed(code: 1013),
-            code: 1013, rtt: 12, attempt: 2, delay: 5000, bytes: 64, path: .needsConnection)
-        #expect(record.jsonLine == #"{"t":7,"gen":1,"event":"retry_scheduled","from":"waiting","to":"waiting","#
-            + #""reason":"peer_closed","code":1013,"rtt_ms":12,"attempt":2,"delay_ms":5000,"bytes":64,"#
-            + #""path":"needsConnection"}"#)
+    @Test func eachEventCarriesItsOwnFieldsUnderTheirDocumentedKeys() {
+        func line(_ event: LogRecord.Event) -> String {
+            LogRecord(generation: 1, time: 7, from: .waiting, to: .waiting, event: event).jsonLine
+        }
+        let head = #"{"t":7,"gen":1,"event":"#
+        let phases = #","from":"waiting","to":"waiting""#
+        #expect(line(.retryScheduled(attempt: 2, delay: 5000))
+            == head + #""retry_scheduled""# + phases + #","attempt":2,"delay_ms":5000}"#)
+        #expect(line(.connecting(attempt: 3)) == head + #""connecting""# + phases + #","attempt":3}"#)
+        #expect(line(.pong(rtt: 12)) == head + #""pong""# + phases + #","rtt_ms":12}"#)
+        #expect(line(.message(bytes: 64)) == head + #""message""# + phases + #","bytes":64}"#)
+        #expect(line(.path(.needsConnection)) == head + #""path""# + phases + #","path":"needsConnection"}"#)
+        #expect(line(.closed(reason: .peerClosed(code: 1013), code: 1013))
+            == head + #""closed""# + phases + #","reason":"peer_closed","code":1013}"#)
+        #expect(line(.gaveUp(reason: .pongTimeout, attempt: 4))
+            == head + #""gave_up""# + phases + #","reason":"pong_timeout","attempt":4}"#)
+        #expect(line(.stale(ignored: .pingFailed)) == head + #""stale""# + phases + #","ignored":"ping_failed"}"#)
     }
 
     @Test func everyEventKindAndPhaseHasItsName() throws {
-        let kinds: [LogRecord.Kind] = [
-            .connecting, .opened, .ping, .pong, .message, .closed, .retryScheduled, .path, .background,
-            .foreground, .stopped,
+        let events: [LogRecord.Event] = [
+            .connecting(attempt: 0), .opened, .ping, .pong(rtt: 1), .message(bytes: 1), .closed(reason: .pongTimeout, code: nil),
+            .retryScheduled(attempt: 1, delay: 1), .path(.available), .background, .foreground, .stopped, .greeting,
+            .reconnectRequested, .gaveUp(reason: .pongTimeout, attempt: 1), .readingHeld, .readingResumed,
+            .stale(ignored: .pong),
         ]
         let phases: [SessionPhase] = [.stopped, .connecting, .open, .waiting, .offline, .suspended, .failed]
         var names: [String] = []
-        for (index, kind) in kinds.enumerated() {
+        for (index, event) in events.enumerated() {
             let phase = phases[index % phases.count]
-            let line = LogRecord(generation: 0, kind: kind, time: 0, from: phase, to: phase).jsonLine
+            let line = LogRecord(generation: 0, time: 0, from: phase, to: phase, event: event).jsonLine
             let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            #expect(Set(object.keys) == ["t", "gen", "event", "from", "to"])
+            #expect(Set(object.keys).isSuperset(of: ["t", "gen", "event", "from", "to"]))
             #expect(object["from"] as? String == phase.name)
             names.append(try #require(object["event"] as? String))
         }
         #expect(names == [
             "connecting", "opened", "ping", "pong", "message", "closed", "retry_scheduled", "path", "background",
-            "foreground", "stopped",
+            "foreground", "stopped", "greeting", "reconnect_requested", "gave_up", "reading_held", "reading_resumed",
+            "stale",
         ])
         #expect(phases.map(\.name) == ["stopped", "connecting", "open", "waiting", "offline", "suspended", "failed"])
     }
 
     @Test func aMessageRecordHoldsItsSizeNotItsPayload() throws {
-        let line = LogRecord(generation: 2, kind: .message, time: 40, from: .open, to: .open, bytes: 11).jsonLine
+        let line = LogRecord(generation: 2, time: 40, from: .open, to: .open, event: .message(bytes: 11)).jsonLine
         let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["bytes"] as? Int == 11)
         #expect(Set(object.keys) == ["t", "gen", "event", "from", "to", "bytes"])

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct LogRecordBufferTests {
     private func record(_ time: Int) -> LogRecord {
-        LogRecord(generation: 1, kind: .opened, time: time, from: .connecting, to: .open)
+        LogRecord(generation: 1, time: time, from: .connecting, to: .open, event: .opened)
     }
 
     private func drained(_ buffer: inout LogRecordBuffer) -> [Int] {

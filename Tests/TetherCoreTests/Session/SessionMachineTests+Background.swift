@@ -24,10 +24,10 @@ extension SessionMachineTests {
         #expect(m.nextWake == 10_020)
         #expect(m.enteredForeground(now: 21) == .none)
         #expect(self.records(&m) == [
-            LogRecord(generation: 0, kind: .background, time: 0, from: .stopped, to: .stopped),
-            LogRecord(generation: 0, kind: .background, time: 10, from: .stopped, to: .suspended),
-            LogRecord(generation: 0, kind: .foreground, time: 20, from: .suspended, to: .suspended),
-            LogRecord(generation: 1, kind: .connecting, time: 20, from: .suspended, to: .connecting, attempt: 0),
+            LogRecord(generation: 0, time: 0, from: .stopped, to: .stopped, event: .background),
+            LogRecord(generation: 0, time: 10, from: .stopped, to: .suspended, event: .background),
+            LogRecord(generation: 0, time: 20, from: .suspended, to: .suspended, event: .foreground),
+            LogRecord(generation: 1, time: 20, from: .suspended, to: .connecting, event: .connecting(attempt: 0)),
         ])
     }
 
@@ -56,9 +56,9 @@ extension SessionMachineTests {
         #expect(m.reconnectRequested(now: 4_000) == .openTransport(generation: 2))
         #expect(m.failure == nil && m.attempts == 0)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .foreground, time: 3_000, from: .failed, to: .failed),
-            LogRecord(generation: 1, kind: .reconnectRequested, time: 4_000, from: .failed, to: .failed),
-            LogRecord(generation: 2, kind: .connecting, time: 4_000, from: .failed, to: .connecting, attempt: 0),
+            LogRecord(generation: 1, time: 3_000, from: .failed, to: .failed, event: .foreground),
+            LogRecord(generation: 1, time: 4_000, from: .failed, to: .failed, event: .reconnectRequested),
+            LogRecord(generation: 2, time: 4_000, from: .failed, to: .connecting, event: .connecting(attempt: 0)),
         ])
     }
 
@@ -80,9 +80,8 @@ extension SessionMachineTests {
         #expect(m.stop(now: 2_000) == .closeTransport(generation: 1, reason: .userStopped, code: 1000))
         #expect(m.phase == .stopped && m.inBackground)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .closed, time: 2_000, from: .suspended, to: .stopped,
-                      reason: .userStopped, code: 1000),
-            LogRecord(generation: 1, kind: .stopped, time: 2_000, from: .suspended, to: .stopped),
+            LogRecord(generation: 1, time: 2_000, from: .suspended, to: .stopped, event: .closed(reason: .userStopped, code: 1000)),
+            LogRecord(generation: 1, time: 2_000, from: .suspended, to: .stopped, event: .stopped),
         ])
         #expect(m.stop(now: 2_001) == .none)  // no second close
         #expect(m.pongReceived(generation: 1, ping: 1, now: 2_002) == .none)  // no longer live: stale
@@ -119,7 +118,7 @@ extension SessionMachineTests {
         #expect(m.phase == .offline && !m.inBackground)
         #expect(m.nextWake == nil && m.attempts == 0)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .foreground, time: 2_000, from: .suspended, to: .offline),
+            LogRecord(generation: 1, time: 2_000, from: .suspended, to: .offline, event: .foreground),
         ])
         // The transport closed on entering the background ends late: expected, not stale.
         #expect(m.messageReceived(generation: 1, bytes: 10, now: 2_100) == .deliver)

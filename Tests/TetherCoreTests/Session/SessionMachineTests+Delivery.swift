@@ -50,7 +50,7 @@ extension SessionMachineTests {
         #expect(m.messageReceived(generation: 1, bytes: 10, now: 1_400) == .discard)
         #expect(m.staleEvents == 1)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .stale, time: 1_400, from: .open, to: .open, ignored: .message),
+            LogRecord(generation: 1, time: 1_400, from: .open, to: .open, event: .stale(ignored: .message)),
         ])
     }
 

@@ -284,10 +284,8 @@ import TetherCore
         #expect(m.retryAt == 300_050)
         #expect(m.nextWake == 300_050)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .closed, time: 50, from: .connecting, to: .waiting,
-                      reason: .handshakeRejected(status: 503), code: 503),
-            LogRecord(generation: 1, kind: .retryScheduled, time: 50, from: .waiting, to: .waiting,
-                      attempt: 1, delay: 300_000),
+            LogRecord(generation: 1, time: 50, from: .connecting, to: .waiting, event: .closed(reason: .handshakeRejected(status: 503), code: 503)),
+            LogRecord(generation: 1, time: 50, from: .waiting, to: .waiting, event: .retryScheduled(attempt: 1, delay: 300_000)),
         ])
         #expect(m.timerFired(now: 300_049) == .none)
         #expect(m.timerFired(now: 300_050) == .openTransport(generation: 2))
@@ -622,21 +620,18 @@ import TetherCore
         _ = m.enteredForeground(now: 16_200)
         _ = m.stop(now: 16_300)
         let expected: [LogRecord] = [
-            LogRecord(generation: 1, kind: .connecting, time: 0, from: .stopped, to: .connecting, attempt: 0),
-            LogRecord(generation: 1, kind: .opened, time: 100, from: .connecting, to: .open),
-            LogRecord(generation: 1, kind: .message, time: 200, from: .open, to: .open, bytes: 42),
-            LogRecord(generation: 1, kind: .ping, time: 15_100, from: .open, to: .open),
-            LogRecord(generation: 1, kind: .pong, time: 15_130, from: .open, to: .open, rtt: 30),
-            LogRecord(generation: 1, kind: .closed, time: 16_000, from: .open, to: .waiting,
-                      reason: .peerClosed(code: 1011), code: 1011),
-            LogRecord(generation: 1, kind: .retryScheduled, time: 16_000, from: .waiting, to: .waiting,
-                      attempt: 1, delay: 1_000),
-            LogRecord(generation: 1, kind: .background, time: 16_100, from: .waiting, to: .suspended),
-            LogRecord(generation: 1, kind: .foreground, time: 16_200, from: .suspended, to: .suspended),
-            LogRecord(generation: 2, kind: .connecting, time: 16_200, from: .suspended, to: .connecting, attempt: 0),
-            LogRecord(generation: 2, kind: .closed, time: 16_300, from: .connecting, to: .stopped,
-                      reason: .userStopped, code: 1000),
-            LogRecord(generation: 2, kind: .stopped, time: 16_300, from: .connecting, to: .stopped),
+            LogRecord(generation: 1, time: 0, from: .stopped, to: .connecting, event: .connecting(attempt: 0)),
+            LogRecord(generation: 1, time: 100, from: .connecting, to: .open, event: .opened),
+            LogRecord(generation: 1, time: 200, from: .open, to: .open, event: .message(bytes: 42)),
+            LogRecord(generation: 1, time: 15_100, from: .open, to: .open, event: .ping),
+            LogRecord(generation: 1, time: 15_130, from: .open, to: .open, event: .pong(rtt: 30)),
+            LogRecord(generation: 1, time: 16_000, from: .open, to: .waiting, event: .closed(reason: .peerClosed(code: 1011), code: 1011)),
+            LogRecord(generation: 1, time: 16_000, from: .waiting, to: .waiting, event: .retryScheduled(attempt: 1, delay: 1_000)),
+            LogRecord(generation: 1, time: 16_100, from: .waiting, to: .suspended, event: .background),
+            LogRecord(generation: 1, time: 16_200, from: .suspended, to: .suspended, event: .foreground),
+            LogRecord(generation: 2, time: 16_200, from: .suspended, to: .connecting, event: .connecting(attempt: 0)),
+            LogRecord(generation: 2, time: 16_300, from: .connecting, to: .stopped, event: .closed(reason: .userStopped, code: 1000)),
+            LogRecord(generation: 2, time: 16_300, from: .connecting, to: .stopped, event: .stopped),
         ]
         let records = self.records(&m)
         #expect(records == expected)
@@ -655,7 +650,7 @@ import TetherCore
         _ = self.records(&recording)
         #expect(recording.messageReceived(generation: 1, bytes: 42, now: 200) == .deliver)
         #expect(self.records(&recording) == [
-            LogRecord(generation: 1, kind: .message, time: 200, from: .open, to: .open, bytes: 42),
+            LogRecord(generation: 1, time: 200, from: .open, to: .open, event: .message(bytes: 42)),
         ])
     }
 
@@ -665,8 +660,7 @@ import TetherCore
         _ = self.records(&m)
         _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 401, retryAfter: nil), now: 40)
         #expect(self.records(&m) == [
-            LogRecord(generation: 1, kind: .closed, time: 40, from: .connecting, to: .failed,
-                      reason: .handshakeRejected(status: 401), code: 401),
+            LogRecord(generation: 1, time: 40, from: .connecting, to: .failed, event: .closed(reason: .handshakeRejected(status: 401), code: 401)),
         ])
     }
 
@@ -676,7 +670,7 @@ import TetherCore
         _ = m.pathChanged(monitor: monitor, state: .needsConnection, expensive: false, constrained: false,
                           interfacesChanged: false, now: 5)
         #expect(self.records(&m) == [
-            LogRecord(generation: 0, kind: .path, time: 5, from: .stopped, to: .stopped, path: .needsConnection),
+            LogRecord(generation: 0, time: 5, from: .stopped, to: .stopped, event: .path(.needsConnection)),
         ])
     }
 

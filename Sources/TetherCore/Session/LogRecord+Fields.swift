@@ -1,0 +1,38 @@
+extension LogRecord.Event {
+    /// A field's value: a number, or a fixed name (a reason, a path state, what a stale record ignored).
+    public enum FieldValue: Equatable, Sendable {
+        case number(Int)
+        case name(String)
+    }
+
+    /// The event's own fields, in a fixed order, with the names `tether connect --events jsonl` and `logLine` use:
+    /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `rtt_ms`, `attempt`, `delay_ms`, `bytes`,
+    /// `path`, `ignored`, each where it belongs.
+    public var fields: [(name: String, value: FieldValue)] {
+        switch self {
+        case .connecting(let attempt):
+            [("attempt", .number(attempt))]
+        case .pong(let rtt):
+            [("rtt_ms", .number(rtt))]
+        case .message(let bytes):
+            [("bytes", .number(bytes))]
+        case .closed(let reason, let code):
+            Self.fields(of: reason) + (code.map { [("code", .number($0))] } ?? [])
+        case .retryScheduled(let attempt, let delay):
+            [("attempt", .number(attempt)), ("delay_ms", .number(delay))]
+        case .gaveUp(let reason, let attempt):
+            Self.fields(of: reason) + [("attempt", .number(attempt))]
+        case .path(let state):
+            [("path", .name("\(state)"))]
+        case .stale(let ignored):
+            [("ignored", .name(ignored.rawValue))]
+        case .greeting, .opened, .ping, .reconnectRequested, .background, .foreground, .stopped, .readingHeld,
+             .readingResumed:
+            []
+        }
+    }
+
+    private static func fields(of reason: CloseReason) -> [(name: String, value: FieldValue)] {
+        [("reason", .name(reason.name))] + (reason.detail.map { [("detail", .name($0))] } ?? [])
+    }
+}
