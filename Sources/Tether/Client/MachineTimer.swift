@@ -1,0 +1,38 @@
+import TetherCore
+
+/// The client's one timer, kept at the machine's next wake time (`SessionMachine.nextWake`): it is armed only when
+/// that changes, and made on first use.
+struct MachineTimer {
+    private var timer: (any ClientTimer)?
+    /// The wake time the timer is armed for; nil when it is not armed.
+    private(set) var wake: Int?
+
+    var isArmed: Bool { self.timer?.isArmed == true }
+
+    /// Arms the timer for `wake` (nil: disarms it), making it with `make` the first time.
+    mutating func move(to wake: Int?, tolerance: Duration, make: () -> any ClientTimer) {
+        guard wake != self.wake else { return }
+        self.wake = wake
+        guard let wake else {
+            self.timer?.cancel()
+            return
+        }
+        if self.timer == nil {
+            self.timer = make()
+        }
+        self.timer?.arm(atMilliseconds: wake, tolerance: tolerance)
+    }
+
+    /// The armed wake time has come: returns it and disarms, or nil when the timer was disarmed while its firing was
+    /// on the way (an arming replaced or cancelled before never fires: `WakeTimer`).
+    mutating func fired() -> Int? {
+        guard let wake = self.wake else { return nil }
+        self.timer?.fired()
+        self.wake = nil
+        return wake
+    }
+
+    mutating func cancel() {
+        self.timer?.cancel()
+    }
+}

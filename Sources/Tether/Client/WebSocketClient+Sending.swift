@@ -1,0 +1,168 @@
+import Foundation
+import TetherCore
+import TetherWire
+
+/// Sending: straight to the connection when the machine says so, else through the machine's outbox.
+extension WebSocketClient {
+    /// Sends a message, now or through the outbox.
+    ///
+    /// `.now` (the default): on the open connection. Throws `WebSocketSendError.notOpen` when no connection is open
+    /// (nothing is queued or dropped silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke
+    /// during the write. It never overtakes a queued message: on the wire come the greeting, then every message
+    /// queued before the `.now` send, then the `.now` send. With nothing queued (the common case) it does not
+    /// enter the actor: it writes to the connection that was current and open when the client last handled an
+    /// event, so a send is never queued behind the handling of received messages. While queued messages are being
+    /// written to the open connection (the session is open), it waits for them, its turn in the order the `.now`
+    /// sends came, and returns once it is written after them; it throws `.notOpen`, nothing of it sent, if that
+    /// connection ends first or `stop()` is called. Messages sent from one task keep their order.
+    ///
+    /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
+    /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
+    /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
+    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` when it expires
+    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent. `stop()`
+    /// reports every message still waiting as `.stopped` and empties the outbox (see `stop()`). The guarantee is
+    /// at most once: a message whose write was interrupted by a failing connection may or may not have reached the
+    /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
+    /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
+    /// application level what must arrive.
+    ///
+    /// `compression` applies when the connection negotiated permessage-deflate (`configuration.compression`):
+    /// `.automatic` (the default) compresses a message of at least `CompressionOptions.threshold` bytes, `.always`
+    /// compresses it whatever its size, `.never` sends it as it is (data already compressed, such as images). A
+    /// queued message keeps its choice through the outbox and every reconnect. Without compression negotiated,
+    /// every message goes as it is.
+    public nonisolated func send(
+        _ message: WebSocketMessage, policy: SendPolicy = .now, compression: MessageCompression = .automatic
+    ) async throws(WebSocketSendError) {
+        let outgoing = OutgoingMessage(message: message, compression: compression)
+        switch policy {
+        case .now:
+            if let connection = self.sendRoute.direct {
+                try await Self.write(outgoing, to: connection)  // nothing queued waits: straight to the connection
+            } else {
+                try await self.sendBehindOutbox(outgoing)
+            }
+        case .queued(let expiresAfter):
+            try await self.enqueue(outgoing, expiresAfter: expiresAfter)
+        }
+    }
+
+    /// Writes `outgoing` to `connection`, with the errors `send` documents.
+    private nonisolated static func write(
+        _ outgoing: OutgoingMessage, to connection: any TransportConnection
+    ) async throws(WebSocketSendError) {
+        do {
+            try await connection.send(outgoing.message, compression: outgoing.compression)
+        } catch let error as WebSocketSendError {
+            throw error
+        } catch {
+            throw .connectionFailed  // a transport that throws something else: the write broke
+        }
+    }
+
+    /// A `.now` send that found no direct route: the machine refuses it, sends it, or parks it behind the outbox
+    /// until its turn (`.writeParkedSend`) or its refusal (`.parkedSendsRefused`). The machine's decision and the
+    /// parked send's place in `parkedSends` are taken together, inside the continuation's body (which runs
+    /// without a suspension point): no write the machine orders can find the machine's parked send missing here.
+    private func sendBehindOutbox(_ message: OutgoingMessage) async throws(WebSocketSendError) {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<SendTurn, Never>) in
+            switch self.machine.nowSendArrived(now: self.now()) {
+            case .refused:
+                continuation.resume(returning: .refused)
+            case .direct(let generation):
+                continuation.resume(returning: .direct(generation: generation))
+            case .parked(let count):
+                self.payloads.park(ParkedSend(message: message, continuation: continuation))
+                self.sendsWaitingSink.yield(count)
+            }
+        }
+        switch turn {
+        case .refused:
+            throw .notOpen
+        case .direct(let generation):
+            guard let connection = self.connections[generation] else { throw .notOpen }
+            try await Self.write(message, to: connection)
+        case .written(let result):
+            try result.get()
+        }
+    }
+
+    private func enqueue(_ message: OutgoingMessage, expiresAfter: Duration?) throws(WebSocketSendError) {
+        let size = message.message.byteCount
+        guard size <= self.configuration.maximumMessageSize else {
+            throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
+        }
+        let decision = self.machine.messageQueued(
+            bytes: size, expiresAfter: expiresAfter.map(\.milliseconds), now: self.now())
+        switch decision {
+        case .refused:
+            self.afterEvent()  // expired messages may have left
+            throw .outboxFull
+        case .accepted(let ticket, let action):
+            self.payloads.queue(message, ticket: ticket)
+            self.handle(action)
+        }
+    }
+
+    /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
+    /// hands the failure, if any, to `written` and reports the outcome to the machine.
+    func write(
+        _ message: OutgoingMessage, generation: Int,
+        then written: @escaping (isolated WebSocketClient, WebSocketSendError?) -> Void
+    ) {
+        let connection = self.connections[generation]
+        self.writer = Task {
+            var failure: WebSocketSendError? = .notOpen
+            if let connection {
+                do throws(WebSocketSendError) {
+                    try await Self.write(message, to: connection)
+                    failure = nil
+                } catch {
+                    failure = error
+                }
+            }
+            written(self, failure)
+            self.writer = nil
+            self.handle(self.machine.writeFinished(
+                generation: generation, result: WriteResult(failure), now: self.now()))
+        }
+    }
+
+    /// Sends the greeting on `connection`, then tells the machine, which reports the session open.
+    func greet(
+        _ connection: any TransportConnection, generation: Int,
+        greeting: @Sendable () async -> [WebSocketMessage]
+    ) async {
+        defer { self.greeters[generation] = nil }
+        for message in await greeting() {
+            guard !Task.isCancelled else { return }  // stopped: the connection is closing
+            do {
+                try await connection.send(message)
+            } catch {
+                return self.handle(self.machine.greetingFailed(generation: generation, now: self.now()))
+            }
+        }
+        self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
+    }
+
+    /// Sends a text message. See `send(_:)`.
+    public nonisolated func send(text: String) async throws(WebSocketSendError) {
+        try await self.send(.text(text))
+    }
+
+    /// Sends a binary message. See `send(_:)`.
+    public nonisolated func send(data: Data) async throws(WebSocketSendError) {
+        try await self.send(.binary(data))
+    }
+}
+
+extension WebSocketMessage {
+    /// The payload size in bytes (UTF-8 for text).
+    public var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let data): data.count
+        }
+    }
+}
