@@ -36,7 +36,7 @@ public final class EventRecorder: Sendable {
             self.events.append(event)
             switch event {
             case .record(let record): self.records.append(record)
-            case .message(let message): self.messages.append(message)
+            case .message(let message, _): self.messages.append(message)
             case .stateChanged, .roundTrip, .outboxDropped: break
             }
         }
@@ -189,7 +189,7 @@ public final class EventRecorder: Sendable {
             if case .message = event { return true }
             return false
         }
-        guard case .message(let message)? = event else { return nil }
+        guard case .message(let message, _)? = event else { return nil }
         return message
     }
 

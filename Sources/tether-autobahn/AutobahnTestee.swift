@@ -160,7 +160,7 @@ struct AutobahnTestee {
         await client.start()
         for await event in events {
             switch event {
-            case .message(let message):
+            case .message(let message, _):
                 try? await client.send(message)
             case .record(let record) where record.kind == .closed:
                 await client.stop()

@@ -503,7 +503,7 @@ struct ClientEndpoint: EchoEndpoint {
     mutating func receive() async throws -> WebSocketMessage {
         while let event = await self.events.next() {
             switch event {
-            case .message(let message):
+            case .message(let message, _):
                 return message
             case .stateChanged(let state, let cause) where state.phase != .open:
                 throw EchoBench.Failure("connection left open: \(state.phase) \(cause.map { $0.name } ?? "")")

@@ -21,7 +21,7 @@ import TetherCore
         let recorder = EventRecorder(events)
         sink.yield(self.state(.connecting))
         sink.yield(self.record(.ping, time: 1))
-        sink.yield(.message(.text("a")))
+        sink.yield(.message(.text("a"), generation: 1))
         sink.yield(self.record(.ping, time: 2))
         sink.yield(self.state(.open))
         #expect(await recorder.record(.ping)?.time == 1)
@@ -47,13 +47,13 @@ import TetherCore
         let (events, sink) = AsyncStream.makeStream(of: WebSocketEvent.self)
         let recorder = EventRecorder(events)
         sink.yield(self.record(.opened))
-        sink.yield(.message(.binary(Data([1, 2]))))
+        sink.yield(.message(.binary(Data([1, 2])), generation: 1))
         let now = try #require(await recorder.wait { $0.records.count == 1 && $0.messages.count == 1 })
         #expect(now.records.map(\.kind) == [.opened] && now.messages == [.binary(Data([1, 2]))])
 
         async let later = recorder.wait { $0.messages.count == 1_000 }
         for index in 0..<1_000 {
-            sink.yield(.message(.text("\(index)")))
+            sink.yield(.message(.text("\(index)"), generation: 1))
         }
         // The binary message counts too: the condition holds at the 999th text message.
         let snapshot = try #require(await later)

@@ -109,8 +109,9 @@ public struct WebSocketConfiguration: Sendable {
     public var outboxLimits = Outbox<WebSocketMessage>.Limits()
     /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
     /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
-    /// opens the next connection on the new path first. A drain below 0 is refused, and so is `.makeBeforeBreak`
-    /// itself for now: the session does not run its overlap yet.
+    /// opens the next connection on the new path first and moves the session to it without leaving `.open` (two
+    /// connections overlap for a moment; a message broadcast on both arrives twice, each naming its generation).
+    /// A drain below 0 is refused. See the README's "Switching networks".
     public var interfaceSwitch = InterfaceSwitchPolicy.probe
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
@@ -169,13 +170,6 @@ public struct WebSocketConfiguration: Sendable {
         if let problem = self.session.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
-        }
-        // The session machine does not run the make-before-break overlap yet (`InterfaceHandover` holds its rules):
-        // refused rather than silently run as `.probe`.
-        if case .makeBeforeBreak = self.interfaceSwitch {
-            throw WebSocketConfigurationError(
-                property: "interfaceSwitch", requirement: ".probe (make-before-break is not available yet)",
-                value: "\(self.interfaceSwitch)")
         }
         if let tolerance = self.timerTolerance, tolerance < .zero {
             throw WebSocketConfigurationError(

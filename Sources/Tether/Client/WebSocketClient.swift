@@ -243,7 +243,7 @@ public actor WebSocketClient {
             // The machine decides: everything the latest connection reads before its end is delivered, in any
             // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
             switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
-            case .deliver: self.publish(.message(message))
+            case .deliver: self.publish(.message(message, generation: generation))
             case .discard: break  // stale: counted and recorded by the machine
             }
             self.afterEvent()
@@ -306,6 +306,9 @@ public actor WebSocketClient {
 
     func handle(_ action: SessionAction) {
         self.run(action)
+        while let next = self.machine.followUp() {
+            self.run(next)  // a handover's second action: two transports to close, or one to close and one to probe
+        }
         self.afterEvent()
     }
 
@@ -315,7 +318,6 @@ public actor WebSocketClient {
         case .none:
             break
         case .openTransport(let generation, let held):
-            precondition(generation == self.machine.generation, "the machine opens only its newest generation")
             let connection = self.connect(generation: generation)
             self.connections.add(connection, generation: generation)
             if held { connection.holdReading(true) }

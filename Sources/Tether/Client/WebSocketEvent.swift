@@ -9,8 +9,11 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     /// The connection state changed; `cause` is the reason of the close that led here, if any. A new round-trip
     /// time alone is reported as `.roundTrip`, not as a state change (the state carries it as `lastRTT`).
     case stateChanged(ConnectionState, cause: CloseReason?)
-    /// A message from the server, in the order the server sent it.
-    case message(WebSocketMessage)
+    /// A message from the server, in the order the server sent it on its connection, with the generation of that
+    /// connection. One generation at a time, except during a make-before-break handover
+    /// (`InterfaceSwitchPolicy.makeBeforeBreak`), when the old connection's last messages and the new one's first
+    /// can interleave: a feed broadcast on both arrives twice, and its own sequence numbers de-duplicate it.
+    case message(WebSocketMessage, generation: Int)
     /// A heartbeat round trip, in milliseconds.
     case roundTrip(milliseconds: Int)
     /// A queued message (`SendPolicy.queued`) left the outbox without being written in full; `reason` says why and
@@ -26,10 +29,10 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
         case .stateChanged(let state, let cause):
             let reason = cause.map { " cause=\($0.name)" } ?? ""
             return "state \(state.phase) gen=\(state.generation) attempts=\(state.attempts)\(reason)"
-        case .message(.text(let text)):
-            return "message text \(text.utf8.count) bytes"
-        case .message(.binary(let data)):
-            return "message binary \(data.count) bytes"
+        case .message(.text(let text), let generation):
+            return "message text \(text.utf8.count) bytes gen=\(generation)"
+        case .message(.binary(let data), let generation):
+            return "message binary \(data.count) bytes gen=\(generation)"
         case .roundTrip(let milliseconds):
             return "rtt \(milliseconds) ms"
         case .outboxDropped(let message, let reason):

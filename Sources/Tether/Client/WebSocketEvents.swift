@@ -112,7 +112,7 @@ final class EventChannel: Sendable {
     /// What an event weighs against the watermarks: a message its payload plus `eventOverhead`, any other event
     /// `eventOverhead`.
     static func weight(of event: WebSocketEvent) -> Int {
-        guard case .message(let message) = event else { return Self.eventOverhead }
+        guard case .message(let message, _) = event else { return Self.eventOverhead }
         return message.byteCount + Self.eventOverhead
     }
 

@@ -43,7 +43,7 @@ final class FloodReader: Sendable {
             var tally = Tally()
             var events = source.makeAsyncIterator()
             while tally.messages < count, let event = await events.next() {
-                guard case .message(let message) = event else {
+                guard case .message(let message, _) = event else {
                     passedOn.yield(event)
                     continue
                 }

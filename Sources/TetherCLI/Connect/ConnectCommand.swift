@@ -154,7 +154,7 @@ package enum ConnectCommand {
                 if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
                 if let line = Self.attemptFailure(record) { await status.error(line) }
                 if record.kind == .stopped { return }  // only our own stop() records it
-            case .message(let message):
+            case .message(let message, _):
                 lastMessageShown = false
                 guard !session.isEnding else { continue }
                 if let count = options.count, received >= count { continue }

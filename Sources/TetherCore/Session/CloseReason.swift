@@ -34,6 +34,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case userStopped
     /// The app went to the background under `LifecyclePolicy.closeInBackground`.
     case enteredBackground
+    /// A make-before-break handover left this connection for the one on the new path (closed with 1001 after the
+    /// drain, or at once when the session's new connection ended during the drain).
+    case handedOver
 
     /// A stable snake_case name for logs, without any associated value (for example `"peer_closed"`).
     public var name: String {
@@ -53,6 +56,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .protocolViolation: "protocol_violation"
         case .userStopped: "user_stopped"
         case .enteredBackground: "entered_background"
+        case .handedOver: "handed_over"
         }
     }
 
@@ -67,7 +71,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .connectFailed(_, let tried), .proxyUnreachable(_, let tried):
             tried.isEmpty ? nil : "tried " + tried.map(\.description).joined(separator: ", ")
         case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed,
-            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected:
+            .handshakeRejected, .protocolViolation, .userStopped, .enteredBackground, .proxyRejected, .handedOver:
             nil
         }
     }

@@ -7,7 +7,7 @@ extension LogRecord.Event {
 
     /// The event's own fields, in a fixed order, with the names `tether connect --events jsonl` and `logLine` use:
     /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `rtt_ms`, `attempt`, `delay_ms`, `bytes`,
-    /// `path`, `ignored`, each where it belongs.
+    /// `path`, `ignored`, `step` (of a handover), each where it belongs.
     public var fields: [(name: String, value: FieldValue)] {
         switch self {
         case .connecting(let attempt):
@@ -26,6 +26,8 @@ extension LogRecord.Event {
             [("path", .name("\(state)"))]
         case .stale(let ignored):
             [("ignored", .name(ignored.rawValue))]
+        case .handover(let step):
+            [("step", .name(step.rawValue))]
         case .greeting, .opened, .ping, .reconnectRequested, .background, .foreground, .stopped, .readingHeld,
              .readingResumed:
             []

@@ -60,6 +60,24 @@ public struct LogRecord: Equatable, Sendable {
         case readingResumed
         /// An event ignored because its generation was not current (one per `staleEvents`).
         case stale(ignored: Ignored)
+        /// A step of a make-before-break handover (`InterfaceSwitchPolicy.makeBeforeBreak`), on the generation of
+        /// the second transport; the session stays `.open` (its phases say so) unless the old connection ends first.
+        case handover(HandoverStep)
+    }
+
+    /// The steps of a make-before-break handover, each recorded on the new connection's generation. The old
+    /// connection's end is its own `.closed` record (reason `handed_over` when the handover closed it).
+    public enum HandoverStep: String, Equatable, Sendable {
+        /// The interfaces changed while open: a second connection opens on the new path.
+        case opening
+        /// It opened (and was greeted): `.now` sends and the outbox go to it from now on; the old one drains.
+        case moved
+        /// It failed before the move (its `.closed` record says why): the session stays on the old connection and
+        /// probes it.
+        case abandoned
+        /// The old connection ended before the move: the new one is the session's connection attempt, as after a
+        /// path-driven reconnect (phase `.connecting`).
+        case oldEndedFirst = "old_ended_first"
     }
 
     /// The event's case without its fields, named as in `tether connect --events jsonl`: for filtering and logs.
@@ -71,7 +89,7 @@ public struct LogRecord: Equatable, Sendable {
         case path, background, foreground, stopped
         case readingHeld = "reading_held"
         case readingResumed = "reading_resumed"
-        case stale
+        case stale, handover
     }
 
     /// What a `.stale` record ignored.
@@ -102,6 +120,7 @@ public struct LogRecord: Equatable, Sendable {
         case .readingHeld: .readingHeld
         case .readingResumed: .readingResumed
         case .stale: .stale
+        case .handover: .handover
         }
     }
 }

@@ -3,12 +3,14 @@
 /// Events in, one `SessionAction` out; time is integer milliseconds passed in, randomness (backoff jitter) is
 /// injected. The driver runs the action, drains the log records, and sleeps until `nextWake` (nil: no timer).
 ///
-/// Generations. Only `.openTransport` hands out a generation (strictly increasing). The latest generation is *live*
-/// while its transport exists; once the machine orders its close or the transport reports its end, it is dead.
-/// An event naming a dead or older generation changes nothing but `staleEvents` (and leaves a `.stale` record
-/// naming what was ignored). Two exceptions for the latest generation after the machine ordered its close: its
+/// Generations. Only `.openTransport` hands out a generation (strictly increasing). The session's generation is
+/// *live* while its transport exists; once the machine orders its close or the transport reports its end, it is
+/// dead. An event naming a dead or older generation changes nothing but `staleEvents` (and leaves a `.stale` record
+/// naming what was ignored). Two exceptions for the session's generation after the machine ordered its close: its
 /// end is expected (not stale), and its messages are still delivered until that end. Each generation gets at
-/// most one `.closeTransport`, and no action names a generation other than the latest.
+/// most one `.closeTransport`. A make-before-break handover adds one second transport beside the session's, with
+/// its own generation and the same rules (`SessionMachine+Handover`); without one, no action names a generation
+/// other than the session's.
 ///
 /// Delivery. `messageReceived` decides: every message read from the latest generation's transport before its end
 /// is delivered, whatever the phase (connecting, open, suspended with the transport kept in the background, or
@@ -172,9 +174,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// check that a stale event changed nothing.
     struct State: Equatable, Sendable {
         var stage = Stage.idle(.stopped(inBackground: false), closing: false)
-        /// The latest generation handed out by `.openTransport` (0 before the first): the session's, whichever
-        /// transport it names.
+        /// The session's generation (0 before the first): the transport the stage names, live or closing. The
+        /// latest `.openTransport`, or the connection a make-before-break handover moved to.
         var generation = 0
+        /// The latest generation handed out by `.openTransport` (the session's, or a handover's second transport).
+        var issued = 0
+        /// A make-before-break handover's second transport beside the session's (`InterfaceSwitchPolicy`).
+        var side: Side?
         /// The request id of the latest ping sent, strictly increasing across connections.
         var lastPingID: UInt64 = 0
         /// True while the consumer is behind (`consumerBacklogChanged`): every transport is held, and no heartbeat
@@ -212,6 +218,33 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
     }
 
+    /// The second transport of a make-before-break handover, beside the session's own (see
+    /// `SessionMachine+Handover`). Its generation is never the session's: its events are the handover's.
+    enum Side: Equatable, Sendable {
+        /// Opening on the new path (`greeting`: open, sending the greeting) until `deadline`; the session writes to
+        /// its own connection meanwhile.
+        case opening(generation: Int, deadline: Int, greeting: Bool)
+        /// The session's previous connection, after the session moved to the new one: closed with 1001 at
+        /// `until`. What it reads is delivered.
+        case draining(generation: Int, until: Int)
+        /// Closed by the machine, its end not reported yet: what it reads is delivered, its end is expected.
+        case closing(generation: Int)
+
+        var generation: Int {
+            switch self {
+            case .opening(let generation, _, _), .draining(let generation, _), .closing(let generation): generation
+            }
+        }
+
+        var wake: Int? {
+            switch self {
+            case .opening(_, let deadline, _): deadline
+            case .draining(_, let until): until
+            case .closing: nil
+            }
+        }
+    }
+
     struct CloseWait: Equatable, Sendable {
         var generation: Int
         var deadline: Int
@@ -237,6 +270,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     var outboxNotices: [OutboxNotice] = []
     /// The close wait of `enteredBackground` ended since the last `closeWaitEnded()`.
     var closeWaitOver = false
+    /// Actions of the latest event after the one it returned, in order (`followUp()`): only a handover's events
+    /// have more than one (two transports to close, or one to close and one to probe).
+    var followUps: [SessionAction] = []
 
     /// - Parameters:
     ///   - configuration: timing and policies (default `SessionConfiguration()`), every setting in range: one out
@@ -262,14 +298,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     public var phase: SessionPhase { self.state.phase }
-    /// The latest generation handed out by `.openTransport` (0 before the first).
+    /// The session's generation: its latest `.openTransport`, or the connection a make-before-break handover moved
+    /// to (0 before the first). A handover's second transport has a generation of its own before the move.
     public var generation: Int { self.state.generation }
     /// Failed attempts since the last healthy connection.
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
         let wake = Self.earliest(self.stageWake, self.state.outgoing.outbox.nextExpiry)
-        return Self.earliest(wake, self.state.closeWait?.deadline)
+        return Self.earliest(Self.earliest(wake, self.state.closeWait?.deadline), self.state.side?.wake)
     }
 
     /// The stage's own wake: its deadline, the heartbeat, or the end of a wait.
@@ -377,11 +414,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.stopped, now: now, from: from)
             return .none
         case .live:
+            let side = self.closeSideForGood(reason: .userStopped, code: Self.normalClosure, now: now)
             let generation = self.state.generation
             self.record(.closed(reason: .userStopped, code: Int(Self.normalClosure)), now: now, from: from, to: .stopped)
             self.state.stage = .idle(.stopped(inBackground: inBackground), closing: true)
             self.record(.stopped, now: now, from: from)
-            return .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure)
+            return self.both(
+                .closeTransport(generation: generation, reason: .userStopped, code: Self.normalClosure), side)
         }
     }
 
@@ -391,6 +430,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// (`SessionConfiguration.greets`): `.sendGreeting`, and the session stays `.connecting` (within the connect
     /// deadline) until `greetingSent`; without one it is open at once.
     public mutating func transportOpened(generation: Int, now: Int) -> SessionAction {
+        if let action = self.sideOpened(generation: generation, now: now) { return action }
         guard self.isLive(generation) else { return self.stale(.opened, generation: generation, now: now) }
         guard case .live(.connecting(let deadline, greeting: false)) = self.state.stage else {
             return .none  // race: a duplicate "opened" for a transport already open
@@ -406,6 +446,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The greeting of `generation` was handed to its transport, every message of it: the session is open (the
     /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
     public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
+        if let action = self.sideGreetingSent(generation: generation, now: now) { return action }
         guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
         guard case .live(.connecting(_, greeting: true)) = self.state.stage else {
             return .none  // race: a duplicate report
@@ -427,32 +468,30 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
         self.endCloseWait(of: generation)  // nothing more of it will be sent
+        if let action = self.sideEnded(generation: generation, end: end, now: now) { return action }
         if generation == self.state.generation, let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
             return .none
         }
         guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
+        let code = Self.code(of: end)
+        if let action = self.sessionLeftBeforeTheMove(
+            reason: CloseReason(end), code: code, outcome: RequestOutcome(end), closed: false, now: now) {
+            return action
+        }
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(RequestOutcome(end))
-        let code: Int? =
-            switch end {
-            case .peerClosed(let code): code.map { Int($0) }
-            case .handshakeRejected(let status, _), .proxyRejected(let status, _): status
-            case .protocolViolation(let code): Int(code)
-            case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable,
-                .socksRejected:
-                nil
-            }
         self.settle(
             reason: CloseReason(end), code: code, retry: Self.retry(after: end), closing: false, now: now, from: from)
-        return .none
+        return self.closeDrainingSide(now: now)
     }
 
     /// The pong for ping `ping` of `generation`. Counts only for the outstanding ping before its deadline; the
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
+        guard self.state.side?.generation != generation else { return .none }  // no ping goes out on the side
         guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
         let accepted = self.state.stage.updateConnection { connection -> (rtt: Int, proved: Bool)? in
             guard let rtt = connection.heartbeat.pong(ping: ping, now: now) else { return nil }
@@ -475,6 +514,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
+        guard self.state.side?.generation != generation else { return .none }  // no ping goes out on the side
         guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
         guard let outstanding = self.state.stage.connection?.heartbeat.outstanding, outstanding.id == ping else {
             return .none  // race: the ping was already answered, timed out or abandoned
@@ -506,6 +546,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// `.receiveFailed`: a write error is a broken connection) and retried with backoff, at once rather than at the
     /// connect deadline. Ignored when the greeting is not in progress on that generation.
     public mutating func greetingFailed(generation: Int, now: Int) -> SessionAction {
+        if let action = self.sideGreetingFailed(generation: generation, now: now) { return action }
         guard self.isLive(generation) else { return self.stale(.greetingSent, generation: generation, now: now) }
         guard case .live(.connecting(_, greeting: true)) = self.state.stage else {
             return .none  // race: the transport's end settled it first
@@ -516,6 +557,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
     /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
     public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
+        if let side = self.state.side, side.generation == generation {
+            // The side's stream finishing is its end: expected when closing, a break otherwise.
+            return self.transportEnded(generation: generation, end: .receiveFailed, now: now)
+        }
         guard generation == self.state.generation else { return .none }  // an older one: settled already
         if let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the close the machine ordered: its stream finishing is its end
@@ -543,7 +588,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// Ends the close wait if there is one, on `generation`'s close when one is named.
-    private mutating func endCloseWait(of generation: Int? = nil) {
+    mutating func endCloseWait(of generation: Int? = nil) {
         guard let wait = self.state.closeWait, generation == nil || generation == wait.generation else { return }
         self.state.closeWait = nil
         self.closeWaitOver = true
@@ -553,6 +598,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// transport has not reported its end, in any phase (see "Delivery" above); `.discard` otherwise (stale: counted
     /// and recorded). A message is not a pong and extends nothing.
     public mutating func messageReceived(generation: Int, bytes: Int, now: Int) -> MessageDelivery {
+        if let delivery = self.sideMessage(generation: generation, bytes: bytes, now: now) { return delivery }
         // Live or closing: the latest transport has not reported its end.
         guard generation == self.state.generation, self.state.stage.link != .none else {
             _ = self.stale(.message, generation: generation, now: now)
@@ -571,6 +617,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if let wait = self.state.closeWait, now >= wait.deadline {
             self.endCloseWait()  // the close was not seen sent in time: the app may be suspended
         }
+        let side = self.sideTimerFired(now: now)
+        return self.both(side, self.stageTimerFired(now: now))
+    }
+
+    /// The stage's part of `timerFired`: its deadline, the heartbeat or the end of a wait.
+    private mutating func stageTimerFired(now: Int) -> SessionAction {
         switch self.state.stage {
         case .idle(.stopped, _), .idle(.offline, _), .idle(.suspended, _), .idle(.failed, _), .live(.kept):
             return .none
@@ -646,6 +698,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .live(.open):
             self.record(.path(state), now: now, from: from)
             guard returned else { return .none }
+            if interfacesChanged, self.handoverDrain != nil {
+                return self.beginHandover(now: now)  // make before break
+            }
             return self.probe(now: now)
         case .idle(.waiting, let closing), .idle(.offline, let closing):
             if state == .unavailable {
@@ -682,12 +737,14 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.background, now: now, from: from)
             return .none
         case .live(.open(var connection)) where self.configuration.lifecycle == .keepAndProbe:
+            let side = self.closeSideForGood(reason: .enteredBackground, code: Self.goingAway, now: now)
             connection.heartbeat.pause()
             self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .live(.kept(connection))
             self.record(.background, now: now, from: from)
-            return .none
+            return side
         case .live(.connecting), .live(.open):
+            let side = self.closeSideForGood(reason: .enteredBackground, code: Self.goingAway, now: now)
             let generation = self.state.generation
             self.state.outgoing.leftOpen(notices: &self.outboxNotices)
             self.state.stage = .idle(.suspended, closing: true)
@@ -695,8 +752,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             self.record(.closed(reason: .enteredBackground, code: Int(Self.goingAway)), now: now, from: from)
             self.state.closeWait = CloseWait(
                 generation: generation, deadline: Self.adding(self.timing.closeTimeout, to: now))
-            return .closeTransport(
-                generation: generation, reason: .enteredBackground, code: Self.goingAway, reportSent: true)
+            return self.both(.closeTransport(
+                generation: generation, reason: .enteredBackground, code: Self.goingAway, reportSent: true), side)
         }
     }
 
@@ -745,7 +802,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     // MARK: - Internals
 
-    private func isLive(_ generation: Int) -> Bool {
+    func isLive(_ generation: Int) -> Bool {
         switch self.state.stage {
         case .live(.connecting): generation == self.state.generation
         case .live(.open(let connection)), .live(.kept(let connection)): generation == connection.generation
@@ -754,7 +811,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// An event of a generation (transport or path monitor) that is not current: counted and recorded, no effect.
-    private mutating func stale(_ ignored: LogRecord.Ignored, generation: Int, now: Int) -> SessionAction {
+    mutating func stale(_ ignored: LogRecord.Ignored, generation: Int, now: Int) -> SessionAction {
         self.state.staleEvents += 1
         self.records.append(
             LogRecord(
@@ -772,7 +829,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// The open connection, about to end, lasted `stablePeriod`: it proved healthy (attempts reset).
-    private mutating func noteStability(now: Int) {
+    mutating func noteStability(now: Int) {
         guard let connection = self.state.stage.connection, !connection.healthy,
               now - connection.since >= self.timing.stablePeriod else {
             return
@@ -782,7 +839,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// A liveness probe of the open connection: `.sendPing` when a new ping goes out, `.none` when the outstanding
     /// one's deadline was pulled in instead.
-    private mutating func probe(now: Int) -> SessionAction {
+    mutating func probe(now: Int) -> SessionAction {
         guard case .live(.open(var connection)) = self.state.stage else { return .none }
         let ping = connection.heartbeat.probe(
             now: now, timeout: self.timing.probeTimeout, lastPingID: &self.state.lastPingID)
@@ -793,7 +850,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
-        self.state.generation += 1
+        self.state.issued += 1
+        self.state.generation = self.state.issued
         let generation = self.state.generation
         self.state.stage = .live(.connecting(deadline: now + self.timing.connectTimeout, greeting: false))
         self.record(.connecting(attempt: self.state.backoff.attempts), now: now, from: from)
@@ -802,13 +860,19 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The machine ends the live transport itself (timeouts, ping failure): one close action, then settle.
     private mutating func close(reason: CloseReason, retry: Retry, now: Int) -> SessionAction {
+        if let action = self.sessionLeftBeforeTheMove(
+            reason: reason, code: Int(Self.goingAway), outcome: reason == .pingFailed ? .connectionLost : .timeout,
+            closed: true, now: now) {
+            return action
+        }
+        let side = self.closeDrainingSide(now: now)
         let generation = self.state.generation
         let from = self.state.phase
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
-        return .closeTransport(generation: generation, reason: reason, code: Self.goingAway)
+        return self.both(.closeTransport(generation: generation, reason: reason, code: Self.goingAway), side)
     }
 
     /// After the live transport ended (`closing`: the machine ordered its close) — the stage still the one it
@@ -902,7 +966,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
     }
 
-    private static func earliest(_ a: Int?, _ b: Int?) -> Int? {
+    static func earliest(_ a: Int?, _ b: Int?) -> Int? {
         guard let a else { return b }
         guard let b else { return a }
         return min(a, b)
@@ -914,10 +978,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return overflow ? Int.max : sum
     }
 
-    private mutating func record(_ event: LogRecord.Event, now: Int, from: SessionPhase, to: SessionPhase? = nil) {
-        if case .closed(let reason, _) = event { self.cause = reason }
+    /// Records `event` on `generation` (the session's when nil). A close of the session's connection is the cause
+    /// of the next published status.
+    mutating func record(
+        _ event: LogRecord.Event, now: Int, from: SessionPhase, to: SessionPhase? = nil, generation: Int? = nil
+    ) {
+        let generation = generation ?? self.state.generation
+        if case .closed(let reason, _) = event, generation == self.state.generation { self.cause = reason }
         self.records.append(
-            LogRecord(generation: self.state.generation, time: now, from: from, to: to ?? self.state.phase, event: event)
+            LogRecord(generation: generation, time: now, from: from, to: to ?? self.state.phase, event: event)
         )
     }
 }

@@ -18,7 +18,7 @@ enum ClientExamples {
         Task {
             for await event in client.events {           // unicast: one consumer
                 switch event {
-                case .message(let message): handle(message)
+                case .message(let message, _): handle(message)
                 case .stateChanged(let state, let cause): updateBanner(state, cause)
                 case .outboxDropped(let message, let reason): report(message, reason)  // expired, interrupted, stopped
                 case .roundTrip, .record: break

@@ -209,7 +209,7 @@ import TetherTestSupport
             await harness.client.start()
             for index in 0..<count {
                 let event = await harness.probe.next { if case .message = $0 { true } else { false } }
-                guard case .message(.text(let text))? = event else {
+                guard case .message(.text(let text), _)? = event else {
                     Issue.record("message \(index) missing")
                     return
                 }
@@ -331,7 +331,7 @@ import TetherTestSupport
             _ = await harness.probe.state(.open)
             try await harness.client.send(text: "hello")
             let echoed = await harness.probe.next { if case .message = $0 { true } else { false } }
-            guard case .message(.text("hello"))? = echoed else {
+            guard case .message(.text("hello"), _)? = echoed else {
                 Issue.record("expected the echo, got \(String(describing: echoed))")
                 return
             }

@@ -86,7 +86,7 @@ import TetherTesting
                     for index in 0..<count {
                         try? await client.send(text: "echo \(index)")
                     }
-                case .message(.text(let text)):
+                case .message(.text(let text), _):
                     echoed.append(text)
                     if echoed.count == count { return (echoed, alwaysOnLoop) }
                 default:
@@ -125,7 +125,7 @@ import TetherTesting
         var echoed: [String] = []
         let isMessage: @Sendable (WebSocketEvent) -> Bool = { if case .message = $0 { true } else { false } }
         while echoed.count < 50, let event = await probe.next(where: isMessage) {
-            if case .message(.text(let text)) = event { echoed.append(text) }
+            if case .message(.text(let text), _) = event { echoed.append(text) }
         }
         #expect(echoed == (0..<50).map { "echo \($0)" })
         #expect(await probe.record(.pong) != nil)

@@ -134,7 +134,7 @@ import TetherTesting
         first.emit(.ended(.peerClosed(code: 1011)))
         second.emit(.message(.text("fresh")))
         let message = await probe.next { if case .message = $0 { true } else { false } }
-        guard case .message(.text(let text))? = message else {
+        guard case .message(.text(let text), _)? = message else {
             Issue.record("expected the new connection's message")
             return
         }
@@ -171,7 +171,7 @@ import TetherTesting
         }
         for index in 0..<100 {
             let event = await probe.next { if case .message = $0 { true } else { false } }
-            guard case .message(.text(let text))? = event else {
+            guard case .message(.text(let text), _)? = event else {
                 Issue.record("missing message \(index)")
                 return
             }

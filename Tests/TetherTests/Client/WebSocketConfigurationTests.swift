@@ -64,13 +64,15 @@ import TetherCore
         }
     }
 
-    @Test func makeBeforeBreakIsRefusedUntilTheSessionRunsItRatherThanRunAsAProbe() {
+    @Test func makeBeforeBreakIsAcceptedWithADrainOfAtLeastZero() throws {
         var configuration = WebSocketConfiguration(url: Self.url)
         configuration.interfaceSwitch = .makeBeforeBreak()
-        #expect(configuration.session.settingOutOfRange == nil)
+        try configuration.validate()
+        #expect(configuration.session.interfaceSwitch == .makeBeforeBreak(drain: InterfaceSwitchPolicy.defaultDrain))
+        configuration.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1))
         #expect(throws: WebSocketConfigurationError(
-            property: "interfaceSwitch", requirement: ".probe (make-before-break is not available yet)",
-            value: "\(InterfaceSwitchPolicy.makeBeforeBreak())")) { try configuration.validate() }
+            property: "interfaceSwitch.drain", requirement: "at least 0", value: "\(Duration.milliseconds(-1))"
+        )) { try configuration.validate() }
     }
 
     @Test func theErrorSaysWhatTheValueWasAndWhatItMustBe() {

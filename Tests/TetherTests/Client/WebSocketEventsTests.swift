@@ -161,7 +161,7 @@ extension WebSocketEventsTests {
         let channel = EventChannel(watermarks: Watermarks(high: 1_000, low: 300))
         let released = Released()
         channel.onRelease { released.count.add(1, ordering: .relaxed) }
-        let message = WebSocketEvent.message(.binary(Data(count: 200 - EventChannel.eventOverhead)))
+        let message = WebSocketEvent.message(.binary(Data(count: 200 - EventChannel.eventOverhead)), generation: 1)
         #expect(EventChannel.weight(of: message) == 200)
         var crossings: [Bool] = []
         for _ in 0..<6 { crossings.append(channel.yield(message)) }
@@ -180,7 +180,7 @@ extension WebSocketEventsTests {
         let slot = MemoryLayout<WebSocketEvent>.stride
         #expect(slot >= 64)
         #expect(EventChannel.weight(of: .roundTrip(milliseconds: 3)) == slot)
-        #expect(EventChannel.weight(of: .message(.text("héllo"))) == 6 + slot)
+        #expect(EventChannel.weight(of: .message(.text("héllo"), generation: 1)) == 6 + slot)
     }
 }
 

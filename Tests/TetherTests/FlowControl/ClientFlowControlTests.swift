@@ -48,7 +48,7 @@ struct ClientFlowControlTests {
         var resumed = 0
         reading: for await event in events {
             switch event {
-            case .message(.text(let text)):
+            case .message(.text(let text), _):
                 // The stream's payload starts with the message's index.
                 guard text.prefix(while: \.isNumber) == String(received) else {
                     Issue.record("message \(received) arrived as \(text.prefix(12))…")

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TetherCore
+@testable import Tether
+import TetherTesting
+
+/// The client under `.makeBeforeBreak`, fed by a scripted path monitor and an in-memory transport: two connections
+/// at once, the session on one of them, and what a consumer sees.
+@Suite struct WebSocketClientHandoverTests {
+    let clock = ManualClock()
+    let transport = InMemoryTransport()
+    static let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi])
+    static let cellular = PathSnapshot(status: .satisfied, isExpensive: true, interfaces: [.cellular])
+
+    func makeClient(monitor: ScriptedPathMonitor, greeting: Bool = false) throws -> (WebSocketClient, EventRecorder) {
+        var configuration = WebSocketClient.Configuration(
+            url: URL(string: "ws://example.test/feed")!,
+            heartbeatInterval: .seconds(10),
+            heartbeatTimeout: .seconds(5),
+            pathMonitoring: .custom { monitor },
+            transport: self.transport
+        )
+        configuration.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(300))
+        if greeting { configuration.greeting = { [.text("hello")] } }
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
+        return (client, EventRecorder(client.events))
+    }
+
+    func nextConnection() async throws -> InMemoryConnection {
+        try #require(await self.transport.nextConnection())
+    }
+
+    @Test func aSwitchOverlapsTwoConnectionsWithoutLeavingOpenAndEveryMessageNamesItsGeneration() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = try self.makeClient(monitor: monitor, greeting: true)
+        await client.start()
+        let old = try await self.nextConnection()
+        old.emit(.opened(subprotocol: nil))
+        #expect(await old.nextCommand() == .send(.text("hello")))
+        #expect(await probe.state(.open) != nil)
+
+        monitor.deliver(Self.cellular)
+        let new = try await self.nextConnection()  // opened at once, beside the old one
+        old.emit(.message(.text("1")))
+        new.emit(.opened(subprotocol: nil))
+        #expect(await new.nextCommand() == .send(.text("hello")))  // the greeting goes on the new one first
+        _ = await probe.record(.handover) { $0.event == .handover(.moved) }
+        try await client.send(text: "after")  // the session writes to the new connection now
+        #expect(await new.nextCommand() == .send(.text("after")))
+        old.emit(.message(.text("2")))  // what the old one still carries is delivered
+        new.emit(.message(.text("2")))  // the same broadcast on both: the generation tells them apart
+
+        self.clock.advance(by: .milliseconds(300))  // the drain ends: the old one closes with 1001
+        #expect(await old.nextCommand() == .close(code: 1001, reason: "handed_over"))
+        old.emit(.ended(.peerClosed(code: 1001)))
+        let all = try #require(await probe.wait { $0.records.contains { $0.kind == .closed && $0.generation == 1 } })
+        var delivered: [String] = []
+        for event in all.events {
+            if case .message(.text(let text), let generation) = event { delivered.append("\(text)@\(generation)") }
+        }
+        #expect(delivered == ["1@1", "2@1", "2@2"])
+        let phases = all.events.compactMap { if case .stateChanged(let state, _) = $0 { state.phase } else { nil } }
+        let sinceOpen = phases.drop { $0 != .open }
+        #expect(!sinceOpen.isEmpty && sinceOpen.allSatisfy { $0 == .open })  // never `.connecting` again
+        #expect(await client.state.generation == 2)
+        #expect(!new.log.contains { if case .close = $0 { true } else { false } })
+        #expect(await client.staleEvents == 0)
+        async let stopped: Void = client.stop()
+        #expect(await new.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        new.emit(.ended(.peerClosed(code: 1000)))
+        await stopped
+    }
+
+    @Test func aNewConnectionThatFailsLeavesTheSessionOnTheOldOneWhichIsProbed() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = try self.makeClient(monitor: monitor)
+        await client.start()
+        let old = try await self.nextConnection()
+        old.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+
+        monitor.deliver(Self.cellular)
+        let new = try await self.nextConnection()
+        new.emit(.ended(.connectFailed(.refused)))
+        guard case .ping(let id)? = await old.nextCommand() else {
+            Issue.record("expected a probe of the old connection")
+            return
+        }
+        old.emit(.pong(id: id))
+        _ = await probe.record(.pong)
+        let state = await client.state
+        #expect(state.phase == .open && state.generation == 1)
+        try await client.send(text: "still here")
+        #expect(await old.nextCommand() == .send(.text("still here")))
+        async let stopped: Void = client.stop()
+        #expect(await old.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        old.emit(.ended(.peerClosed(code: 1000)))
+        await stopped
+    }
+}
