@@ -7,6 +7,9 @@ public struct ConnectionRecord: Sendable {
     public let index: Int
     /// When the TCP connection was accepted.
     public var acceptedAt: Int
+    /// The client's numeric address (its host, without the port), as the server's socket saw it: which of the
+    /// client's links a connection came over. Nil when the system did not say.
+    public var clientHost: String?
     /// The upgrade request, once read.
     public var request: RequestRecord?
     /// Over TLS, once the request was read: whether the client resumed a session (a ticket or session the server
@@ -49,9 +52,10 @@ public struct ConnectionRecord: Sendable {
     public var end: EndRecord?
 
     /// - Parameter recordLimit: how many records each list keeps (`TestServer`'s `recordLimit`).
-    public init(index: Int, acceptedAt: Int, recordLimit: Int = 1_000) {
+    public init(index: Int, acceptedAt: Int, clientHost: String? = nil, recordLimit: Int = 1_000) {
         self.index = index
         self.acceptedAt = acceptedAt
+        self.clientHost = clientHost
         self.messages = RecordList(limit: recordLimit)
         self.pingsReceived = RecordList(limit: recordLimit)
         self.pongsSent = RecordList(limit: recordLimit)

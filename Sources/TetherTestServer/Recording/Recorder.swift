@@ -72,13 +72,14 @@ final class Recorder: Sendable {
     // MARK: Recording (loop thread)
 
     /// Adds the record of a newly accepted connection and returns its index (from 1).
-    func addConnection() -> Int {
+    func addConnection(clientHost: String?) -> Int {
         let now = self.now()
         let limit = self.recordLimit
         return self.change { state in
             state.acceptedCount += 1
             let index = state.acceptedCount
-            state.records.append(ConnectionRecord(index: index, acceptedAt: now, recordLimit: limit))
+            state.records.append(
+                ConnectionRecord(index: index, acceptedAt: now, clientHost: clientHost, recordLimit: limit))
             return (index, ServerEvent(connection: index, at: now, kind: .connected))
         }
     }

@@ -273,7 +273,7 @@ final class ServerCore: Sendable {
             return
         }
         while registry.handshaking.count >= self.maximumHandshakingConnections, self.dropOldestHandshaking() {}
-        let index = self.recorder.addConnection()
+        let index = self.recorder.addConnection(clientHost: connection.remoteAddress?.host)
         let stream: any ByteStream =
             if let tls = self.tls {
                 TLSStream(tcp: connection, session: TLSSession(serverContext: tls))

@@ -35,7 +35,10 @@ import TetherTesting
             secondLink: Bool = false,
             heartbeatInterval: Duration = .milliseconds(100),
             heartbeatTimeout: Duration = .milliseconds(200),
-            probeTimeout: Duration = .milliseconds(200)
+            probeTimeout: Duration = .milliseconds(200),
+            serverBehindBothLinks: Bool = false,
+            scenario: Scenario = .normal,
+            interfaceSwitch: InterfaceSwitchPolicy = .probe
         ) throws {
             let fixture = try NetworkNamespaceFixture()
             do {
@@ -43,12 +46,16 @@ import TetherTesting
                 if secondLink {
                     try fixture.connectSecondLink()
                 }
+                if serverBehindBothLinks {
+                    try fixture.addServerBehindBothLinks()
+                }
                 // A new CA per test; the certificate names the server's address, which the client verifies.
+                let host = serverBehindBothLinks ? NetworkNamespaceFixture.serverBehindBothLinks : "192.0.2.2"
                 let authority = tls ? TestCertificateAuthority() : nil
                 var serverConfiguration = TestServer.Configuration(
-                    host: "192.0.2.2", tls: authority?.issue(hosts: ["192.0.2.2"]).serverTLS)
+                    host: host, tls: authority?.issue(hosts: [host]).serverTLS)
                 serverConfiguration.namespace = NetworkNamespace(path: fixture.peerPath)
-                self.server = try TestServer(configuration: serverConfiguration, scenario: .normal)
+                self.server = try TestServer(configuration: serverConfiguration, scenario: scenario)
                 let monitor = try NetlinkPathMonitor(namespace: fixture.watchedPath)
                 self.monitor = monitor
                 var configuration = WebSocketClient.Configuration(
@@ -62,6 +69,7 @@ import TetherTesting
                     pathMonitoring: .custom { monitor },
                     transport: SocketTransport(namespace: fixture.watchedPath)
                 )
+                configuration.interfaceSwitch = interfaceSwitch
                 if let authority {
                     let root = TLSOptions.Certificates.pem(Data(authority.certificate.certificatePEM))
                     configuration.tls = TLSOptions(additionalTrustRoots: [root])
