@@ -56,6 +56,10 @@ package enum CheckCatalog {
             name: "path-loss", title: "Path loss and recovery: offline uses no attempts, reconnect at once",
             body: S.pathLoss
         ),
+        Entry(
+            name: "handover", title: "Make-before-break on an interface switch: never leaves open, no gap in the feed",
+            body: S.handover
+        ),
         Entry(name: "tls", title: "wss:// with a private CA: verified, heartbeat and messages over TLS", body: S.tls),
         Entry(
             name: "tls-bad-certificate", title: "wss:// certificate for another host: tls_failed, no retry",

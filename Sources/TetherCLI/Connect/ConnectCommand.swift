@@ -152,6 +152,7 @@ package enum ConnectCommand {
                     await status.print(record.jsonLine + "\n")
                 }
                 if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
+                if record.kind == .handover || record.kind == .closed { await status.update(handover: record) }
                 if let line = Self.attemptFailure(record) { await status.error(line) }
                 if record.kind == .stopped { return }  // only our own stop() records it
             case .message(let message, _):

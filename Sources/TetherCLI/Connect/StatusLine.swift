@@ -11,6 +11,8 @@ final class StatusLine: Sendable {
         var connection: ConnectionState?
         var phase: SessionPhase = .stopped
         var retryDelay: Int?
+        /// A make-before-break handover under way: its step and the new connection's generation.
+        var handover: (step: LogRecord.HandoverStep, generation: Int)?
     }
 
     private let output: OutputQueue
@@ -60,6 +62,35 @@ final class StatusLine: Sendable {
         return line
     }
 
+    /// A record of a make-before-break handover, or a close that may end one: the line shows the overlap
+    /// (`handover=opening:gen3`, then `handover=moved:gen3` while the old connection drains) until the old
+    /// connection's close, or the handover's end.
+    func update(handover record: LogRecord) async {
+        let changed: Bool = self.state.withLock { state in
+            switch record.event {
+            case .handover(.opening), .handover(.moved):
+                guard case .handover(let step) = record.event else { return false }
+                state.handover = (step, record.generation)
+                return true
+            case .handover(.abandoned), .handover(.oldEndedFirst):
+                state.handover = nil
+                return true
+            case .closed:
+                // The old connection's close, once the session moved: the overlap is over.
+                guard let handover = state.handover, handover.step == .moved, record.generation < handover.generation
+                else { return false }
+                state.handover = nil
+                return true
+            default:
+                return false
+            }
+        }
+        guard changed, await self.output.waitForRoom() else { return }
+        self.state.withLock { state in
+            _ = self.output.append(self.draw(state))
+        }
+    }
+
     func update(retryDelay: Int?) async {
         guard await self.output.waitForRoom() else { return }
         self.state.withLock { state in
@@ -100,6 +131,7 @@ final class StatusLine: Sendable {
         guard !state.line.isEmpty else { return [] }
         var line = state.line
         if state.phase == .waiting, let delay = state.retryDelay { line += " next-retry=\(delay)ms" }
+        if let handover = state.handover { line += " handover=\(handover.step.rawValue):gen\(handover.generation)" }
         if self.errorIsTerminal {
             return [.init(stream: .error, text: "\r\u{1B}[2K[\(line)]")]
         } else if !redrawOnly {

@@ -53,7 +53,7 @@ import Testing
         // `detail`: what a TLS failure or an invalid handshake failed on, in fixed words.
         let allowed: Set<String> = [
             "t", "gen", "event", "from", "to", "reason", "detail", "code", "rtt_ms", "attempt", "delay_ms", "bytes",
-            "path", "ignored",
+            "path", "ignored", "step",
         ]
         for scenario in scenarios {
             #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")
