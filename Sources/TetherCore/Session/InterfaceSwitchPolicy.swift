@@ -9,7 +9,9 @@ public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable {
     /// open throughout. `drain` is at least 0; default `defaultDrain`.
     case makeBeforeBreak(drain: Duration = InterfaceSwitchPolicy.defaultDrain)
 
-    /// The drain of `.makeBeforeBreak` when none is chosen: long enough for what the server wrote to the old
-    /// connection before it saw the new one to arrive, short enough that two connections rarely overlap for long.
+    /// The drain of `.makeBeforeBreak` when none is chosen. What the server wrote to the old connection before it
+    /// read the close arrives whatever the drain (the client reads it until its closing handshake ends); the drain
+    /// lets the server answer, on the old connection, requests sent on it just before the move (its turn plus a
+    /// mobile round trip), and costs what the server broadcasts meanwhile, received twice. See the README.
     public static let defaultDrain: Duration = .milliseconds(500)
 }
