@@ -20,7 +20,7 @@ extension SessionMachineTests {
     func randomSwitchesUnderMakeBeforeBreakKeepTheGenerationRules(configuration: SessionConfiguration) async {
         var fuzzer = Fuzzer(random: SplitMix64(seed: 0x4A4D))
         var steps: [LogRecord.HandoverStep: Int] = [:]  // how often each step came: the sequences reach them all
-        for sequence in 0..<2_000 {
+        for sequence in 0..<600 {
             await Task.yield()
             var m = SessionMachine(configuration: configuration, random: SplitMix64(seed: UInt64(sequence)))
             let monitor = m.restartPathMonitor()
@@ -160,6 +160,6 @@ extension SessionMachineTests {
                        "left open: \(opened.subtracting(ended).subtracting(closed).sorted())")
         }
         let all: [LogRecord.HandoverStep] = [.opening, .moved, .abandoned, .oldEndedFirst]
-        self.check(all.allSatisfy { steps[$0, default: 0] >= 10 }, "steps reached: \(steps)")
+        self.check(all.allSatisfy { steps[$0, default: 0] >= 3 }, "steps reached: \(steps)")
     }
 }
