@@ -8,6 +8,7 @@
 # second after a warm-up, and 1 MiB binary echoes as payload MB/s one way (10^6 bytes).
 #
 #   scripts/bench-peers.sh [ROUNDS [SECONDS]]    (default 3 rounds of 2.5 s per figure; with CI=true, 1 s)
+#   TETHER_BENCH=PATH uses that tether-bench release binary instead of building one with `swift build -c release`.
 #
 # Prints, as `name value` lines, each client's medians over the rounds:
 #   peers.picows.rtt_64b_per_s  peers.picows.mbps_1m
@@ -74,8 +75,13 @@ elif [ ! -x "$beast" ] || [ "$beast_source" -nt "$beast" ]; then
     fi
 fi
 
-swift build -c release --product tether-bench >&2
-bench="$(swift build -c release --show-bin-path)/tether-bench"
+# TETHER_BENCH: a tether-bench release binary built already (CI builds it in a scratch path of its own).
+if [ -n "${TETHER_BENCH:-}" ]; then
+    bench=$TETHER_BENCH
+else
+    swift build -c release --product tether-bench >&2
+    bench="$(swift build -c release --show-bin-path)/tether-bench"
+fi
 
 # Client on CPU 0, server on CPU 1, as in the measurement; unpinned where that is impossible.
 server_pin=() client_pin=()
