@@ -34,9 +34,6 @@ extension SessionMachine {
         return first
     }
 
-    /// The drain of `.makeBeforeBreak`, or nil under `.probe`.
-    var handoverDrain: Int? { self.timing.switchDrain }
-
     // MARK: - Starting
 
     /// The path switched interfaces while the session is open: open the side on the new path.
@@ -136,9 +133,7 @@ extension SessionMachine {
         else {
             return nil
         }
-        self.noteStability(now: now)
-        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
-        self.state.connectivity.recordOutcome(outcome)
+        self.connectionLeft(outcome: outcome, now: now)
         self.state.side = closed ? .closing(generation: old.generation) : nil
         self.state.stage = .live(.connecting(deadline: deadline, greeting: greeting))
         self.record(.closed(reason: reason, code: code), now: now, from: .open, generation: old.generation)
@@ -172,12 +167,10 @@ extension SessionMachine {
             // Not open any more (kept in the background closes the side first): nothing to move from.
             return self.abandon(new, reason: .handedOver, code: Int(Self.goingAway), close: true, now: now)
         }
-        let heartbeat = PingSchedule(
-            interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout, openedAt: now)
-        self.state.stage = .live(.open(OpenConnection(generation: new, since: now, healthy: false, heartbeat: heartbeat)))
+        self.state.stage = .live(.open(self.newConnection(new, now: now)))
         self.state.generation = new
         self.state.side = .draining(
-            generation: old.generation, until: Self.adding(self.handoverDrain ?? 0, to: now))
+            generation: old.generation, until: Self.adding(self.timing.switchDrain ?? 0, to: now))
         self.state.connectivity.recordOutcome(.success)
         self.record(.handover(.moved), now: now, from: .open)
         return self.nextWrite(now: now)  // the outbox goes on on the new connection

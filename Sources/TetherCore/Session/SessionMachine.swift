@@ -457,10 +457,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     private mutating func opened(now: Int) -> SessionAction {
         let from = self.state.phase
         self.state.connectivity.recordOutcome(.success)
-        let heartbeat = PingSchedule(
-            interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout, openedAt: now)
-        self.state.stage = .live(.open(OpenConnection(
-            generation: self.state.generation, since: now, healthy: false, heartbeat: heartbeat)))
+        self.state.stage = .live(.open(self.newConnection(self.state.generation, now: now)))
         self.record(.opened, now: now, from: from)
         return self.nextWrite(now: now)  // the outbox first
     }
@@ -480,9 +477,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return action
         }
         let from = self.state.phase
-        self.noteStability(now: now)
-        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
-        self.state.connectivity.recordOutcome(RequestOutcome(end))
+        self.connectionLeft(outcome: RequestOutcome(end), now: now)
         self.settle(
             reason: CloseReason(end), code: code, retry: Self.retry(after: end), closing: false, now: now, from: from)
         return self.closeDrainingSide(now: now)
@@ -698,7 +693,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         case .live(.open):
             self.record(.path(state), now: now, from: from)
             guard returned else { return .none }
-            if interfacesChanged, self.handoverDrain != nil {
+            if interfacesChanged, self.timing.switchDrain != nil {
                 return self.beginHandover(now: now)  // make before break
             }
             return self.probe(now: now)
@@ -813,12 +808,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// An event of a generation (transport or path monitor) that is not current: counted and recorded, no effect.
     mutating func stale(_ ignored: LogRecord.Ignored, generation: Int, now: Int) -> SessionAction {
         self.state.staleEvents += 1
-        self.records.append(
-            LogRecord(
-                generation: generation, time: now, from: self.state.phase, to: self.state.phase,
-                event: .stale(ignored: ignored)
-            )
-        )
+        self.record(.stale(ignored: ignored), now: now, from: self.state.phase, generation: generation)
         return .none
     }
 
@@ -828,8 +818,23 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.state.failingSince = nil
     }
 
+    /// The session's connection of `generation`, open since `now`: not proved healthy yet, its heartbeat starting.
+    func newConnection(_ generation: Int, now: Int) -> OpenConnection {
+        let heartbeat = PingSchedule(
+            interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout, openedAt: now)
+        return OpenConnection(generation: generation, since: now, healthy: false, heartbeat: heartbeat)
+    }
+
+    /// The session's connection is gone (it ended, or the machine closes it): a connection that lasted
+    /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, and `outcome` is the latest request's.
+    mutating func connectionLeft(outcome: RequestOutcome, now: Int) {
+        self.noteStability(now: now)
+        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
+        self.state.connectivity.recordOutcome(outcome)
+    }
+
     /// The open connection, about to end, lasted `stablePeriod`: it proved healthy (attempts reset).
-    mutating func noteStability(now: Int) {
+    private mutating func noteStability(now: Int) {
         guard let connection = self.state.stage.connection, !connection.healthy,
               now - connection.since >= self.timing.stablePeriod else {
             return
@@ -860,17 +865,15 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
 
     /// The machine ends the live transport itself (timeouts, ping failure): one close action, then settle.
     private mutating func close(reason: CloseReason, retry: Retry, now: Int) -> SessionAction {
+        let outcome: RequestOutcome = reason == .pingFailed ? .connectionLost : .timeout
         if let action = self.sessionLeftBeforeTheMove(
-            reason: reason, code: Int(Self.goingAway), outcome: reason == .pingFailed ? .connectionLost : .timeout,
-            closed: true, now: now) {
+            reason: reason, code: Int(Self.goingAway), outcome: outcome, closed: true, now: now) {
             return action
         }
         let side = self.closeDrainingSide(now: now)
         let generation = self.state.generation
         let from = self.state.phase
-        self.noteStability(now: now)
-        self.state.outgoing.leftOpen(notices: &self.outboxNotices)
-        self.state.connectivity.recordOutcome(reason == .pingFailed ? .connectionLost : .timeout)
+        self.connectionLeft(outcome: outcome, now: now)
         self.settle(reason: reason, code: Int(Self.goingAway), retry: retry, closing: true, now: now, from: from)
         return self.both(.closeTransport(generation: generation, reason: reason, code: Self.goingAway), side)
     }
