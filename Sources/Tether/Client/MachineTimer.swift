@@ -5,7 +5,7 @@ import TetherCore
 struct MachineTimer {
     private var timer: (any ClientTimer)?
     /// The wake time the timer is armed for; nil when it is not armed.
-    private(set) var wake: Int?
+    private var wake: Int?
 
     var isArmed: Bool { self.timer?.isArmed == true }
 

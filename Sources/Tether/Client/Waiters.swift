@@ -2,8 +2,6 @@
 struct Waiters {
     private var continuations: [CheckedContinuation<Void, Never>] = []
 
-    var isEmpty: Bool { self.continuations.isEmpty }
-
     mutating func append(_ continuation: CheckedContinuation<Void, Never>) {
         self.continuations.append(continuation)
     }

@@ -38,6 +38,9 @@ public actor WebSocketClient {
     var pathMonitor: PathFeed?
     /// Where a `.now` send goes, as the machine last decided it: read by `send` without entering the actor.
     nonisolated let sendRoute = SendRouteMirror()
+    /// The machine's route and the identity of the connection `sendRoute` holds, as last published: compared here
+    /// after every event, so that the mirror's lock is taken only when they change.
+    private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?) = (.closed, nil)
     /// The payloads of the machine's outbox, by ticket, and the `.now` sends it parked, in order.
     var payloads = OutboxPayloads()
     /// The task running the write the machine ordered, if one is in flight.
@@ -417,11 +420,15 @@ public actor WebSocketClient {
         return action != .none
     }
 
-    /// Mirrors the machine's send route where `send` reads it without entering the actor.
-    func publishSendRoute() {
+    /// Mirrors the machine's send route where `send` reads it without entering the actor (the lock only when it
+    /// changed: this runs after every event).
+    private func publishSendRoute() {
         let decided = self.machine.sendRoute
         let connection: (any TransportConnection)? =
             if case .direct(let generation) = decided { self.connections[generation] } else { nil }
+        let identity = connection.map { ObjectIdentifier($0) }
+        guard decided != self.publishedRoute.route || identity != self.publishedRoute.connection else { return }
+        self.publishedRoute = (decided, identity)
         self.sendRoute.publish(decided, connection: connection)
     }
 

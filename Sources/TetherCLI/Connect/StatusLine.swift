@@ -68,8 +68,7 @@ final class StatusLine: Sendable {
     func update(handover record: LogRecord) async {
         let changed: Bool = self.state.withLock { state in
             switch record.event {
-            case .handover(.opening), .handover(.moved):
-                guard case .handover(let step) = record.event else { return false }
+            case .handover(let step) where step == .opening || step == .moved:
                 state.handover = (step, record.generation)
                 return true
             case .handover(.abandoned), .handover(.oldEndedFirst):
