@@ -174,7 +174,7 @@ public actor WebSocketClient {
     /// block, because it holds up every connection of the loop; hop elsewhere for heavy work.
     public nonisolated var eventExecutor: (any TaskExecutor)? {
         #if os(Linux)
-        self.configuration.eventLoop
+        self.configuration.eventLoop.taskExecutor
         #else
         nil
         #endif

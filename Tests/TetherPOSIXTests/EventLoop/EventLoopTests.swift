@@ -193,18 +193,44 @@ extension EventLoopTests {
 
     @Test func aTaskPreferringTheLoopRunsOnItsThread() async throws {
         let loop = try EventLoop(name: "test-executor")
-        let onLoop = await Task(executorPreference: loop) { loop.inEventLoop }.value
+        let onLoop = await Task(executorPreference: loop.taskExecutor) { loop.inEventLoop }.value
         #expect(onLoop)
-        let nested = await withTaskExecutorPreference(loop) { () async -> Bool in
+        let nested = await withTaskExecutorPreference(loop.taskExecutor) { () async -> Bool in
             await Task.yield()
             return loop.inEventLoop
         }
         #expect(nested)
         loop.shutdown()
         // A job for a loop that has shut down moves to the global pool instead of being lost.
-        let afterShutdown = await Task(executorPreference: loop) { loop.inEventLoop }.value
+        let afterShutdown = await Task(executorPreference: loop.taskExecutor) { loop.inEventLoop }.value
         #expect(!afterShutdown)
     }
+}
+
+extension EventLoopTests {
+    /// A consumer on the loop (`client.eventExecutor`) calls nonisolated async code all the time (`send`, an event
+    /// iterator's `next`): entering and leaving it must not cost a job through the loop each time. It did while one
+    /// object was both the loop's serial and task executor: 16 hops per echoed message.
+    @Test func aTaskPreferringTheLoopCallsNonisolatedCodeWithoutHops() async throws {
+        let loop = try EventLoop(name: "test-hops")
+        defer { loop.shutdown() }
+        let (before, after, onLoop) = await Task(executorPreference: loop.taskExecutor) { () async -> (Int, Int, Bool) in
+            let before = loop.workRun
+            var onLoop = true
+            for _ in 0..<100 {
+                onLoop = await nonisolatedStep(loop) && onLoop
+            }
+            return (before, loop.workRun, onLoop)
+        }.value
+        #expect(onLoop, "the nonisolated code ran on the loop's thread")
+        #expect(after - before < 10, "100 calls of nonisolated async code ran \(after - before) jobs on the loop")
+    }
+}
+
+/// Nonisolated async code that never suspends: calling it from a task on the loop needs no hop.
+@inline(never)
+private nonisolated func nonisolatedStep(_ loop: EventLoop) async -> Bool {
+    loop.inEventLoop
 }
 
 /// An actor that runs on an event loop, as the client does.

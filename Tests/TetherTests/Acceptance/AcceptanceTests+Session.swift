@@ -23,7 +23,7 @@ extension AcceptanceTests {
             // On the client's own loop, not the pool that other suites keep busy: the background starts as soon as
             // the first message is in, while 19 more are still coming (one every 60 ms: over a second, so that a
             // loaded machine still enters the background before the last one).
-            let first = await withTaskExecutorPreference(AcceptanceHarness.loop) {
+            let first = await withTaskExecutorPreference(AcceptanceHarness.loop.taskExecutor) {
                 let first = await harness.probe.message()
                 await harness.client.enterBackground()
                 return first

@@ -74,7 +74,7 @@ import TetherTesting
         )
         configuration.eventLoop = loop
         let client = try WebSocketClient(configuration: configuration)
-        #expect(client.eventExecutor as? EventLoop === loop)
+        #expect(client.eventExecutor as? LoopTaskExecutor === loop.taskExecutor)
         let count = 200
         let consumer = Task(executorPreference: client.eventExecutor) { () async -> ([String], Bool) in
             var echoed: [String] = []

@@ -127,7 +127,7 @@ final class SocketConnection: TransportConnection {
     }
 
     /// The connection's event loop: the client's reader runs on the thread that decoded the event.
-    var preferredExecutor: (any TaskExecutor)? { self.loop }
+    var preferredExecutor: (any TaskExecutor)? { self.loop.taskExecutor }
 
     func sendPing(id: UInt64) {
         guard let webSocket = self.slot.webSocket, webSocket.sendPing(id: id) else {

@@ -1,0 +1,68 @@
+#if os(Linux)
+import Glibc
+import Synchronization
+
+/// Where work for a loop's thread comes in from any thread (`EventLoop.execute`, the loop's two executors), and
+/// where the loop's thread takes it on each turn. A class of its own so that the loop's task executor
+/// (`LoopTaskExecutor`) can hand work to the loop without holding the loop.
+final class LoopInbox: Sendable {
+    struct Queue {
+        var tasks: [@Sendable () -> Void] = []
+        /// `shutdown()` was called: the loop stops after this turn.
+        var isShutdown = false
+        /// The loop thread has finished; new work is refused.
+        var isClosed = false
+    }
+
+    private let queue = Mutex(Queue())
+    /// An eventfd write is on its way and not yet read by the loop: further work needs no other one.
+    private let wakePending = Atomic<Bool>(false)
+    /// Wake-ups being written outside the lock (see `execute`); the eventfd is closed only at zero.
+    private let wakesInFlight = Atomic<Int>(0)
+    private let poller: Poller
+    private let identity: LoopThreadIdentity
+
+    init(poller: Poller, identity: LoopThreadIdentity) {
+        self.poller = poller
+        self.identity = identity
+    }
+
+    /// Queues `work` for the loop's thread, waking it when called from another thread.
+    /// - Returns: `false` if the loop has finished and `work` was dropped without running.
+    func execute(_ work: @escaping @Sendable () -> Void) -> Bool {
+        // The wake-up is written after the lock is released (the loop, woken by it, takes the same lock at
+        // once, so writing under it made the loop spin on it). It is counted in flight under the lock, and the
+        // loop closes the eventfd only after marking the queue closed under the lock and seeing no wake-up in
+        // flight, so a wake can never write to a closed (reused) descriptor.
+        let outcome: (accepted: Bool, wake: Bool) = self.queue.withLock { queue in
+            guard !queue.isClosed else { return (false, false) }
+            queue.tasks.append(work)
+            guard !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) else {
+                return (true, false)
+            }
+            self.wakesInFlight.add(1, ordering: .relaxed)
+            return (true, true)
+        }
+        if outcome.wake {
+            self.poller.wake()
+            self.wakesInFlight.subtract(1, ordering: .releasing)
+        }
+        return outcome.accepted
+    }
+
+    /// The loop's side: reads or changes the queue under its lock.
+    func withLock<Result>(_ body: (inout sending Queue) -> sending Result) -> sending Result {
+        self.queue.withLock(body)
+    }
+
+    /// The loop read the eventfd: the next work from another thread writes it again.
+    func wakeConsumed() {
+        self.wakePending.store(false, ordering: .releasing)
+    }
+
+    /// Waits until no wake-up is being written (called once the queue is closed, before the eventfd is).
+    func waitForWakesInFlight() {
+        while self.wakesInFlight.load(ordering: .acquiring) > 0 { sched_yield() }
+    }
+}
+#endif
