@@ -10,6 +10,10 @@
 //   idle.cpu_percent        this process's CPU time (user + system, getrusage) over wall time during the hold, in % of
 //                           one core: what the clients cost, with their event-reading tasks
 //   idle.server_cpu_percent the server's CPU time over the same hold (with `--server process`), for comparison
+//   idle.transport_cpu_percent  the same-run reference, measured after the clients have stopped: the same hold with
+//                           N bare transport connections pinging from loop timers, events delivered on the loop, no
+//                           client (IdleTransportReference.swift): what the sockets, the engine and the timers cost,
+//                           so that idle.cpu_percent minus it is what the client layer adds
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
 //   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
@@ -160,6 +164,12 @@ enum IdleBench {
         await withTaskGroup(of: Void.self) { group in
             for client in clients { group.addTask { await client.stop() } }
         }
+        clients.removeAll()
+
+        // The same-run reference: the same hold with bare transport connections, same server, same loop.
+        let reference = try await IdleTransportReference.measure(url: url, connections: connections, seconds: seconds)
+        EchoBench.progress("idle: transport reference, \(reference.pongs) pongs")
+        print("idle.transport_cpu_percent \(WireBench.format(reference.cpuPercent))")
     }
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
