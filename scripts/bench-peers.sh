@@ -15,6 +15,7 @@
 #   peers.beast.rtt_64b_per_s   peers.beast.mbps_1m
 #   peers.tether.rtt_64b_per_s (consumer on the global pool, the default)
 #   peers.tether.rtt_64b_loop_consumer_per_s (consumer on `client.eventExecutor`, the event loop)
+#   peers.tether.loop_consumer_work_per_rt (jobs the loop ran per round trip in that loop: 1 is the consumer's own)
 #   peers.tether.mbps_1m
 # and Tether's median divided by the peer's median:
 #   echo.vs_picows_64b   pool consumer / picows      echo.vs_picows_64b_loop_consumer   loop consumer / picows

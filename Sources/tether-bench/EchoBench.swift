@@ -8,6 +8,9 @@
 //                                 (the event loop), as a latency-sensitive app would: each echo reaches it on the
 //                                 thread that read it, with no hop to the global pool (how Python's asyncio clients
 //                                 run, with the application on the I/O thread)
+//   echo.loop_consumer_work_per_rt  pieces of work the event loop ran per round trip in that loop (`EventLoop.workRun`:
+//                                 jobs of tasks and actors, queued closures): 1 is the consumer's resumption with
+//                                 the echo; before the loop's task executor was an object of its own, it was 18
 //   echo.tcp_rtt_70b_per_s        the same-run ceiling: 70-byte round trips over a bare TCP connection between two
 //                                 event loops, no WebSocket and no tasks (TCPEchoReference.swift); embedded only
 //   echo.tcp_pool_rtt_70b_per_s   the same with each echo handed to a task on the global pool that writes the next
@@ -215,10 +218,11 @@ enum EchoBench {
             }
             if options.wants("rtt_64b_loop_consumer_per_s") {
                 let executor = client.client.eventExecutor
-                let rttOnLoop = try await withTaskExecutorPreference(executor) {
-                    try await self.roundTrips(&client, small, seconds: options.seconds)
+                let (rttOnLoop, loopWork) = try await withTaskExecutorPreference(executor) {
+                    try await self.roundTripsCountingLoopWork(&client, small, seconds: options.seconds)
                 }
                 print("echo.rtt_64b_loop_consumer_per_s \(WireBench.format(rttOnLoop))")
+                print("echo.loop_consumer_work_per_rt \(WireBench.format(loopWork))")
             }
             await client.close()
         }
@@ -351,23 +355,31 @@ enum EchoBench {
     static func roundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
     ) async throws -> Double {
-        let (count, elapsed) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 2_000, seconds: seconds)
+        try await self.roundTripsCountingLoopWork(&endpoint, message, seconds: seconds).perSecond
+    }
+
+    /// `roundTrips`, with the work the shared loop ran per round trip (jobs of tasks and actors, queued closures).
+    static func roundTripsCountingLoopWork(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+    ) async throws -> (perSecond: Double, loopWorkPerRoundTrip: Double) {
+        let (count, elapsed, loopWork) = try await self.repeatRoundTrips(
+            &endpoint, message, warmUp: 2_000, seconds: seconds)
         self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
-        return Double(count) / elapsed
+        return (Double(count) / elapsed, Double(loopWork) / Double(count))
     }
 
     /// Sequential round trips of a large message; returns payload MB/s (10^6 bytes) in one direction.
     static func throughput(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
     ) async throws -> Double {
-        let (count, elapsed) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 20, seconds: seconds)
+        let (count, elapsed, _) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 20, seconds: seconds)
         self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
         return Double(count * message.byteCount) / elapsed / 1e6
     }
 
     static func repeatRoundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double
-    ) async throws -> (count: Int, seconds: Double) {
+    ) async throws -> (count: Int, seconds: Double, loopWork: Int) {
         let clock = ContinuousClock()
         let warmUpEnd = clock.now + .seconds(1)
         for _ in 0..<warmUp {
@@ -376,6 +388,7 @@ enum EchoBench {
         }
         let threadsStart = IdleBench.threadCPUNanoseconds()
         let cpuStart = IdleBench.processCPUSeconds()
+        let workStart = EventLoop.shared.workRun
         let start = clock.now
         let end = start + .seconds(seconds)
         var count = 0
@@ -386,10 +399,11 @@ enum EchoBench {
             now = clock.now
         } while now < end
         let elapsed = self.seconds(start.duration(to: now))
+        let loopWork = EventLoop.shared.workRun - workStart
         let cpu = IdleBench.processCPUSeconds() - cpuStart
         self.progress("echo: process CPU \(WireBench.format(cpu / Double(count) * 1e6)) µs per round trip")
         IdleBench.reportThreads(from: threadsStart, to: IdleBench.threadCPUNanoseconds(), wall: elapsed)
-        return (count, elapsed)
+        return (count, elapsed, loopWork)
     }
 
     /// One round trip; checks that what came back is the same size and kind as what was sent.
