@@ -87,6 +87,11 @@ public struct WebSocketConfiguration: Sendable {
     /// it, and a busy feed would otherwise double the events its consumer reads. Turn it on for a log or a
     /// timeline that should show traffic (`tether check` and `tether connect --events-jsonl` do).
     public var recordsMessages = false
+    /// Whether each ping sent and each pong received also appears in `events` as a log record (kinds `.ping` and
+    /// `.pong`, with the round trip). Default true. Turn it off for many connections held open: the `.roundTrip`
+    /// event already reports every pong, and the two records per heartbeat and connection are then most of what a
+    /// consumer reads (and wakes up for). A missed pong still ends the connection with its `closed` record.
+    public var recordsHeartbeats = true
     #if os(Linux)
     /// The event loop whose timer heap wakes this client (with the continuous clock). Default: the
     /// process-wide shared loop. A private loop (which must outlive the client) keeps a group of clients off
@@ -246,6 +251,7 @@ public struct WebSocketConfiguration: Sendable {
             recordsMessages: self.recordsMessages
         )
         session.greets = self.greeting != nil
+        session.recordsHeartbeats = self.recordsHeartbeats
         session.retryPolicy = self.retryPolicy
         session.outboxLimits = self.outboxLimits
         session.closeTimeout = self.closeTimeout

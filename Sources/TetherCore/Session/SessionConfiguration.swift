@@ -28,6 +28,11 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// Whether `messageReceived` leaves a `.message` log record (its size, never its payload). Default false: a
     /// driver reports the message itself, and a busy feed would otherwise produce a record per message.
     public var recordsMessages: Bool
+    /// Whether each ping sent and each pong accepted leaves a log record (`.ping`, `.pong(rtt:)`). Default true.
+    /// Off, a heartbeat leaves no record while it succeeds (a driver still reports each round trip, and a missed
+    /// pong still ends the connection with its `closed` record): for many connections held open, where the two
+    /// records per interval and connection are most of what the session reports.
+    public var recordsHeartbeats: Bool = true
     /// Whether every open first sends a greeting (`.sendGreeting`, then `greetingSent`) before the session is open.
     /// Default false.
     public var greets: Bool = false

@@ -502,7 +502,9 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if proved {
             self.resetAttempts()
         }
-        self.record(.pong(rtt: rtt), now: now, from: self.state.phase)
+        if self.configuration.recordsHeartbeats {
+            self.record(.pong(rtt: rtt), now: now, from: self.state.phase)
+        }
         return self.nextWrite(now: now)  // a probe's pong: the outbox waited for it
     }
 
@@ -632,7 +634,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 return .none
             case .ping(let ping):
                 self.state.stage = .live(.open(connection))
-                self.record(.ping, now: now, from: .open)
+                if self.configuration.recordsHeartbeats { self.record(.ping, now: now, from: .open) }
                 return .sendPing(generation: connection.generation, ping: ping)
             case .overdue(let ping):
                 return ping.probe
@@ -850,7 +852,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             now: now, timeout: self.timing.probeTimeout, lastPingID: &self.state.lastPingID)
         self.state.stage = .live(.open(connection))
         guard let ping else { return .none }
-        self.record(.ping, now: now, from: self.state.phase)
+        if self.configuration.recordsHeartbeats { self.record(.ping, now: now, from: self.state.phase) }
         return .sendPing(generation: connection.generation, ping: ping)
     }
 

@@ -53,6 +53,27 @@ import TetherCore
         #expect(m.timerFired(now: 30_140) == .sendPing(generation: 1, ping: 2))
     }
 
+    @Test func withoutHeartbeatRecordsAPingCycleLeavesNoRecordButItsRoundTripAndAMissedPongStillCloses() {
+        var configuration = Self.noJitter
+        configuration.recordsHeartbeats = false
+        var m = self.opened(configuration)
+        _ = self.records(&m)  // the open
+        #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 15_140) == .none)
+        #expect(self.records(&m).isEmpty)
+        #expect(m.roundTripToPublish() == 40)
+        #expect(m.timerFired(now: 30_140) == .sendPing(generation: 1, ping: 2))
+        #expect(m.timerFired(now: 35_140) == .closeTransport(generation: 1, reason: .pongTimeout, code: 1001))
+        #expect(self.records(&m).map(\.kind) == [.closed, .retryScheduled])
+
+        // The default records both.
+        var recording = self.opened()
+        _ = self.records(&recording)
+        _ = recording.timerFired(now: 15_100)
+        _ = recording.pongReceived(generation: 1, ping: 1, now: 15_140)
+        #expect(self.records(&recording).map(\.kind) == [.ping, .pong])
+    }
+
     @Test func pongTimeoutClosesOnceThenBacksOff() {
         var m = self.opened()
         #expect(m.timerFired(now: 15_100) == .sendPing(generation: 1, ping: 1))

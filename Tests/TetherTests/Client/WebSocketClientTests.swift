@@ -11,7 +11,7 @@ import TetherTesting
 
     func makeClient(
         lifecycle: LifecyclePolicy = .closeInBackground, url: String = "ws://example.test/feed",
-        recordsMessages: Bool = false
+        recordsMessages: Bool = false, recordsHeartbeats: Bool = true
     ) throws -> (WebSocketClient, EventRecorder) {
         var configuration = WebSocketClient.Configuration(
             url: URL(string: url)!,
@@ -23,6 +23,7 @@ import TetherTesting
             transport: self.transport
         )
         configuration.recordsMessages = recordsMessages
+        configuration.recordsHeartbeats = recordsHeartbeats
         let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 42)
         return (client, EventRecorder(client.events))
     }
@@ -74,6 +75,34 @@ import TetherTesting
         #expect(await client.state.lastRTT == 30)
         let changes = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
         #expect(changes == changesWhenOpen, "three pongs changed only lastRTT: no state change event")
+    }
+
+    /// Many connections held open turn the heartbeat's records off: each pong is still a round trip on `events`, and
+    /// nothing else of a successful heartbeat is published.
+    @Test func withoutHeartbeatRecordsEachPongIsARoundTripAndNoPingOrPongRecordIsPublished() async throws {
+        let (client, probe) = try self.makeClient(recordsHeartbeats: false)
+        let connection = try await self.transport.open(client, probe)
+        for round in 1...2 {
+            self.clock.advance(toMilliseconds: round * 200 - 100)
+            guard case .ping(let id)? = await connection.nextCommand() else {
+                Issue.record("expected ping \(round)")
+                return
+            }
+            self.clock.advance(toMilliseconds: round * 200 - 100 + 10 * round)
+            connection.emit(.pong(id: id))
+            let rtt = await probe.next { if case .roundTrip = $0 { true } else { false } }
+            guard case .roundTrip(let milliseconds)? = rtt else {
+                Issue.record("expected a round trip after pong \(round)")
+                return
+            }
+            #expect(milliseconds == 10 * round)
+        }
+        // A ping's record would come before its round trip: everything of the two cycles has been published.
+        let heartbeatRecords = probe.events.filter { event in
+            if case .record(let record) = event { record.kind == .ping || record.kind == .pong } else { false }
+        }
+        #expect(heartbeatRecords.isEmpty, "\(heartbeatRecords)")
+        #expect(probe.events.contains { if case .record(let record) = $0 { record.kind == .opened } else { false } })
     }
 
     @Test func sendWritesToTheOpenConnectionAndThrowsNotOpenOnceStopped() async throws {
