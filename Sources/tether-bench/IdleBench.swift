@@ -24,6 +24,9 @@
 // `--consumer loop` in a task that prefers the client's event loop (`client.eventExecutor`), where the events are
 // made: no thread hand-off per wake-up. The difference is what handing events to an app's task costs.
 //
+// `--heartbeat-records off` makes the clients with `recordsHeartbeats = false` (no `.ping`/`.pong` log records on
+// `events`, the `.roundTrip` event still per pong): what a program holding many connections can turn off.
+//
 // `--server process` (the default) runs the server in a child process (`tether-bench echo --serve-only 0`), so that
 // the figures are the clients' alone, as they would be with a remote server. `--server embedded` runs it on its own
 // event-loop thread in this process instead: then idle.cpu_percent and the RSS figures are client and server
@@ -42,6 +45,7 @@ enum IdleBench {
         var seconds = 10
         var embedded = false
         var onLoop = false
+        var heartbeatRecords = true
         var index = 0
         while index < arguments.count {
             let text = index + 1 < arguments.count ? arguments[index + 1] : nil
@@ -53,16 +57,19 @@ enum IdleBench {
             case ("--server", _, "embedded"?): embedded = true
             case ("--consumer", _, "pool"?): onLoop = false
             case ("--consumer", _, "loop"?): onLoop = true
+            case ("--heartbeat-records", _, "on"?): heartbeatRecords = true
+            case ("--heartbeat-records", _, "off"?): heartbeatRecords = false
             default:
                 EchoBench.progress(
                     "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded] "
-                        + "[--consumer pool|loop]")
+                        + "[--consumer pool|loop] [--heartbeat-records on|off]")
                 exit(2)
             }
             index += 2
         }
         do {
-            try await self.measure(connections: connections, seconds: seconds, embedded: embedded, onLoop: onLoop)
+            let clients = ClientSetup(onLoop: onLoop, heartbeatRecords: heartbeatRecords)
+            try await self.measure(connections: connections, seconds: seconds, embedded: embedded, clients: clients)
         } catch {
             EchoBench.progress("tether-bench idle: \(error)")
             exit(1)
@@ -81,7 +88,13 @@ enum IdleBench {
         }
     }
 
-    static func measure(connections: Int, seconds: Int, embedded: Bool, onLoop: Bool) async throws {
+    /// How each client is made: where its event-reading task runs, and whether its heartbeats leave records.
+    struct ClientSetup {
+        var onLoop: Bool
+        var heartbeatRecords: Bool
+    }
+
+    static func measure(connections: Int, seconds: Int, embedded: Bool, clients: ClientSetup) async throws {
         // Client and server sockets are both in this process, plus the loops' descriptors.
         self.raiseDescriptorLimit(to: 2 * connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
@@ -91,7 +104,7 @@ enum IdleBench {
             ? .embedded(try TestServer(configuration: .init(maximumHandshakingConnections: 1 << 16), scenario: .normal))
             : .process(try ServerProcess())
         do {
-            try await self.measure(connections: connections, seconds: seconds, server: server, onLoop: onLoop)
+            try await self.measure(connections: connections, seconds: seconds, server: server, setup: clients)
         } catch {
             await server.stop()
             throw error
@@ -99,7 +112,7 @@ enum IdleBench {
         await server.stop()
     }
 
-    static func measure(connections: Int, seconds: Int, server: IdleServer, onLoop: Bool) async throws {
+    static func measure(connections: Int, seconds: Int, server: IdleServer, setup: ClientSetup) async throws {
         let url = server.url
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
         let tally = Tally(changes: changesSink)
@@ -107,7 +120,7 @@ enum IdleBench {
 
         // One connection first, so that one-time costs (the shared loop's thread, the cooperative pool's threads,
         // runtime metadata) are not counted per connection.
-        let warmUp = try self.makeClient(url: url, tally: tally, onLoop: onLoop)
+        let warmUp = try self.makeClient(url: url, tally: tally, setup: setup)
         await warmUp.start()
         try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(10)) {
             tally.open.load(ordering: .relaxed) == 1
@@ -123,7 +136,7 @@ enum IdleBench {
         var clients: [WebSocketClient] = []
         clients.reserveCapacity(connections)
         for _ in 0..<connections {
-            let client = try self.makeClient(url: url, tally: tally, onLoop: onLoop)
+            let client = try self.makeClient(url: url, tally: tally, setup: setup)
             clients.append(client)
             await client.start()
         }
@@ -173,13 +186,15 @@ enum IdleBench {
     }
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
-    /// keeps the tally of open connections and of pongs during the hold; `onLoop`: the task prefers the client's
+    /// keeps the tally of open connections and of pongs during the hold; `setup.onLoop`: the task prefers the client's
     /// event loop.
-    static func makeClient(url: URL, tally: Tally, onLoop: Bool) throws -> WebSocketClient {
-        let client = try WebSocketClient(configuration: .init(
-            url: url, heartbeatInterval: .seconds(1), heartbeatTimeout: .seconds(5)))
+    static func makeClient(url: URL, tally: Tally, setup: ClientSetup) throws -> WebSocketClient {
+        var configuration = WebSocketClient.Configuration(
+            url: url, heartbeatInterval: .seconds(1), heartbeatTimeout: .seconds(5))
+        configuration.recordsHeartbeats = setup.heartbeatRecords
+        let client = try WebSocketClient(configuration: configuration)
         let events = client.events
-        Task(executorPreference: onLoop ? client.eventExecutor : nil) {
+        Task(executorPreference: setup.onLoop ? client.eventExecutor : nil) {
             var isOpen = false
             for await event in events {
                 switch event {
