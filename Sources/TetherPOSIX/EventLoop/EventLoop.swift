@@ -73,8 +73,8 @@ package final class EventLoop: Sendable {
         self.clock = clock
         self.afterShutdown = DispatchQueue(label: "\(name).after-shutdown")
         self.poller = try Poller()
-        self.inbox = LoopInbox(poller: self.poller, identity: self.identity)
-        self.taskExecutor = LoopTaskExecutor(inbox: self.inbox, afterShutdown: self.afterShutdown)
+        self.inbox = LoopInbox(poller: self.poller, identity: self.identity, afterShutdown: self.afterShutdown)
+        self.taskExecutor = LoopTaskExecutor(inbox: self.inbox)
         self.ownedDescriptors.store(2, ordering: .relaxed)
         self.state = LoopBound(LoopState(), identity: self.identity)
         let box = Unmanaged.passRetained(ThreadStart { [self] in self.run() })
@@ -455,9 +455,7 @@ extension EventLoop: SerialExecutor {
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let serial = self.asUnownedSerialExecutor()
-        if !self.execute({ job.runSynchronously(on: serial) }) {
-            self.afterShutdown.async { job.runSynchronously(on: serial) }
-        }
+        self.inbox.enqueue { job.runSynchronously(on: serial) }
     }
 
     package func checkIsolated() {
@@ -478,19 +476,15 @@ extension EventLoop: SerialExecutor {
 /// task that keeps preferring it after the loop has gone still runs (on the after-shutdown queue).
 package final class LoopTaskExecutor: TaskExecutor {
     private let inbox: LoopInbox
-    private let afterShutdown: DispatchQueue
 
-    init(inbox: LoopInbox, afterShutdown: DispatchQueue) {
+    init(inbox: LoopInbox) {
         self.inbox = inbox
-        self.afterShutdown = afterShutdown
     }
 
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = self.asUnownedTaskExecutor()
-        if !self.inbox.execute({ job.runSynchronously(on: executor) }) {
-            self.afterShutdown.async { job.runSynchronously(on: executor) }
-        }
+        self.inbox.enqueue { job.runSynchronously(on: executor) }
     }
 }
 #endif

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -21,10 +22,21 @@ final class LoopInbox: Sendable {
     private let wakesInFlight = Atomic<Int>(0)
     private let poller: Poller
     private let identity: LoopThreadIdentity
+    /// Where executor jobs run once the loop has finished (see `enqueue`).
+    private let afterShutdown: DispatchQueue
 
-    init(poller: Poller, identity: LoopThreadIdentity) {
+    init(poller: Poller, identity: LoopThreadIdentity, afterShutdown: DispatchQueue) {
         self.poller = poller
         self.identity = identity
+        self.afterShutdown = afterShutdown
+    }
+
+    /// An executor's job (`run` runs it): on the loop's thread, or once the loop has finished, in order on the
+    /// after-shutdown serial queue, so that no task is lost and an actor's jobs still never run at the same time.
+    func enqueue(_ run: @escaping @Sendable () -> Void) {
+        if !self.execute(run) {
+            self.afterShutdown.async(execute: run)
+        }
     }
 
     /// Queues `work` for the loop's thread, waking it when called from another thread.
