@@ -502,9 +502,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         if proved {
             self.resetAttempts()
         }
-        if self.configuration.recordsHeartbeats {
-            self.record(.pong(rtt: rtt), now: now, from: self.state.phase)
-        }
+        self.recordHeartbeat(.pong(rtt: rtt), now: now, from: self.state.phase)
         return self.nextWrite(now: now)  // a probe's pong: the outbox waited for it
     }
 
@@ -634,7 +632,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
                 return .none
             case .ping(let ping):
                 self.state.stage = .live(.open(connection))
-                if self.configuration.recordsHeartbeats { self.record(.ping, now: now, from: .open) }
+                self.recordHeartbeat(.ping, now: now, from: .open)
                 return .sendPing(generation: connection.generation, ping: ping)
             case .overdue(let ping):
                 return ping.probe
@@ -852,7 +850,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             now: now, timeout: self.timing.probeTimeout, lastPingID: &self.state.lastPingID)
         self.state.stage = .live(.open(connection))
         guard let ping else { return .none }
-        if self.configuration.recordsHeartbeats { self.record(.ping, now: now, from: self.state.phase) }
+        self.recordHeartbeat(.ping, now: now, from: self.state.phase)
         return .sendPing(generation: connection.generation, ping: ping)
     }
 
@@ -993,6 +991,12 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.records.append(
             LogRecord(generation: generation, time: now, from: from, to: to ?? self.state.phase, event: event)
         )
+    }
+
+    /// A ping sent or a pong accepted: recorded unless `recordsHeartbeats` is off.
+    private mutating func recordHeartbeat(_ event: LogRecord.Event, now: Int, from: SessionPhase) {
+        guard self.configuration.recordsHeartbeats else { return }
+        self.record(event, now: now, from: from)
     }
 }
 
