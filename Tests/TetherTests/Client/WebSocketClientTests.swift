@@ -32,6 +32,27 @@ import TetherTesting
         try #require(await self.transport.nextConnection())
     }
 
+    /// Heartbeat rounds 1...`rounds` on the client made by `makeClient` (100 ms interval): the ping of round n at
+    /// 200·n − 100 ms, its pong 10·n ms later, each expected back as a `.roundTrip` of 10·n ms. False (with the
+    /// issue recorded) when a ping or a round trip did not come.
+    func answerPings(rounds: Int, on connection: InMemoryConnection, _ probe: EventRecorder) async -> Bool {
+        for round in 1...rounds {
+            self.clock.advance(toMilliseconds: round * 200 - 100)
+            guard case .ping(let id)? = await connection.nextCommand() else {
+                Issue.record("expected ping \(round)")
+                return false
+            }
+            self.clock.advance(toMilliseconds: round * 200 - 100 + 10 * round)
+            connection.emit(.pong(id: id))
+            let rtt = await probe.next { if case .roundTrip = $0 { true } else { false } }
+            guard case .roundTrip(let milliseconds)? = rtt else {
+                Issue.record("expected a round trip after pong \(round)")
+                return false
+            }
+            #expect(milliseconds == 10 * round)
+        }
+        return true
+    }
 
     @Test func pingAfterOneIntervalAndPongRecordsRoundTrip() async throws {
         let (client, probe) = try self.makeClient()
@@ -57,21 +78,7 @@ import TetherTesting
         let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)
         let changesWhenOpen = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
-        for round in 1...3 {
-            self.clock.advance(toMilliseconds: round * 200 - 100)
-            guard case .ping(let id)? = await connection.nextCommand() else {
-                Issue.record("expected ping \(round)")
-                return
-            }
-            self.clock.advance(toMilliseconds: round * 200 - 100 + 10 * round)
-            connection.emit(.pong(id: id))
-            let rtt = await probe.next { if case .roundTrip = $0 { true } else { false } }
-            guard case .roundTrip(let milliseconds)? = rtt else {
-                Issue.record("expected a round trip after pong \(round)")
-                return
-            }
-            #expect(milliseconds == 10 * round)
-        }
+        guard await self.answerPings(rounds: 3, on: connection, probe) else { return }
         #expect(await client.state.lastRTT == 30)
         let changes = probe.events.filter { if case .stateChanged = $0 { true } else { false } }.count
         #expect(changes == changesWhenOpen, "three pongs changed only lastRTT: no state change event")
@@ -82,21 +89,7 @@ import TetherTesting
     @Test func withoutHeartbeatRecordsEachPongIsARoundTripAndNoPingOrPongRecordIsPublished() async throws {
         let (client, probe) = try self.makeClient(recordsHeartbeats: false)
         let connection = try await self.transport.open(client, probe)
-        for round in 1...2 {
-            self.clock.advance(toMilliseconds: round * 200 - 100)
-            guard case .ping(let id)? = await connection.nextCommand() else {
-                Issue.record("expected ping \(round)")
-                return
-            }
-            self.clock.advance(toMilliseconds: round * 200 - 100 + 10 * round)
-            connection.emit(.pong(id: id))
-            let rtt = await probe.next { if case .roundTrip = $0 { true } else { false } }
-            guard case .roundTrip(let milliseconds)? = rtt else {
-                Issue.record("expected a round trip after pong \(round)")
-                return
-            }
-            #expect(milliseconds == 10 * round)
-        }
+        guard await self.answerPings(rounds: 2, on: connection, probe) else { return }
         // A ping's record would come before its round trip: everything of the two cycles has been published.
         let heartbeatRecords = probe.events.filter { event in
             if case .record(let record) = event { record.kind == .ping || record.kind == .pong } else { false }
