@@ -38,43 +38,19 @@ rounds="${1:-3}"
 if [ "${CI:-}" = true ]; then seconds="${2:-1}"; else seconds="${2:-2.5}"; fi
 case "$rounds" in '' | *[!0-9]* | 0) echo "usage: $0 [ROUNDS [SECONDS]]" >&2; exit 2 ;; esac
 
-warn() { echo "bench-peers: warning: $*" >&2; }
+peers_script=bench-peers
+# shellcheck source=scripts/peers/setup.sh
+source scripts/peers/setup.sh
+warn() { peers_warn "$@"; }
 
-# picows, pinned to the version the comparison was first made with.
-picows_version=2.3.1
-venv=.build/bench-peers-venv
-if ! "$venv/bin/python" -c "import picows, sys; sys.exit(picows.__version__ != '$picows_version')" 2>/dev/null; then
-    if ! { python3 -m venv "$venv" >&2 && "$venv/bin/pip" install --quiet "picows==$picows_version" >&2; }; then
-        warn "could not install picows $picows_version into $venv: no echo server, nothing measured"
-        exit 0
-    fi
+# picows (pinned to the version the comparison was first made with) and Boost.Beast (header-only, from Debian's
+# libboost-dev).
+if ! peers_setup_picows; then
+    warn "no picows: no echo server, nothing measured"
+    exit 0
 fi
-python="$venv/bin/python"
-
-# Boost.Beast: header-only, from Debian's libboost-dev.
-beast=.build/bench-peers/beast_echo_client
-beast_source=scripts/peers/beast_echo_client.cpp
 have_beast=1
-if [ ! -f /usr/include/boost/beast.hpp ]; then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "bench-peers: installing libboost-dev (Boost.Beast's headers)" >&2
-        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libboost-dev >/dev/null; } >&2 \
-            || warn "apt-get install libboost-dev failed"
-    else
-        warn "Boost.Beast's headers are missing (install libboost-dev as root)"
-    fi
-fi
-if [ ! -f /usr/include/boost/beast.hpp ] || ! command -v g++ >/dev/null; then
-    warn "no Boost headers or no g++: Beast skipped"
-    have_beast=0
-elif [ ! -x "$beast" ] || [ "$beast_source" -nt "$beast" ]; then
-    mkdir -p "$(dirname "$beast")"
-    echo "bench-peers: compiling $beast_source" >&2
-    if ! g++ -std=c++17 -O2 -pthread -o "$beast" "$beast_source" >&2; then
-        warn "the Beast client did not compile: Beast skipped"
-        have_beast=0
-    fi
-fi
+peers_setup_beast || have_beast=0
 
 # TETHER_BENCH: a tether-bench release binary built already (CI builds it in a scratch path of its own).
 if [ -n "${TETHER_BENCH:-}" ]; then
