@@ -38,6 +38,10 @@
 //                               `tether connect --ca-file` does, for a server with a certificate of its own CA
 //   --tls                       also measure over TLS (see above)
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
+//   --round-trips N             the 64-byte binary loops (rtt_64b_per_s, rtt_64b_loop_consumer_per_s,
+//                               transport_rtt_64b_per_s) run exactly N round trips with no warm-up instead of a timed
+//                               run: what scripts/bench-counts.sh counts system calls and instructions over (two
+//                               lengths, the difference divided by the difference in round trips)
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
 //                               profiling one of them alone
@@ -88,6 +92,8 @@ enum EchoBench {
     struct Options {
         var url: URL?
         var seconds = 2.5
+        /// `--round-trips`: the 64-byte binary loops' exact length, instead of `seconds` after a warm-up.
+        var roundTrips: Int?
         var serveOnlyPort: Int?
         var stopOnStandardInputEnd = false
         /// With --serve-only: the server accepts permessage-deflate offers (`Scenario.echo.deflating()`).
@@ -130,6 +136,9 @@ enum EchoBench {
                 case "--seconds":
                     guard let seconds = Double(try value()), seconds > 0 else { throw Failure("bad --seconds") }
                     self.seconds = seconds
+                case "--round-trips":
+                    guard let count = Int(try value()), count > 0 else { throw Failure("bad --round-trips") }
+                    self.roundTrips = count
                 case "--tls":
                     self.tls = true
                 case "--stop-on-stdin-eof":
@@ -205,7 +214,8 @@ enum EchoBench {
             // The public client with its default transport.
             var client = try await ClientEndpoint.open(url: url, tls: tls)
             if options.wants("rtt_64b_per_s") {
-                let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+                let rtt = try await self.roundTrips(
+                    &client, small, seconds: options.seconds, count: options.roundTrips)
                 print("echo.rtt_64b_per_s \(WireBench.format(rtt))")
             }
             if options.wants("rtt_64b_text_per_s") {
@@ -219,7 +229,8 @@ enum EchoBench {
             if options.wants("rtt_64b_loop_consumer_per_s") {
                 let executor = client.client.eventExecutor
                 let (rttOnLoop, loopWork) = try await withTaskExecutorPreference(executor) {
-                    try await self.roundTripsCountingLoopWork(&client, small, seconds: options.seconds)
+                    try await self.roundTripsCountingLoopWork(
+                        &client, small, seconds: options.seconds, count: options.roundTrips)
                 }
                 print("echo.rtt_64b_loop_consumer_per_s \(WireBench.format(rttOnLoop))")
                 print("echo.loop_consumer_work_per_rt \(WireBench.format(loopWork))")
@@ -230,7 +241,8 @@ enum EchoBench {
             // The same loops one layer down: the transport connection the client would own, without the actor.
             var bare = try await TransportEndpoint.open(url: url, tls: tls)
             if options.wants("transport_rtt_64b_per_s") {
-                let transportRTT = try await self.roundTrips(&bare, small, seconds: options.seconds)
+                let transportRTT = try await self.roundTrips(
+                    &bare, small, seconds: options.seconds, count: options.roundTrips)
                 print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
             }
             if options.wants("transport_mbps_1m") {
@@ -350,20 +362,20 @@ enum EchoBench {
         return Double(count) / elapsed
     }
 
-    /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`.
-    /// Returns round trips per second.
+    /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`; or, with
+    /// `count`, exactly that many and no warm-up. Returns round trips per second.
     static func roundTrips(
-        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count: Int? = nil
     ) async throws -> Double {
-        try await self.roundTripsCountingLoopWork(&endpoint, message, seconds: seconds).perSecond
+        try await self.roundTripsCountingLoopWork(&endpoint, message, seconds: seconds, count: count).perSecond
     }
 
     /// `roundTrips`, with the work the shared loop ran per round trip (jobs of tasks and actors, queued closures).
     static func roundTripsCountingLoopWork(
-        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> (perSecond: Double, loopWorkPerRoundTrip: Double) {
         let (count, elapsed, loopWork) = try await self.repeatRoundTrips(
-            &endpoint, message, warmUp: 2_000, seconds: seconds)
+            &endpoint, message, warmUp: 2_000, seconds: seconds, count: exact)
         self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
         return (Double(count) / elapsed, Double(loopWork) / Double(count))
     }
@@ -377,12 +389,15 @@ enum EchoBench {
         return Double(count * message.byteCount) / elapsed / 1e6
     }
 
+    /// `warmUp` round trips (at most 1 s of them), then as many as fit in `seconds`; or, with `count`, exactly `count`
+    /// round trips and no warm-up (a count that does not depend on the machine's speed, for counting).
     static func repeatRoundTrips(
-        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double,
+        count exact: Int? = nil
     ) async throws -> (count: Int, seconds: Double, loopWork: Int) {
         let clock = ContinuousClock()
         let warmUpEnd = clock.now + .seconds(1)
-        for _ in 0..<warmUp {
+        for _ in 0..<(exact == nil ? warmUp : 0) {
             try await self.roundTrip(&endpoint, message)
             if clock.now >= warmUpEnd { break }
         }
@@ -397,7 +412,7 @@ enum EchoBench {
             try await self.roundTrip(&endpoint, message)
             count += 1
             now = clock.now
-        } while now < end
+        } while exact.map { count < $0 } ?? (now < end)
         let elapsed = self.seconds(start.duration(to: now))
         let loopWork = EventLoop.shared.workRun - workStart
         let cpu = IdleBench.processCPUSeconds() - cpuStart

@@ -2,6 +2,7 @@
 // measured the same way against the same server, so that their ratio means something.
 //
 //   beast_echo_client HOST PORT PATH SECONDS
+//   beast_echo_client HOST PORT PATH --round-trips N
 //
 // prints
 //   beast.rtt_64b_per_s   sequential 64-byte binary round trips per second (send, read the echo, repeat) after a
@@ -10,6 +11,8 @@
 //                         (10^6 bytes) in one direction
 // The same payloads as tether-bench (byte i is i*7 and i*31, truncated), each measured for SECONDS on one
 // connection, timed on a steady clock from the first round trip after the warm-up to the last one's end.
+// With --round-trips N: exactly N 64-byte round trips, no warm-up and no 1 MiB run (what scripts/bench-counts.sh
+// counts system calls and instructions over); prints beast.rtt_64b_per_s only.
 //
 // Beast as a C++ program that wants the fastest round trip would use it: a synchronous stream on a blocking socket
 // (one thread, no event loop), TCP_NODELAY, permessage-deflate off, a 64 KiB write buffer (a 1 MiB message leaves
@@ -51,6 +54,13 @@ void round_trip(websocket::stream<tcp::socket>& ws, beast::flat_buffer& buffer, 
     buffer.consume(buffer.size());
 }
 
+Run exact_round_trips(websocket::stream<tcp::socket>& ws, beast::flat_buffer& buffer,
+                      const std::vector<std::uint8_t>& message, long count) {
+    const auto start = Clock::now();
+    for (long i = 0; i < count; ++i) round_trip(ws, buffer, message);
+    return Run{count, std::chrono::duration<double>(Clock::now() - start).count()};
+}
+
 Run repeat_round_trips(websocket::stream<tcp::socket>& ws, beast::flat_buffer& buffer,
                        const std::vector<std::uint8_t>& message, int warm_up, double seconds) {
     const auto warm_up_end = Clock::now() + std::chrono::seconds(1);
@@ -79,14 +89,16 @@ std::vector<std::uint8_t> payload(std::size_t size, unsigned factor) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::fprintf(stderr, "usage: %s HOST PORT PATH SECONDS\n", argv[0]);
+    const bool exact = argc == 6 && std::string(argv[4]) == "--round-trips";
+    if (argc != 5 && !exact) {
+        std::fprintf(stderr, "usage: %s HOST PORT PATH SECONDS | HOST PORT PATH --round-trips N\n", argv[0]);
         return 2;
     }
     const std::string host = argv[1], port = argv[2], path = argv[3];
-    const double seconds = std::atof(argv[4]);
-    if (!(seconds > 0)) {
-        std::fprintf(stderr, "beast_echo_client: bad SECONDS %s\n", argv[4]);
+    const double seconds = exact ? 0 : std::atof(argv[4]);
+    const long round_trips = exact ? std::atol(argv[5]) : 0;
+    if (exact ? round_trips <= 0 : !(seconds > 0)) {
+        std::fprintf(stderr, "beast_echo_client: bad SECONDS or N %s\n", argv[argc - 1]);
         return 2;
     }
     try {
@@ -107,9 +119,14 @@ int main(int argc, char** argv) {
 
         beast::flat_buffer buffer;
         const auto small = payload(64, 7);
-        const Run rtt = repeat_round_trips(ws, buffer, small, 2000, seconds);
+        const Run rtt = exact ? exact_round_trips(ws, buffer, small, round_trips)
+                              : repeat_round_trips(ws, buffer, small, 2000, seconds);
         std::printf("beast.rtt_64b_per_s %.0f\n", rtt.count / rtt.seconds);
         std::fflush(stdout);
+        if (exact) {
+            ws.close(websocket::close_code::normal);
+            return 0;
+        }
 
         const auto large = payload(1 << 20, 31);
         const Run mbps = repeat_round_trips(ws, buffer, large, 20, seconds);

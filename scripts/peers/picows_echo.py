@@ -4,6 +4,9 @@
                                             listens, then echoes until SIGTERM/SIGINT or until standard input ends;
                                             with a certificate chain and key (PEM files), over TLS (a wss:// URL)
     python picows_echo.py client URL SECONDS [CA]   (CA: a PEM file trusted for a wss:// URL)
+    python picows_echo.py count URL ROUND_TRIPS     exactly ROUND_TRIPS 64-byte round trips, no warm-up and no 1 MiB
+                                                    run (what scripts/bench-counts.sh counts system calls and
+                                                    instructions over); prints picows.rtt_64b_per_s only
 
 The client prints the figures `tether-bench echo --url` prints, measured the same way:
     picows.rtt_64b_per_s   sequential 64-byte binary round trips per second after a warm-up of 2,000 round trips
@@ -75,16 +78,17 @@ class EchoClientListener(WSListener):
     def on_ws_connected(self, transport: WSTransport) -> None:
         self.transport = transport
 
-    def measure(self, message: bytes, warm_up: int, seconds: float) -> asyncio.Future:
-        """Starts `warm_up` round trips (at most 1 s of them), then as many as fit in `seconds`; the future gets
-        (count, elapsed)."""
+    def measure(self, message: bytes, warm_up: int, seconds: float, exact: int | None = None) -> asyncio.Future:
+        """Starts `warm_up` round trips (at most 1 s of them), then as many as fit in `seconds`; or, with `exact`,
+        exactly that many and no warm-up. The future gets (count, elapsed)."""
         self.message = message
-        self.warm_up_left = warm_up
+        self.warm_up_left = 0 if exact else warm_up
         self.warm_up_end = time.perf_counter() + 1.0
         self.seconds = seconds
+        self.exact = exact
         self.count = 0
-        self.start = 0.0
-        self.end = 0.0
+        self.start = time.perf_counter()
+        self.end = self.start + seconds
         self.done = asyncio.get_running_loop().create_future()
         self.transport.send(WSMsgType.BINARY, message)
         return self.done
@@ -103,7 +107,8 @@ class EchoClientListener(WSListener):
                 self.end = self.start + self.seconds
         else:
             self.count += 1
-            if now >= self.end:
+            finished = self.count == self.exact if self.exact else now >= self.end
+            if finished:
                 self.done.set_result((self.count, now - self.start))
                 return
         transport.send(WSMsgType.BINARY, self.message)
@@ -130,13 +135,25 @@ async def client(url: str, seconds: float, authority: str | None = None) -> None
     await transport.wait_disconnected()
 
 
+async def count(url: str, round_trips: int) -> None:
+    transport, listener = await ws_connect(EchoClientListener, url, max_frame_size=MAX_FRAME)
+    small = bytes(i * 7 % 256 for i in range(64))
+    done, elapsed = await listener.measure(small, 0, 0.0, exact=round_trips)
+    print(f"picows.rtt_64b_per_s {done / elapsed:.0f}", flush=True)
+    transport.send_close()
+    transport.disconnect()
+    await transport.wait_disconnected()
+
+
 def main() -> None:
     if sys.argv[1:2] == ["serve"] and len(sys.argv) in (2, 4):
         asyncio.run(serve(*sys.argv[2:4]))
     elif sys.argv[1:2] == ["client"] and len(sys.argv) in (4, 5):
         asyncio.run(client(sys.argv[2], float(sys.argv[3]), *sys.argv[4:5]))
+    elif sys.argv[1:2] == ["count"] and len(sys.argv) == 4 and int(sys.argv[3]) > 0:
+        asyncio.run(count(sys.argv[2], int(sys.argv[3])))
     else:
-        raise SystemExit("usage: picows_echo.py serve [CERT KEY] | client URL SECONDS [CA]")
+        raise SystemExit("usage: picows_echo.py serve [CERT KEY] | client URL SECONDS [CA] | count URL ROUND_TRIPS")
 
 
 if __name__ == "__main__":
