@@ -1,24 +1,33 @@
 // Idle-connection benchmark:
 //   `swift run -c release tether-bench idle [--connections N] [--seconds S] [--server process|embedded]
-//    [--consumer pool|loop]`.
+//    [--url URL] [--consumer pool|loop] [--heartbeat-records on|off] [--layer client|transport]
+//    [--references transport,c|transport|c|none] [--c-reference PATH]`.
 //
-// Opens N (default 1,000) `WebSocketClient`s with the default transport, each heartbeating every 1 s (timeout 5 s),
+// Opens N (default 10,000) `WebSocketClient`s with the default transport, each heartbeating every 1 s (timeout 5 s),
 // to a `TestServer` on loopback that answers pings at once, holds them for S (default 10) seconds and prints:
 //   idle.connections        connections open at the end of the hold
 //   idle.pongs              pongs seen by the clients during the hold: about N × S, a little less, as each ping goes
 //                           one interval after the previous pong
+//   idle.pongs_total        round trips the clients saw in the whole run, opening and closing included: what
+//                           scripts/bench-counts.sh divides a run's counts by (two run lengths, the difference)
 //   idle.cpu_percent        this process's CPU time (user + system, getrusage) over wall time during the hold, in % of
 //                           one core: what the clients cost, with their event-reading tasks
 //   idle.server_cpu_percent the server's CPU time over the same hold (with `--server process`), for comparison
-//   idle.transport_cpu_percent  the same-run reference, measured after the clients have stopped: the same hold with
-//                           N bare transport connections pinging from loop timers, events delivered on the loop, no
-//                           client (IdleTransportReference.swift): what the sockets, the engine and the timers cost,
-//                           so that idle.cpu_percent minus it is what the client layer adds
+//   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
+//                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong),
+//                           fewer when timers within one tolerance window and pongs that arrive together share one
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
-//   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
-//                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong), fewer
-//                           when timers within one tolerance window and pongs that arrive together share one
+// and then, once the clients have stopped, the same-run references, each the same hold at the same N against the
+// same server:
+//   idle.transport_cpu_percent  N bare transport connections pinging from loop timers, events delivered on the loop,
+//                           no client (IdleTransportReference.swift): what the sockets, the engine and the timers
+//                           cost, so that idle.cpu_percent minus it is what the client layer adds
+//   idle.c_reference_cpu_percent  the bare C client (scripts/peers/bare_c_client.c, `idle` mode, in a child process):
+//                           one epoll loop, one write per ping, one read per pong, a 10 ms timer wheel, no library:
+//                           the floor of the work on this machine at this moment
+//   idle.vs_c_reference     idle.cpu_percent / idle.c_reference_cpu_percent (the target: at most 1.5 at
+//                           10,000 connections with the default configuration)
 //
 // `--consumer pool` (the default) reads each client's events in a task on the global pool, as an app's task would;
 // `--consumer loop` in a task that prefers the client's event loop (`client.eventExecutor`), where the events are
@@ -30,7 +39,14 @@
 // `--server process` (the default) runs the server in a child process (`tether-bench echo --serve-only 0`), so that
 // the figures are the clients' alone, as they would be with a remote server. `--server embedded` runs it on its own
 // event-loop thread in this process instead: then idle.cpu_percent and the RSS figures are client and server
-// together.
+// together. `--url ws://127.0.0.1:PORT/PATH` uses a server already running (scripts/bench-counts.sh starts one, so
+// that `strace -f` counts the clients alone); it must answer pings at once.
+//
+// `--layer transport` holds only the bare transport connections (the reference above, printing
+// idle.transport_cpu_percent and idle.transport_pongs_total), for counting them alone. `--references` chooses the
+// references run after the clients (default `transport,c`; `none` for counting the clients alone). The C reference is
+// compiled with `cc -O2` from scripts/peers/bare_c_client.c next to this source file into a temporary directory, or
+// taken from `--c-reference PATH`; without a compiler or the source, it is skipped with a warning on stderr.
 #if os(Linux)
 import Foundation
 import Synchronization
@@ -40,36 +56,77 @@ import TetherPOSIX
 import TetherTestServer
 
 enum IdleBench {
-    static func run(_ arguments: [String]) async {
-        var connections = 1_000
+    /// What to measure, from the command line.
+    struct Options {
+        var connections = 10_000
         var seconds = 10
-        var embedded = false
-        var onLoop = false
-        var heartbeatRecords = true
-        var index = 0
-        while index < arguments.count {
-            let text = index + 1 < arguments.count ? arguments[index + 1] : nil
-            let value = text.flatMap { Int($0) }
-            switch (arguments[index], value, text) {
-            case ("--connections", let count?, _) where count > 0: connections = count
-            case ("--seconds", let count?, _) where count > 0: seconds = count
-            case ("--server", _, "process"?): embedded = false
-            case ("--server", _, "embedded"?): embedded = true
-            case ("--consumer", _, "pool"?): onLoop = false
-            case ("--consumer", _, "loop"?): onLoop = true
-            case ("--heartbeat-records", _, "on"?): heartbeatRecords = true
-            case ("--heartbeat-records", _, "off"?): heartbeatRecords = false
-            default:
-                EchoBench.progress(
-                    "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded] "
-                        + "[--consumer pool|loop] [--heartbeat-records on|off]")
-                exit(2)
+        var server = ServerChoice.process
+        var clients = ClientSetup(onLoop: false, heartbeatRecords: true)
+        /// Hold the clients (`--layer client`, the default); false: only the transport reference
+        /// (`--layer transport`).
+        var holdClients = true
+        var transportReference = true
+        var cReference = true
+        /// `--c-reference PATH`: the bare C client, built already.
+        var cReferencePath: String?
+
+        enum ServerChoice {
+            case process
+            case embedded
+            case external(URL)
+        }
+
+        init(_ arguments: [String]) throws(EchoBench.Failure) {
+            var index = 0
+            while index < arguments.count {
+                let text = index + 1 < arguments.count ? arguments[index + 1] : nil
+                let value = text.flatMap { Int($0) }
+                switch (arguments[index], value, text) {
+                case ("--connections", let count?, _) where count > 0: self.connections = count
+                case ("--seconds", let count?, _) where count > 0: self.seconds = count
+                case ("--server", _, "process"?): self.server = .process
+                case ("--server", _, "embedded"?): self.server = .embedded
+                case ("--url", _, let text?):
+                    guard let url = URL(string: text), url.scheme == "ws" else {
+                        throw EchoBench.Failure("--url needs a ws:// URL")
+                    }
+                    self.server = .external(url)
+                case ("--consumer", _, "pool"?): self.clients.onLoop = false
+                case ("--consumer", _, "loop"?): self.clients.onLoop = true
+                case ("--heartbeat-records", _, "on"?): self.clients.heartbeatRecords = true
+                case ("--heartbeat-records", _, "off"?): self.clients.heartbeatRecords = false
+                case ("--layer", _, "client"?): self.holdClients = true
+                case ("--layer", _, "transport"?): self.holdClients = false
+                case ("--references", _, let list?):
+                    let names = Set(list.split(separator: ","))
+                    guard names == ["none"] || (!names.isEmpty && names.isSubset(of: ["transport", "c"])) else {
+                        throw EchoBench.Failure("--references takes transport, c, transport,c or none")
+                    }
+                    self.transportReference = names.contains("transport")
+                    self.cReference = names.contains("c")
+                case ("--c-reference", _, let path?): self.cReferencePath = path
+                default:
+                    throw EchoBench.Failure(
+                        "usage: tether-bench idle [--connections N] [--seconds S] [--server process|embedded] "
+                            + "[--url URL] [--consumer pool|loop] [--heartbeat-records on|off] "
+                            + "[--layer client|transport] [--references transport,c|transport|c|none] "
+                            + "[--c-reference PATH]")
+                }
+                index += 2
             }
-            index += 2
+        }
+    }
+
+    static func run(_ arguments: [String]) async {
+        let options: Options
+        do {
+            options = try Options(arguments)
+        } catch {
+            EchoBench.progress("tether-bench idle: \(error)")
+            exit(2)
         }
         do {
-            let clients = ClientSetup(onLoop: onLoop, heartbeatRecords: heartbeatRecords)
-            try await self.measure(connections: connections, seconds: seconds, embedded: embedded, clients: clients)
+            try await self.measure(options)
         } catch {
             EchoBench.progress("tether-bench idle: \(error)")
             exit(1)
@@ -79,7 +136,10 @@ enum IdleBench {
     /// What the clients' event readers saw, shared with the benchmark task.
     final class Tally: Sendable {
         let open = Atomic<Int>(0)
+        /// Pongs during the hold.
         let pongs = Atomic<Int>(0)
+        /// Pongs since the connections opened.
+        let pongsTotal = Atomic<Int>(0)
         let holding = Atomic<Bool>(false)
         let changes: AsyncStream<Void>.Continuation
 
@@ -94,17 +154,24 @@ enum IdleBench {
         var heartbeatRecords: Bool
     }
 
-    static func measure(connections: Int, seconds: Int, embedded: Bool, clients: ClientSetup) async throws {
-        // Client and server sockets are both in this process, plus the loops' descriptors.
-        self.raiseDescriptorLimit(to: 2 * connections + 256)
+    static func measure(_ options: Options) async throws {
+        // Client and server sockets are both in this process (with the embedded server), plus the loops' descriptors;
+        // the limit is inherited by the server's and the C reference's processes.
+        self.raiseDescriptorLimit(to: 2 * options.connections + 256)
         EchoBench.progress("idle: load average \(self.loadAverage())")
         // The connections are opened at once: none may be dropped in the handshake.
-        let server: IdleServer =
-            embedded
-            ? .embedded(try TestServer(configuration: .init(maximumHandshakingConnections: 1 << 16), scenario: .normal))
-            : .process(try ServerProcess())
+        let server: IdleServer
+        switch options.server {
+        case .process:
+            server = .process(try ServerProcess())
+        case .embedded:
+            server = .embedded(
+                try TestServer(configuration: .init(maximumHandshakingConnections: 1 << 16), scenario: .normal))
+        case .external(let url):
+            server = .external(url)
+        }
         do {
-            try await self.measure(connections: connections, seconds: seconds, server: server, setup: clients)
+            try await self.measure(options, server: server)
         } catch {
             await server.stop()
             throw error
@@ -112,7 +179,35 @@ enum IdleBench {
         await server.stop()
     }
 
-    static func measure(connections: Int, seconds: Int, server: IdleServer, setup: ClientSetup) async throws {
+    static func measure(_ options: Options, server: IdleServer) async throws {
+        let (connections, seconds) = (options.connections, options.seconds)
+        var clientCPUPercent: Double?
+        if options.holdClients {
+            clientCPUPercent = try await self.holdClients(
+                connections: connections, seconds: seconds, server: server, setup: options.clients)
+        }
+        // The same-run references: the same hold, same server, same number of connections.
+        if options.transportReference || !options.holdClients {
+            let reference = try await IdleTransportReference.measure(
+                url: server.url, connections: connections, seconds: seconds)
+            EchoBench.progress("idle: transport reference, \(reference.pongs) pongs")
+            print("idle.transport_cpu_percent \(WireBench.format(reference.cpuPercent))")
+            if !options.holdClients { print("idle.transport_pongs_total \(reference.pongsTotal)") }
+        }
+        if options.cReference, options.holdClients {
+            guard let reference = try await IdleCReference.measure(
+                url: server.url, connections: connections, seconds: seconds, binary: options.cReferencePath)
+            else { return }
+            print("idle.c_reference_cpu_percent \(WireBench.format(reference))")
+            if let clientCPUPercent, reference > 0 {
+                print("idle.vs_c_reference \(WireBench.format(clientCPUPercent / reference))")
+            }
+        }
+    }
+
+    /// Opens the clients, holds them for `seconds` and prints the clients' figures; returns `idle.cpu_percent`.
+    static func holdClients(connections: Int, seconds: Int, server: IdleServer, setup: ClientSetup) async throws
+        -> Double {
         let url = server.url
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
         let tally = Tally(changes: changesSink)
@@ -163,9 +258,10 @@ enum IdleBench {
         let rssEnd = self.residentKiB()
         self.reportThreads(from: threadsStart, to: self.threadCPUNanoseconds(), wall: wall)
 
+        let cpuPercent = (cpuEnd - cpuStart) / wall * 100
         print("idle.connections \(tally.open.load(ordering: .relaxed))")
         print("idle.pongs \(tally.pongs.load(ordering: .relaxed))")
-        print("idle.cpu_percent \(WireBench.format((cpuEnd - cpuStart) / wall * 100))")
+        print("idle.cpu_percent \(WireBench.format(cpuPercent))")
         if let serverCPUStart, let serverCPUEnd {
             print("idle.server_cpu_percent \(WireBench.format((serverCPUEnd - serverCPUStart) / wall * 100))")
         }
@@ -178,11 +274,12 @@ enum IdleBench {
             for client in clients { group.addTask { await client.stop() } }
         }
         clients.removeAll()
-
-        // The same-run reference: the same hold with bare transport connections, same server, same loop.
-        let reference = try await IdleTransportReference.measure(url: url, connections: connections, seconds: seconds)
-        EchoBench.progress("idle: transport reference, \(reference.pongs) pongs")
-        print("idle.transport_cpu_percent \(WireBench.format(reference.cpuPercent))")
+        try await self.waitUntil(&changeIterator, tally: tally, timeout: .seconds(30)) {
+            tally.open.load(ordering: .relaxed) == 0
+        }
+        // Stopped clients deliver no more round trips: the total is the run's.
+        print("idle.pongs_total \(tally.pongsTotal.load(ordering: .relaxed))")
+        return cpuPercent
     }
 
     /// A client heartbeating every second whose events are read by a task of its own (as an app would), which
@@ -204,6 +301,7 @@ enum IdleBench {
                     tally.open.add(isOpen ? 1 : -1, ordering: .relaxed)
                     tally.changes.yield()
                 case .roundTrip:
+                    tally.pongsTotal.add(1, ordering: .relaxed)
                     if tally.holding.load(ordering: .relaxed) { tally.pongs.add(1, ordering: .relaxed) }
                 case .message, .record, .outboxDropped:
                     continue
@@ -234,22 +332,25 @@ enum IdleBench {
         }
     }
 
-    /// Where the clients connect: a `TestServer` in this process, or one in a child process.
+    /// Where the clients connect: a `TestServer` in this process, one in a child process, or one already running.
     enum IdleServer {
         case embedded(TestServer)
         case process(ServerProcess)
+        case external(URL)
 
         var url: URL {
             switch self {
             case .embedded(let server): URL(string: server.url(path: "/idle"))!
             case .process(let child): child.url
+            case .external(let url): url
             }
         }
 
-        /// The child's CPU time so far; nil for the embedded server (its thread counts in this process).
+        /// The child's CPU time so far; nil for the embedded server (its thread counts in this process) and for one
+        /// already running.
         var cpuSeconds: Double? {
             switch self {
-            case .embedded: nil
+            case .embedded, .external: nil
             case .process(let child): child.cpuSeconds()
             }
         }
@@ -258,6 +359,7 @@ enum IdleBench {
             switch self {
             case .embedded(let server): await server.stop()
             case .process(let child): child.stop()
+            case .external: break
             }
         }
     }

@@ -26,6 +26,7 @@ enum IdleTransportReference {
                 self.tally.changes.yield()
                 self.pingLater()
             case .pong:
+                self.tally.pongsTotal.add(1, ordering: .relaxed)
                 if self.tally.holding.load(ordering: .relaxed) { self.tally.pongs.add(1, ordering: .relaxed) }
                 self.pingLater()
             case .ended:
@@ -47,8 +48,10 @@ enum IdleTransportReference {
     }
 
     /// Opens `connections` connections to `url`, holds them for `seconds` and returns the process's CPU over the
-    /// hold in % of a core, with the pongs seen.
-    static func measure(url: URL, connections: Int, seconds: Int) async throws -> (cpuPercent: Double, pongs: Int) {
+    /// hold in % of a core, with the pongs seen during the hold and in all (opening and closing included).
+    static func measure(
+        url: URL, connections: Int, seconds: Int
+    ) async throws -> (cpuPercent: Double, pongs: Int, pongsTotal: Int) {
         let loop = EventLoop.shared
         let transport = SocketTransport(loop: loop)
         let (changes, changesSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .unbounded)
@@ -82,7 +85,10 @@ enum IdleTransportReference {
         try await IdleBench.waitUntil(&changeIterator, tally: tally, timeout: .seconds(30)) {
             tally.open.load(ordering: .relaxed) == 0
         }
-        return ((cpuEnd - cpuStart) / wall * 100, tally.pongs.load(ordering: .relaxed))
+        return (
+            (cpuEnd - cpuStart) / wall * 100, tally.pongs.load(ordering: .relaxed),
+            tally.pongsTotal.load(ordering: .relaxed)
+        )
     }
 }
 #endif
