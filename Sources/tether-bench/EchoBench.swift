@@ -39,8 +39,8 @@
 //   --tls                       also measure over TLS (see above)
 //   --seconds S                 measuring time per figure (default 2.5), after a warm-up
 //   --round-trips N             the 64-byte binary loops (rtt_64b_per_s, rtt_64b_loop_consumer_per_s,
-//                               transport_rtt_64b_per_s) run exactly N round trips with no warm-up instead of a timed
-//                               run: what scripts/bench-counts.sh counts system calls and instructions over (two
+//                               transport_rtt_64b_per_s, tls_rtt_64b_per_s) run exactly N round trips with no warm-up
+//                               instead of a timed run: what scripts/bench-counts.sh counts system calls and instructions over (two
 //                               lengths, the difference divided by the difference in round trips)
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
@@ -280,7 +280,8 @@ enum EchoBench {
         if options.client, options.wants("tls_rtt_64b_per_s") || options.wants("tls_mbps_1m") {
             var client = try await ClientEndpoint.open(url: url, tls: trusting)
             if options.wants("tls_rtt_64b_per_s") {
-                let rtt = try await self.roundTrips(&client, small, seconds: options.seconds)
+                let rtt = try await self.roundTrips(
+                    &client, small, seconds: options.seconds, count: options.roundTrips)
                 print("echo.tls_rtt_64b_per_s \(WireBench.format(rtt))")
             }
             if options.wants("tls_mbps_1m") {
