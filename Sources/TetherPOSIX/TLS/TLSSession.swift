@@ -147,6 +147,10 @@ package final class TLSSession {
     /// Ciphertext received and not yet decrypted.
     package var bufferedCiphertext: Int { Int(BIO_ctrl_pending(self.inbound)) }
 
+    /// Whether `read(into:)` could make progress: ciphertext received and not yet decrypted, or a record OpenSSL has
+    /// taken in and not yet handed out. When false, a read only reports that it needs more.
+    package var hasInput: Bool { self.bufferedCiphertext > 0 || SSL_has_pending(self.ssl) == 1 }
+
     /// Ciphertext waiting to be sent.
     package var pendingCiphertext: Int { self.sink.bytes.count }
 

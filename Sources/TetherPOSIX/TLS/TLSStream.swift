@@ -298,6 +298,9 @@ private final class Engine {
                 self.handshakeComplete = true
                 try self.flushEarly(to: tcp)
             }
+            // Everything received is delivered: stop here, as TCP stops on a short read, instead of a read that only
+            // says it needs more (one per delivered record otherwise).
+            guard self.session.hasInput else { return .needMore }
             let result = try self.session.read(into: buffer)
             self.flush(to: tcp)
             switch result {

@@ -42,6 +42,34 @@ import TetherTestServer
         #expect(pair.client.bufferedCiphertext == 0)
     }
 
+    /// `TLSStream` stops reading when `hasInput` is false, so it must stay true while any plaintext can still come
+    /// out: ciphertext not yet decrypted, or a record OpenSSL has taken in and not yet handed out in full.
+    @Test func hasInputStaysTrueUntilEveryReceivedRecordIsReadOut() throws {
+        let certificates = try TestCertificates.make()
+        let pair = try TLSPair(client: self.trusting(certificates), certificate: certificates.validFile)
+        #expect(pair.connect())
+        #expect(!pair.client.hasInput)
+        // Two records (two writes), received in one piece, read four bytes at a time.
+        try Array("first record".utf8).withUnsafeBytes { try pair.server.write($0) }
+        try Array("second".utf8).withUnsafeBytes { try pair.server.write($0) }
+        pair.server.takeCiphertext { pair.client.receive($0) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4)
+        var partlyHandedOut = false
+        while pair.client.hasInput {
+            guard case .bytes(let count) = try buffer.withUnsafeMutableBytes({ try pair.client.read(into: $0) }) else {
+                Issue.record("hasInput was true, but the read found nothing")
+                break
+            }
+            received += buffer[..<count]
+            // The last record is all inside OpenSSL once its first bytes are out: only its buffer is left.
+            if pair.client.bufferedCiphertext == 0, pair.client.hasInput { partlyHandedOut = true }
+        }
+        #expect(String(decoding: received, as: UTF8.self) == "first recordsecond")
+        #expect(partlyHandedOut)
+        #expect(try buffer.withUnsafeMutableBytes { try pair.client.read(into: $0) } == .needMore)
+    }
+
     @Test func anIPLiteralIsVerifiedAgainstTheCertificatesAddresses() throws {
         let certificates = try TestCertificates.make()
         let pair = try TLSPair(
