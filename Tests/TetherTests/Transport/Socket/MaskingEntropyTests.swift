@@ -2,11 +2,11 @@
 import Testing
 @testable import Tether
 
-/// Masking keys come from a pool refilled from the kernel 64 words at a time.
+/// Masking keys come from a pool refilled from the kernel `MaskingEntropy.wordsPerRefill` words at a time.
 @Suite struct MaskingEntropyTests {
     @Test func keysAcrossSeveralRefillsAreFreshAndNeverRepeat() {
         var entropy = MaskingEntropy()
-        let keys = (0..<200).map { _ in entropy.next() }
+        let keys = (0..<(3 * MaskingEntropy.wordsPerRefill + 8)).map { _ in entropy.next() }
         // A pool that was not refilled would hand out the zeros left by used keys.
         #expect(!keys.contains(0))
         #expect(Set(keys).count == keys.count)
