@@ -18,7 +18,9 @@
 # figure is the difference between the two runs' counts divided by the difference in units (round trips; pongs seen
 # in the whole run): starting, connecting and stopping cancel out. Every client connects to one server,
 # `tether-bench echo --serve-only 0` in a process of its own (pinned to CPU 1, the clients to CPU 0, as in
-# bench-peers.sh), which the counters do not follow.
+# bench-peers.sh), which the counters do not follow. The server and the idle clients run at real-time priority
+# (`chrt -f 50`, as root): how many pings share a wake-up depends on how promptly they run, and other work on the
+# machine would otherwise change the wake-up calls per cycle from one run to the next.
 #
 # Prints `name value` lines:
 #   counts.echo.CLIENT.syscalls_per_rt  counts.echo.CLIENT.instructions_per_rt
@@ -85,17 +87,22 @@ have_beast=1 have_picows=1
 peers_setup_beast || have_beast=0
 peers_setup_picows || have_picows=0
 
-if [ -n "${TETHER_BENCH:-}" ]; then
-    bench=$TETHER_BENCH
-else
-    swift build -c release --product tether-bench >&2
-    bench="$(swift build -c release --show-bin-path)/tether-bench"
-fi
+peers_setup_tether
 bench=$(realpath "$bench")
 
-server_pin=() client_pin=()
+server_pin=() client_pin=() idle_priority=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
     server_pin=(taskset -c 1) client_pin=(taskset -c 0)
+fi
+# How many pings share a wake-up (and so the epoll_wait, futex and io_uring_enter calls per cycle) depends on how
+# promptly the idle client and the server run: under other work they batch differently from one run to the next,
+# and the difference between the two runs means nothing (a run beside a ThreadSanitizer build gave negative
+# figures). Real-time priority (as root) lets them run as on a quiet machine; the idle work takes a few % of a core,
+# and the kernel keeps 5 % of each core for everything else.
+if chrt -f 50 true 2>/dev/null; then
+    server_pin+=(chrt -f 50) idle_priority=(chrt -f 50)
+else
+    warn "no real-time priority (chrt -f 50): idle wake-up counts will move with the machine's load"
 fi
 
 # The server stops when its standard input (this script's end of the coprocess pipe) closes.
@@ -149,14 +156,16 @@ units_done() {  # units_done echo|idle LENGTH: from the run's output in $work/ou
 }
 
 # Runs `command` under COUNTER; prints the count (every thread of the process, user space for instructions).
-run_counted() {  # run_counted syscalls|instructions
+run_counted() {  # run_counted syscalls|instructions echo|idle
+    local run=("${client_pin[@]}")
+    if [ "$2" = idle ]; then run+=("${idle_priority[@]}"); fi
     if [ "$1" = syscalls ]; then
-        "${client_pin[@]}" strace -f -c -o "$work/strace" -- "${command[@]}" >"$work/out" 2>"$work/err" || return 1
+        "${run[@]}" strace -f -c -o "$work/strace" -- "${command[@]}" >"$work/out" 2>"$work/err" || return 1
         awk '$NF == "total" { print $4 }' "$work/strace"
     else
         local preload=""
         [[ "${command[0]}" == "$bench" && -n "$shim" ]] && preload=$(realpath "$shim")
-        LD_PRELOAD=$preload "${client_pin[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        LD_PRELOAD=$preload "${run[@]}" valgrind --tool=callgrind --callgrind-out-file=/dev/null \
             --log-file="$work/valgrind" -- "${command[@]}" >"$work/out" 2>"$work/err" || return 1
         sed -n 's/.*Collected : *//p' "$work/valgrind"
     fi
@@ -171,7 +180,7 @@ count() {  # count echo|idle CLIENT LENGTH
         local totals=() done_units=()
         for length in "$3" "$((3 * $3))"; do
             command_for "$kind" "$client" "$length"
-            if ! total=$(run_counted "$counter"); then
+            if ! total=$(run_counted "$counter" "$kind"); then
                 warn "$client ($kind, $counter) failed: $(tail -2 "$work/err" | tr '\n' ' ')"
                 return 0
             fi
@@ -184,8 +193,13 @@ count() {  # count echo|idle CLIENT LENGTH
             warn "$client ($kind): no more units in the longer run (${done_units[*]}): skipped"
             return 0
         fi
-        figures[$kind.$client.${counter}_per_$unit]=$(awk -v a="${totals[0]}" -v b="${totals[1]}" -v d="$delta" \
-            'BEGIN { printf "%.6f", (b - a) / d }')
+        local per_unit
+        per_unit=$(awk -v a="${totals[0]}" -v b="${totals[1]}" -v d="$delta" 'BEGIN { printf "%.6f", (b - a) / d }')
+        if [[ "$per_unit" == -* ]]; then
+            warn "$client ($kind, $counter): fewer in the longer run (${totals[*]}): disturbed, skipped"
+            continue
+        fi
+        figures[$kind.$client.${counter}_per_$unit]=$per_unit
         if [ "$counter" = syscalls ]; then  # by name, on standard error
             awk -v d="$delta" -v who="bench-counts: $kind $client, system calls per $unit:" '
                 FNR == 1 { file++ }

@@ -52,13 +52,7 @@ fi
 have_beast=1
 peers_setup_beast || have_beast=0
 
-# TETHER_BENCH: a tether-bench release binary built already (CI builds it in a scratch path of its own).
-if [ -n "${TETHER_BENCH:-}" ]; then
-    bench=$TETHER_BENCH
-else
-    swift build -c release --product tether-bench >&2
-    bench="$(swift build -c release --show-bin-path)/tether-bench"
-fi
+peers_setup_tether
 
 # Client on CPU 0, server on CPU 1, as in the measurement; unpinned where that is impossible.
 server_pin=() client_pin=()

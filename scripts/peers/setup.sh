@@ -7,6 +7,8 @@
 #                        returns 1, with a warning, when it cannot be built
 #   peers_setup_c        the bare C client (scripts/peers/bare_c_client.c), compiled with cc -O2 into
 #                        .build/bench-peers/; sets `bare_c`; returns 1, with a warning, when it cannot be built
+#   peers_setup_tether   sets `bench` to $TETHER_BENCH (a tether-bench release binary built already: CI builds it in
+#                        a scratch path of its own), or builds one with `swift build -c release`
 # Warnings go to standard error as "$peers_script: warning: ...".
 
 picows_version=2.3.1
@@ -53,6 +55,15 @@ peers_setup_beast() {
     if ! peers_compile scripts/peers/beast_echo_client.cpp "$beast" g++ -std=c++17 -O2 -pthread; then
         peers_warn "the Beast client did not compile: Beast skipped"
         return 1
+    fi
+}
+
+peers_setup_tether() {
+    if [ -n "${TETHER_BENCH:-}" ]; then
+        bench=$TETHER_BENCH
+    else
+        swift build -c release --product tether-bench >&2
+        bench="$(swift build -c release --show-bin-path)/tether-bench"
     fi
 }
 
