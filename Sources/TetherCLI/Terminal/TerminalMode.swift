@@ -40,7 +40,9 @@ final class TerminalMode: Sendable {
     /// The terminal's width in columns, or 80 when it cannot say.
     static func columns(of descriptor: Int32) -> Int {
         var size = winsize()
-        guard ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        // A pointer argument, which both Glibc's and Darwin's (variadic) `ioctl` take.
+        let got = withUnsafeMutablePointer(to: &size) { ioctl(descriptor, UInt(TIOCGWINSZ), $0) }
+        guard got == 0, size.ws_col > 0 else { return 80 }
         return Int(size.ws_col)
     }
 }
