@@ -13,12 +13,15 @@ package enum TetherCommand {
         do {
             command = try CommandLineParser.parse(arguments)
         } catch {
-            io.writeError("tether: \(error.description)\n\n\(Usage.text(after: error, arguments: arguments))\n")
+            io.writeError("tether: \(error.description)\n\(Usage.hint(after: error, arguments: arguments))\n")
             return 2
         }
         switch command {
         case .help(let topic):
             io.write(Usage.text(for: topic) + "\n")
+            return 0
+        case .version:
+            io.write("tether \(Version.current)\n")
             return 0
         case .check(let options):
             return await CheckCommand.run(options, io: io)

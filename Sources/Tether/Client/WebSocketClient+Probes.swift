@@ -12,6 +12,13 @@ extension WebSocketClient {
         }
     }
 
+    /// Ends `events` after the events published so far: a reader gets each of them, then the end. For tools that
+    /// stop a client and then print what arrived during the closing handshake (`tether connect` at the end of its
+    /// input), knowing when they have it all. Call it after `stop()` has returned.
+    package nonisolated func finishEvents() {
+        self.eventSink.finish()
+    }
+
     /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
     /// For tools (`tether connect --queue` at the end of its input) and tests.
     package func waitUntilOutboxEmpty() async {

@@ -16,6 +16,8 @@ package enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible 
     case unexpectedArgument(String)
     /// The URL does not parse or has no host.
     case invalidURL(String)
+    /// The URL names a port outside 1...65535.
+    case invalidPort(String, port: Int)
     /// The URL's scheme is not `ws` or `wss`.
     case unsupportedScheme(String)
     /// A `--header` value that is not `Name:Value` with a valid header name.
@@ -47,6 +49,8 @@ package enum ArgumentError: Error, Equatable, Sendable, CustomStringConvertible 
             "unexpected argument '\(argument)'"
         case .invalidURL(let url):
             "invalid URL '\(url)': expected ws://HOST[:PORT]/PATH or wss://..."
+        case .invalidPort(let url, let port):
+            "invalid URL '\(url)': port \(port) is not in 1...65535"
         case .unsupportedScheme(let scheme):
             "unsupported URL scheme '\(scheme)': expected ws or wss"
         case .invalidHeader(let header):

@@ -15,6 +15,7 @@ package enum CommandLineParser {
         case "serve": return try self.parseServe(rest)
         case "help": return .help(rest.first)
         case "--help", "-h": return .help(nil)
+        case "--version", "version": return .version
         default: throw .unknownCommand(command)
         }
     }
@@ -101,6 +102,9 @@ package enum CommandLineParser {
                     throw .invalidValue(flag: "--events", value: format, expected: "'jsonl'")
                 }
                 scratch.eventsJSONL = true
+            case .flag("--events-text"):
+                try cursor.noValue(for: "--events-text")
+                scratch.eventsText = true
             case .flag("--no-path-monitor"):
                 try cursor.noValue(for: "--no-path-monitor")
                 scratch.pathMonitor = false
@@ -179,6 +183,7 @@ package enum CommandLineParser {
             }
         }
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
+        if scratch.eventsText, !scratch.eventsJSONL { throw .requires(flag: "--events-text", other: "--events jsonl") }
         if proxyGiven, proxyEnvironmentGiven { throw .conflicting("--proxy", "--proxy-env") }
         if scratch.clientCertificate != nil, scratch.clientKey == nil {
             throw .requires(flag: "--cert", other: "--key")
@@ -204,6 +209,8 @@ package enum CommandLineParser {
         var options = ServeOptions()
         var sizeGiven = false
         var everyGiven = false
+        var echoGiven = false
+        var noEchoGiven = false
         var cursor = ArgumentCursor(arguments)
         while let argument = cursor.next() {
             switch argument {
@@ -256,6 +263,11 @@ package enum CommandLineParser {
             case .flag("--echo"):
                 try cursor.noValue(for: "--echo")
                 options.echo = true
+                echoGiven = true
+            case .flag("--no-echo"):
+                try cursor.noValue(for: "--no-echo")
+                options.echo = false
+                noEchoGiven = true
             case .flag("--deflate"):
                 try cursor.noValue(for: "--deflate")
                 options.deflate = true
@@ -289,6 +301,7 @@ package enum CommandLineParser {
             }
         }
         if options.noPong, options.pongDelay != nil { throw .conflicting("--no-pong", "--pong-delay") }
+        if echoGiven, noEchoGiven { throw .conflicting("--echo", "--no-echo") }
         if options.closeCode != nil, options.closeAfter == nil {
             throw .requires(flag: "--close-code", other: "--close-after")
         }
@@ -312,7 +325,7 @@ package enum CommandLineParser {
         return .serve(options)
     }
 
-    /// A `ws://` or `wss://` URL with a host.
+    /// A `ws://` or `wss://` URL with a host, and a port in 1...65535 when it names one.
     static func webSocketURL(_ text: String) throws(ArgumentError) -> URL {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased() else {
             throw .invalidURL(self.redacted(text))
@@ -320,6 +333,9 @@ package enum CommandLineParser {
         guard scheme == "ws" || scheme == "wss" else { throw .unsupportedScheme(scheme) }
         guard let host = components.host, !host.isEmpty, let url = components.url else {
             throw .invalidURL(self.redacted(text))
+        }
+        if let port = components.port, !(1...65_535).contains(port) {
+            throw .invalidPort(self.redacted(text), port: port)
         }
         return url
     }

@@ -27,6 +27,9 @@ package struct ConnectOptions: Equatable, Sendable {
     package var raw = false
     /// Print every event record as a JSON line on stdout.
     package var eventsJSONL = false
+    /// `--events-text`: with `eventsJSONL`, each `message` record carries the message: its text (`text`), or a binary
+    /// message's bytes in base64 (`base64`). Off by default: records hold no payload unless asked.
+    package var eventsText = false
     /// Run the platform path monitor (rtnetlink on Linux). Default on; `--no-path-monitor` turns it off.
     package var pathMonitor = true
     /// Send the lines of standard input, and end at its end. Default on; `--no-stdin` turns it off: standard input

@@ -16,7 +16,8 @@ package struct ServeOptions: Equatable, Sendable {
     package var send: Int?
     package var every = 0
     package var size = 16
-    package var echo = false
+    /// Echo every data message back, as websocat and wscat's servers do. Default on; `--no-echo` turns it off.
+    package var echo = true
     /// `--deflate`: accept a client's permessage-deflate offer (the RFC's defaults).
     package var deflate = false
     package var pingEvery: Int?

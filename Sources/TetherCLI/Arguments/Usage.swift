@@ -8,7 +8,8 @@ enum Usage {
           connect   an interactive WebSocket client (stdin lines are sent, messages are printed)
           serve     run the controllable test server in the foreground
 
-        'tether help <command>' or 'tether <command> --help' shows a command's options.
+        'tether help <command>' or 'tether <command> --help' shows a command's options;
+        'tether --version' the version.
         """
 
     static let check = """
@@ -32,11 +33,12 @@ enum Usage {
           --backoff-base MS     first retry delay (default 1000)
           --backoff-cap MS      largest retry delay (default 60000)
           --max-message BYTES   largest message accepted (default 16777216)
-          --count N             exit after N received messages
-          --duration MS         exit after MS milliseconds
+          --count N             exit after N received messages (the end of stdin then does not end it)
+          --duration MS         exit after MS milliseconds (the end of stdin then does not end it)
           --quiet               do not print message bodies
           --raw                 print text messages as received, control characters included
           --events jsonl        print every event record as one JSON object per line on stdout
+          --events-text         with --events jsonl: add each message's text (or base64) to its record
           --no-path-monitor     do not watch the network path (default: the platform monitor)
           --interface-switch make-before-break|probe
                                 when the path moves to other interfaces while open: open the next connection
@@ -64,27 +66,31 @@ enum Usage {
                                 no_proxy, as curl does (without a proxy flag the connection is direct)
 
         stdin lines are sent as text messages, each once the previous one is sent (a line typed while
-        the connection is not open waits for it); at EOF the command exits once the connection attempt
-        in progress, if any, has ended. Control characters in received text (U+0000-U+001F, U+007F-U+009F,
+        the connection is not open waits for it). On a terminal the line being typed stays below the
+        status line, and received messages are marked '< '. At the end of stdin (without --count or
+        --duration) the command closes the connection and prints the replies that arrive before the
+        server's close, then exits. Control characters in received text (U+0000-U+001F, U+007F-U+009F,
         tab and newline included) are printed as \\u{XX}, for example ESC as \\u{1B}; --raw prints them
         as they are. SIGINT or SIGTERM closes the connection and exits within a second, even when
         nobody reads stdout.
         A certificate that does not verify stops at once (tls_failed, exit status 3).
-        exit status: 0 clean exit, 2 bad arguments, 3 stopped for a non-retryable reason
+        exit status: 0 clean exit, 2 bad arguments, 3 stopped for a non-retryable reason,
+        130 (143) SIGINT (SIGTERM) before any connection opened
         """
 
     static let serve = """
         usage: tether serve [options]
 
           --host ADDR            listen address (default 127.0.0.1)
-          --port N               port (default 0: a free one)
+          --port N               port (default 0: a free one, printed; give it again to keep it)
           --pong-delay MS        answer pings MS late
           --no-pong              never answer pings
           --close-after MS       send a close frame after MS (with --close-code N, default 1000,
                                  and --close-reason R)
           --reject STATUS        reject the handshake with this HTTP status [--retry-after S]
           --send N               send N messages [--every MS] [--size B]
-          --echo                 echo data messages
+          --echo                 echo data messages (the default)
+          --no-echo              do not echo
           --deflate              accept a client's permessage-deflate offer
           --ping-every MS        send a ping every MS
           --broadcast-every MS   send every open connection the server's next number every MS (one feed for all)
@@ -112,11 +118,11 @@ enum Usage {
         }
     }
 
-    /// The usage to show after `error`: the command's own when the command is known.
-    static func text(after error: ArgumentError, arguments: [String]) -> String {
+    /// The one line shown after `error`, pointing at the usage: the command's own when the command is known.
+    static func hint(after error: ArgumentError, arguments: [String]) -> String {
         switch error {
-        case .missingCommand, .unknownCommand: self.main
-        default: self.text(for: arguments.first)
+        case .missingCommand, .unknownCommand: "Run 'tether help' for the commands."
+        default: "Run 'tether help \(arguments.first ?? "")' for its options."
         }
     }
 }

@@ -6,18 +6,22 @@ import TetherCore
 /// printed, and a status line (stderr) shows state, generation, last RTT, attempt and next retry.
 package enum ConnectCommand {
     /// What ends the command. The exit status does not depend on which came first: it is 3 when the session had
-    /// failed by then, 0 otherwise.
+    /// failed by then, 0 otherwise (or 128 + the signal when a signal came before any connection opened).
     enum Outcome: Sendable, Equatable {
         case countReached
         case durationElapsed
-        /// Standard input ended, every line was sent, and no connection attempt is in progress.
+        /// Standard input ended, every line was sent, and no connection attempt is in progress. Without `--count`
+        /// and `--duration` only: with either, that is what ends the command.
         case inputEnded
-        case interrupted
+        /// SIGINT or SIGTERM, with its number.
+        case interrupted(Int32)
         case failed
     }
 
-    /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM: the connection is
-    ///   closed with 1000 first), 3 when the connection stopped for a non-retryable reason (state `.failed`).
+    /// - Returns: 0 on a clean exit (count or duration reached, end of stdin, SIGINT/SIGTERM once a connection had
+    ///   opened: the connection is closed with 1000 first), 3 when the connection stopped for a non-retryable reason
+    ///   (state `.failed`), 128 + the signal's number (130 for SIGINT) when a signal came before any connection
+    ///   opened, as a shell reports a command the signal ended.
     package static func run(_ options: ConnectOptions, io: CommandIO) async -> Int32 {
         var configuration = WebSocketClient.Configuration(
             url: options.url,
@@ -68,9 +72,18 @@ package enum ConnectCommand {
         }
         let (outcomes, outcome) = AsyncStream.makeStream(of: Outcome.self, bufferingPolicy: .unbounded)
         let output = OutputQueue(io: io)
-        let status = StatusLine(output: output, errorIsTerminal: io.errorIsTerminal, url: options.url.redactedForLogs)
+        // Keys typed on a terminal are read and drawn by the command itself, below the status line.
+        let terminal = options.readsStdin && io.errorIsTerminal ? io.keyboard.flatMap(TerminalMode.init) : nil
+        let status = StatusLine(
+            output: output, errorIsTerminal: io.errorIsTerminal, outputIsTerminal: io.outputIsTerminal,
+            interactive: terminal != nil, url: options.url.redactedForLogs, columns: io.columns)
         let session = SessionWatch()
         let interruption = Interruption()
+        let lines: @Sendable () -> AsyncStream<String> = if let keyboard = io.keyboard, terminal != nil {
+            { TerminalInput(descriptor: keyboard, status: status).lines() }
+        } else {
+            io.inputLines
+        }
 
         let events = Task {
             await Self.consume(client.events, options: options, status: status, session: session, outcome: outcome)
@@ -78,11 +91,13 @@ package enum ConnectCommand {
         let input = Task {
             guard options.readsStdin else { return }
             if options.queue {
-                await Self.queue(io.inputLines(), client: client, status: status)
+                await Self.queue(lines(), client: client, status: status)
                 await client.waitUntilOutboxEmpty()  // written (or reported) before the end of input ends it
             } else {
-                await Self.send(io.inputLines(), client: client, status: status, session: session)
+                await Self.send(lines(), client: client, status: status, session: session)
             }
+            // With --count or --duration, that ends the command: replies may come long after the last line.
+            guard options.count == nil, options.duration == nil else { return }
             // Every line was sent. End once the connection attempt in progress, if any, has an outcome, so that
             // `< /dev/null` still reports a rejection (exit 3) instead of cutting the handshake short.
             if await session.waitUntilSettled() { outcome.yield(.inputEnded) }
@@ -99,24 +114,37 @@ package enum ConnectCommand {
         // Runs until the command returns: a signal during a slow shutdown bounds the shutdown too.
         let interrupt = Task {
             guard let waitForInterrupt = io.waitForInterrupt else { return }
-            guard await waitForInterrupt() != 0 else { return }
+            let signal = await waitForInterrupt()
+            guard signal != 0 else { return }
+            terminal?.restore()  // at once: a second signal kills the command, which must not leave the terminal raw
             interruption.interrupt()
-            outcome.yield(.interrupted)
+            outcome.yield(.interrupted(signal))
         }
 
         await client.start()
-        for await _ in outcomes { break }
-        // From here on no message is printed and no line sent; the exit status is what the session says now.
-        session.end()
+        var ending: Outcome = .failed
+        for await first in outcomes {
+            ending = first
+            break
+        }
+        // From here on no line is sent, and no message printed unless the input's end ended the command: then the
+        // replies to the last lines, which arrive before the server's close, are printed until the closing
+        // handshake ends. The exit status is what the session says now.
+        session.end(printing: ending == .inputEnded)
         input.cancel()
         timer.cancel()
         let failure = session.failure
+        let neverOpened = !session.hasOpened
+        if case .interrupted = ending, neverOpened {
+            // Said now, not after the close: the deadline after a signal may drop what the shutdown prints.
+            status.errorNow("interrupted before any connection opened\n")
+        }
         let shutdown = Task {
             await client.stop()
-            await events.value  // prints the records of the close, up to `.stopped`
+            client.finishEvents()  // after what the close delivered: `events` ends once the consumer has it all
+            await events.value
             if let failure {
-                let reason = failure.reason
-                await status.error("stopped: \(reason?.name ?? "failed")\(Self.detail(of: reason)) (not retryable)\n")
+                await status.error("stopped: \(Self.describeStop(failure.reason)) (not retryable)\n")
             }
             status.finish()
             await output.finish()
@@ -127,7 +155,10 @@ package enum ConnectCommand {
             output.abandon()
         }
         interrupt.cancel()
-        return failure == nil ? 0 : 3
+        terminal?.restore()
+        if failure != nil { return 3 }
+        if case .interrupted(let signal) = ending, neverOpened { return 128 + signal }
+        return 0
     }
 
     /// Reads the client's events until our own `stop()`: prints them, updates the status line and the session
@@ -141,25 +172,26 @@ package enum ConnectCommand {
         outcome: AsyncStream<Outcome>.Continuation
     ) async {
         var received = 0
-        /// Whether the last `.message` was shown: its record, which follows it, is shown with it or not at all.
-        var lastMessageShown = false
+        /// The last `.message`, when it was shown: its record, which follows it, is shown with it or not at all.
+        var lastMessageShown: WebSocketMessage?
         for await event in events {
             if Task.isCancelled { return }  // abandoned after a signal: not even the buffered events
             switch event {
             case .record(let record):
                 // After the end was decided, per-message records are not shown, like the messages.
-                if options.eventsJSONL, record.kind != .message || lastMessageShown {
-                    await status.print(record.jsonLine + "\n")
+                if options.eventsJSONL, record.kind != .message || lastMessageShown != nil {
+                    let line = options.eventsText && record.kind == .message
+                        ? Self.jsonLine(record, with: lastMessageShown) : record.jsonLine
+                    await status.print(line + "\n")
                 }
                 if record.kind == .retryScheduled { await status.update(retryDelay: record.delay) }
                 if record.kind == .handover || record.kind == .closed { await status.update(handover: record) }
                 if let line = Self.attemptFailure(record) { await status.error(line) }
-                if record.kind == .stopped { return }  // only our own stop() records it
             case .message(let message, _):
-                lastMessageShown = false
-                guard !session.isEnding else { continue }
+                lastMessageShown = nil
+                guard session.printsMessages else { continue }
                 if let count = options.count, received >= count { continue }
-                lastMessageShown = true
+                lastMessageShown = message
                 received += 1
                 if !options.eventsJSONL, !options.quiet {
                     await status.print(Self.body(of: message, raw: options.raw))
@@ -217,6 +249,17 @@ package enum ConnectCommand {
         }
     }
 
+    /// `record`'s JSON line with the message it is about (`--events-text`): its text as `text`, or a binary message's
+    /// bytes in base64 as `base64`.
+    static func jsonLine(_ record: LogRecord, with message: WebSocketMessage?) -> String {
+        guard case .object(var members) = record.json, let message else { return record.jsonLine }
+        switch message {
+        case .text(let text): members.append(("text", .string(text)))
+        case .binary(let data): members.append(("base64", .string(data.base64EncodedString())))
+        }
+        return JSONValue.object(members).serialized()
+    }
+
     /// A received message as printed: text with its control characters escaped (`TerminalText`), or as received
     /// with `raw`; binary as its size.
     static func body(of message: WebSocketMessage, raw: Bool) -> String {
@@ -238,9 +281,24 @@ package enum ConnectCommand {
         return "attempt failed: \(reason.name)\(Self.detail(of: reason))\n"
     }
 
+    /// The reason a session stopped on, as its `stopped:` line names it: the reason, its detail, and for a refusal of
+    /// the credentials what that is (`handshake_rejected 401 Unauthorized: the server refused the credentials`).
+    static func describeStop(_ reason: CloseReason?) -> String {
+        var text = (reason?.name ?? "failed") + Self.detail(of: reason)
+        switch reason {
+        case .handshakeRejected(401)?, .handshakeRejected(403)?:
+            text += ": the server refused the credentials (see --header)"
+        case .proxyRejected(401)?, .proxyRejected(403)?, .proxyRejected(407)?:
+            text += ": the proxy refused the credentials"
+        default:
+            break
+        }
+        return text
+    }
+
     static func detail(of reason: CloseReason?) -> String {
         switch reason {
-        case .handshakeRejected(let status)?, .proxyRejected(let status)?: " \(status)"
+        case .handshakeRejected(let status)?, .proxyRejected(let status)?: " \(HTTPStatusText.described(status))"
         case .proxyUnreachable(let failure, _)?, .connectFailed(let failure, _)?:
             " (\(failure)" + (reason?.detail.map { "; \($0)" } ?? "") + ")"
         case .socksRejected(let refusal)?: " (\(refusal))"

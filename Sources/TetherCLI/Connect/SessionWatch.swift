@@ -20,7 +20,11 @@ final class SessionWatch: Sendable {
         var phase: SessionPhase?
         var generation = 0
         var failure: Failure?
+        /// A connection opened at some point.
+        var opened = false
         var ending = false
+        /// Messages are printed: until the end is decided, or until the end of the close after the input's end.
+        var printing = true
         var openWaiters: [OpenWaiter] = []
         var settleWaiters: [CheckedContinuation<Bool, Never>] = []
 
@@ -34,6 +38,7 @@ final class SessionWatch: Sendable {
         let (opened, settled) = self.state.withLock { state in
             state.phase = connection.phase
             state.generation = connection.generation
+            if connection.phase == .open { state.opened = true }
             if connection.phase == .failed { state.failure = Failure(reason: connection.failure) }
             var opened: [CheckedContinuation<Int?, Never>] = []
             if connection.phase == .open {
@@ -54,13 +59,18 @@ final class SessionWatch: Sendable {
     /// The session's failure, once a state change reported one.
     var failure: Failure? { self.state.withLock { $0.failure } }
 
-    /// The command is ending: `end()` was called.
-    var isEnding: Bool { self.state.withLock { $0.ending } }
+    /// Whether a connection has opened since the command started.
+    var hasOpened: Bool { self.state.withLock { $0.opened } }
+
+    /// Whether received messages are still printed.
+    var printsMessages: Bool { self.state.withLock { $0.printing } }
 
     /// The command is ending: every wait returns at once (nil, false), now and later.
-    func end() {
+    /// - Parameter printing: received messages are still printed (the replies that arrive during the close).
+    func end(printing: Bool = false) {
         let (opened, settled) = self.state.withLock { state in
             state.ending = true
+            state.printing = printing
             defer {
                 state.openWaiters.removeAll()
                 state.settleWaiters.removeAll()

@@ -26,6 +26,11 @@ package struct CommandIO: Sendable {
     package var waitForInterrupt: (@Sendable () async -> Int32)?
     /// The environment variables a command reads (`connect --key-passphrase-env`): the process's by default.
     package var environment: [String: String] = ProcessInfo.processInfo.environment
+    /// A terminal the user types on (standard input when it is one): `connect` reads it key by key and draws the
+    /// line being typed itself when standard error is a terminal too. Nil: lines come from `inputLines`.
+    package var keyboard: Int32?
+    /// The width of the terminal standard error shows, in columns (asked at each redraw).
+    package var columns: @Sendable () -> Int = { 80 }
 
     package init(
         write: @escaping @Sendable (String) -> Void,
@@ -33,7 +38,9 @@ package struct CommandIO: Sendable {
         outputIsTerminal: Bool = false,
         errorIsTerminal: Bool = false,
         inputLines: @escaping @Sendable () -> AsyncStream<String> = { AsyncStream { $0.finish() } },
-        waitForInterrupt: (@Sendable () async -> Int32)? = nil
+        waitForInterrupt: (@Sendable () async -> Int32)? = nil,
+        keyboard: Int32? = nil,
+        columns: @escaping @Sendable () -> Int = { 80 }
     ) {
         self.write = write
         self.writeError = writeError
@@ -41,6 +48,8 @@ package struct CommandIO: Sendable {
         self.errorIsTerminal = errorIsTerminal
         self.inputLines = inputLines
         self.waitForInterrupt = waitForInterrupt
+        self.keyboard = keyboard
+        self.columns = columns
     }
 
     /// The process's standard streams. Standard input is read by a dedicated thread, so that a blocking
@@ -53,7 +62,9 @@ package struct CommandIO: Sendable {
             outputIsTerminal: isatty(1) == 1,
             errorIsTerminal: isatty(2) == 1,
             inputLines: { LineReader(descriptor: 0).lines() },
-            waitForInterrupt: { await SignalWaiter.wait(for: [SIGINT, SIGTERM]) }
+            waitForInterrupt: { await SignalWaiter.wait(for: [SIGINT, SIGTERM]) },
+            keyboard: isatty(0) == 1 ? 0 : nil,
+            columns: { TerminalMode.columns(of: 2) }
         )
     }
 }

@@ -155,6 +155,19 @@ final class OutputQueue: Sendable {
         return queued
     }
 
+    /// Waits until everything queued so far has been written (the queue goes on taking more). For tests that read
+    /// what a command wrote at a given moment.
+    func waitUntilWritten() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let drained = self.state.withLock { state -> Bool in
+                if state.isDrained { return true }
+                state.drainWaiters.append(continuation)
+                return false
+            }
+            if drained { continuation.resume() }
+        }
+    }
+
     // MARK: Ending
 
     /// Waits until everything queued has been written, then lets the thread exit. Cancelling the calling task

@@ -29,41 +29,33 @@ extension LogRecord {
 }
 
 extension SessionPhase {
-    /// The phase's stable name in events and reports.
-    package var name: String {
-        switch self {
-        case .stopped: "stopped"
-        case .connecting: "connecting"
-        case .open: "open"
-        case .waiting: "waiting"
-        case .offline: "offline"
-        case .suspended: "suspended"
-        case .failed: "failed"
-        }
-    }
+    /// The phase's stable name in events and reports: its case (`description`).
+    package var name: String { self.description }
 }
 
 extension ConnectivityStatus {
-    /// The status's stable name: `online`, `offline` (no network), `unknown`, or `server_unreachable:` and the
-    /// outcome's name (for example `server_unreachable:timeout`).
+    /// The status's stable name: `online`, `offline` (no network), `unknown`; when nothing answered in time,
+    /// `server_unreachable:` and how (`server_unreachable:timeout`, `:unreachable`, `:connection_lost`); when the
+    /// server answered but not as hoped, that answer, with its status or close code where it has one
+    /// (`auth_failure`, `rejected:404`, `server_error:503`, `closed_by_server:1011`, `tls_failure`,
+    /// `invalid_response`): a server that refuses the credentials is no unreachable server.
     package var name: String {
         switch self {
         case .unknown: "unknown"
         case .online: "online"
         case .offline: "offline"
-        case .serverUnreachable(let outcome): "server_unreachable:\(outcome.name)"
+        case .serverUnreachable(let outcome):
+            switch outcome {
+            case .timeout, .unreachable, .connectionLost, .success: "server_unreachable:\(outcome.name)"
+            case .serverError(let status), .rejected(let status): "\(outcome.name):\(status)"
+            case .closedByServer(let code?): "\(outcome.name):\(code)"
+            case .authFailure, .closedByServer(nil), .invalidResponse, .tlsFailure: outcome.name
+            }
         }
     }
 }
 
 extension PathState {
-    /// The path state's stable name in events and reports.
-    package var name: String {
-        switch self {
-        case .unknown: "unknown"
-        case .available: "available"
-        case .needsConnection: "needsConnection"
-        case .unavailable: "unavailable"
-        }
-    }
+    /// The path state's stable name in events and reports: its case (`description`).
+    package var name: String { self.description }
 }

@@ -43,7 +43,16 @@ package enum ServeCommand {
         let interruption = Interruption()
         let events = server.events()
         let printer = Task { await Self.printEvents(events, to: output) }
-        output.append([.init(stream: .output, text: "listening on \(server.url()) (\(scenario.description))\n")])
+        var listening: [OutputQueue.Chunk] = [
+            .init(stream: .output, text: "listening on \(server.url()) (\(scenario.description))\n"),
+        ]
+        if options.port == 0 {
+            // A free port, another one on every start: a client retrying this one reaches the next run only if the
+            // next run is told to listen here.
+            let hint = "tether serve: listening on port \(server.port), a free one; --port \(server.port) keeps it\n"
+            listening.append(.init(stream: .error, text: hint))
+        }
+        output.append(listening)
         started(server.url())
         if let until {
             await until()

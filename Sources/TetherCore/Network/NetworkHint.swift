@@ -2,7 +2,7 @@
 ///
 /// `available` does not mean the server is reachable, and `needsConnection` is not "offline":
 /// request outcomes are kept in a separate model and never overwrite the path state.
-public enum PathState: Equatable, Hashable, Sendable {
+public enum PathState: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// No update has arrived yet. Never shown as "offline".
     case unknown
     /// A path that satisfies the monitor exists.
@@ -11,6 +11,16 @@ public enum PathState: Equatable, Hashable, Sendable {
     case needsConnection
     /// No usable path.
     case unavailable
+
+    /// The case as Swift spells it (`available`, `needsConnection`), as the docs and log records name it.
+    public var description: String {
+        switch self {
+        case .unknown: "unknown"
+        case .available: "available"
+        case .needsConnection: "needsConnection"
+        case .unavailable: "unavailable"
+        }
+    }
 }
 
 /// The path hint, with the monitor generation that keeps a cancelled monitor's late updates out.

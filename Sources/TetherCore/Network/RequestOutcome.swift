@@ -1,6 +1,6 @@
 /// How one request ended, as the request layer saw it. Kept apart from the path state: a failed request never
 /// rewrites the path hint, and a path hint never decides a request's outcome.
-public enum RequestOutcome: Equatable, Hashable, Sendable {
+public enum RequestOutcome: Equatable, Hashable, Sendable, CustomStringConvertible {
     case success
     /// No answer in time.
     case timeout
@@ -48,6 +48,22 @@ extension RequestOutcome {
                 self = .unreachable
             case .commandNotSupported, .addressTypeNotSupported, .unassigned: self = .invalidResponse
             }
+        }
+    }
+
+    /// The case as Swift spells it, with its values: `timeout`, `rejected(status: 404)`, `closedByServer(code: 1011)`.
+    public var description: String {
+        switch self {
+        case .success: "success"
+        case .timeout: "timeout"
+        case .authFailure: "authFailure"
+        case .serverError(let status): "serverError(status: \(status))"
+        case .rejected(let status): "rejected(status: \(status))"
+        case .unreachable: "unreachable"
+        case .connectionLost: "connectionLost"
+        case .closedByServer(let code): "closedByServer(code: \(code.map(String.init) ?? "nil"))"
+        case .invalidResponse: "invalidResponse"
+        case .tlsFailure: "tlsFailure"
         }
     }
 

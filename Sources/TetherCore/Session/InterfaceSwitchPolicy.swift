@@ -1,6 +1,6 @@
 /// What the session does when the path moves to other interfaces while a connection is open (Wi-Fi to cellular,
 /// `eth0` to `eth1`): a usable path report whose interfaces differ from the previous usable one.
-public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable {
+public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// Probe the open connection (a ping with `probeTimeout`) and reconnect only when the probe fails: break before
     /// make. The session is not open from the failed probe until the new handshake completes.
     case probe
@@ -14,4 +14,12 @@ public enum InterfaceSwitchPolicy: Equatable, Hashable, Sendable {
     /// lets the server answer, on the old connection, requests sent on it just before the move (its turn plus a
     /// mobile round trip), and costs what the server broadcasts meanwhile, received twice. See the README.
     public static let defaultDrain: Duration = .milliseconds(500)
+
+    /// The case as Swift spells it, with its drain: `probe`, `makeBeforeBreak(drain: 0.5 seconds)`.
+    public var description: String {
+        switch self {
+        case .probe: "probe"
+        case .makeBeforeBreak(let drain): "makeBeforeBreak(drain: \(drain))"
+        }
+    }
 }

@@ -1,8 +1,8 @@
-/// Readers for the package's own tools (`tether check`, the tests), which look a field up across many records:
-/// nil where the record's event has no such field. Package API: an app switches over `event` instead.
+/// One field of a record, read without a `switch` over `event`: nil where the record's event has no such field. For
+/// tests and tools that look a field up across many records (`#expect(close?.reason == .pongTimeout)`).
 extension LogRecord {
     /// The close reason of a `.closed` or `.gaveUp` record.
-    package var reason: CloseReason? {
+    public var reason: CloseReason? {
         switch self.event {
         case .closed(let reason, _), .gaveUp(let reason, _): reason
         default: nil
@@ -10,17 +10,17 @@ extension LogRecord {
     }
 
     /// The close code (or HTTP status) of a `.closed` record.
-    package var code: Int? {
+    public var code: Int? {
         if case .closed(_, let code) = self.event { code } else { nil }
     }
 
     /// The round trip of a `.pong` record, in ms.
-    package var rtt: Int? {
+    public var rtt: Int? {
         if case .pong(let rtt) = self.event { rtt } else { nil }
     }
 
     /// The failed attempts of a `.connecting`, `.retryScheduled` or `.gaveUp` record.
-    package var attempt: Int? {
+    public var attempt: Int? {
         switch self.event {
         case .connecting(let attempt), .retryScheduled(let attempt, _), .gaveUp(_, let attempt): attempt
         default: nil
@@ -28,22 +28,22 @@ extension LogRecord {
     }
 
     /// The wait of a `.retryScheduled` record, in ms.
-    package var delay: Int? {
+    public var delay: Int? {
         if case .retryScheduled(_, let delay) = self.event { delay } else { nil }
     }
 
     /// The payload size of a `.message` record.
-    package var bytes: Int? {
+    public var bytes: Int? {
         if case .message(let bytes) = self.event { bytes } else { nil }
     }
 
     /// The path state of a `.path` record.
-    package var path: PathState? {
+    public var path: PathState? {
         if case .path(let state) = self.event { state } else { nil }
     }
 
     /// What a `.stale` record ignored.
-    package var ignored: Ignored? {
+    public var ignored: Ignored? {
         if case .stale(let ignored) = self.event { ignored } else { nil }
     }
 }

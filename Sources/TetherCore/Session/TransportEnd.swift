@@ -1,5 +1,5 @@
 /// Why a connection attempt could not be established at the TCP / TLS level.
-public enum ConnectFailure: Equatable, Hashable, Sendable {
+public enum ConnectFailure: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The peer answered with a reset: nothing listens there (`ECONNREFUSED`).
     case refused
     /// No route, network down or host unreachable (`ENETUNREACH`, `EHOSTUNREACH`, `ENETDOWN`).
@@ -12,12 +12,24 @@ public enum ConnectFailure: Equatable, Hashable, Sendable {
     case unsupported
     /// Any other system error, with its `errno` value (or a transport-specific code).
     case system(Int32)
+
+    /// The case as Swift spells it: `refused`, `nameResolution`, `system(24)`.
+    public var description: String {
+        switch self {
+        case .refused: "refused"
+        case .unreachable: "unreachable"
+        case .nameResolution: "nameResolution"
+        case .timedOut: "timedOut"
+        case .unsupported: "unsupported"
+        case .system(let code): "system(\(code))"
+        }
+    }
 }
 
 /// The single terminal event of one transport generation: how the connection ended.
 ///
 /// Every transport reports exactly one of these per generation, whatever happened first.
-public enum TransportEnd: Equatable, Hashable, Sendable {
+public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The peer sent a close frame. `code` is nil when the frame had no status code (1005 on the Apple API).
     case peerClosed(code: UInt16?)
     /// The connection could not be established. `tried` lists every address tried and how each try ended (see
@@ -53,4 +65,28 @@ public enum TransportEnd: Equatable, Hashable, Sendable {
     case receiveFailed
     /// The connection ended because we closed it (an acknowledged or timed-out closing handshake).
     case closedLocally
+
+    /// The case as Swift spells it, with its values: `peerClosed(code: 1000)`, `handshakeRejected(status: 503,
+    /// retryAfter: 2000)`, `tlsFailed(detail: "hostname mismatch", permanent: true)`.
+    public var description: String {
+        func tried(_ tried: [ConnectAttempt]) -> String {
+            tried.isEmpty ? "" : ", tried: [" + tried.map(\.description).joined(separator: ", ") + "]"
+        }
+        func optional(_ value: Int?) -> String { value.map(String.init) ?? "nil" }
+        switch self {
+        case .peerClosed(let code): return "peerClosed(code: \(optional(code.map(Int.init))))"
+        case .connectFailed(let failure, let attempts): return "connectFailed(\(failure)\(tried(attempts)))"
+        case .handshakeRejected(let status, let retryAfter):
+            return "handshakeRejected(status: \(status), retryAfter: \(optional(retryAfter)))"
+        case .handshakeInvalid(let detail): return "handshakeInvalid(detail: \"\(detail)\")"
+        case .proxyRejected(let status, let retryAfter):
+            return "proxyRejected(status: \(status), retryAfter: \(optional(retryAfter)))"
+        case .socksRejected(let refusal): return "socksRejected(\(refusal))"
+        case .proxyUnreachable(let failure, let attempts): return "proxyUnreachable(\(failure)\(tried(attempts)))"
+        case .tlsFailed(let detail, let permanent): return "tlsFailed(detail: \"\(detail)\", permanent: \(permanent))"
+        case .protocolViolation(let code): return "protocolViolation(code: \(code))"
+        case .receiveFailed: return "receiveFailed"
+        case .closedLocally: return "closedLocally"
+        }
+    }
 }

@@ -343,21 +343,64 @@ import Tether
 }
 
 @Suite struct TetherCommandTests {
-    /// Every refused command line exits 2 with the message and a usage on stderr, and writes nothing to stdout.
+    /// Every refused command line exits 2 with one line saying why and one pointing at the usage on stderr (the
+    /// usage itself only with `help`), and writes nothing to stdout.
     @Test(arguments: [
         [], ["bogus"], ["check", "--only", "nope"], ["check", "--frob"], ["connect"], ["connect", "http://x/"],
         ["connect", "ws://a/", "--count", "-3"], ["connect", "ws://a/", "--interval"], ["serve", "--port", "x"],
         ["serve", "--no-pong", "--pong-delay", "1"], ["serve", "--close-code", "1000"],
         ["connect", "ws://a/", "--proxy", "socks4://p:1080"], ["connect", "ws://a/", "--proxy"],
-        ["connect", "ws://a/", "--proxy", "http://p:3128", "--proxy-env"],
+        ["connect", "ws://a/", "--proxy", "http://p:3128", "--proxy-env"], ["connect", "ws://a:99999/"],
+        ["connect", "ws://a/", "--events-text"], ["serve", "--echo", "--no-echo"], ["serve", "--port", "65536"],
     ])
-    func badArgumentsExitTwoWithUsage(_ arguments: [String]) async {
+    func badArgumentsExitTwoWithOneLineAndAHint(_ arguments: [String]) async {
         let captured = CapturedIO()
         let status = await TetherCommand.run(arguments, io: captured.io)
         #expect(status == 2)
-        #expect(captured.error.hasPrefix("tether: "))
-        #expect(captured.error.contains("usage: tether"))
+        let lines = captured.error.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3 && lines.last == "", "\(captured.error)")  // two lines, each ended
+        #expect(lines.first?.hasPrefix("tether: ") == true)
+        #expect(lines.dropFirst().first?.hasPrefix("Run 'tether help") == true)
+        #expect(!captured.error.contains("usage:"))
         #expect(captured.output.isEmpty)
+    }
+
+    /// The hint names the command's own help once the command is known, the list of commands otherwise.
+    @Test func theHintNamesTheHelpThatAnswers() async {
+        let serve = CapturedIO()
+        _ = await TetherCommand.run(["serve", "--port", "x"], io: serve.io)
+        #expect(serve.error == "tether: option '--port' needs a port 0...65535, got 'x'\n"
+            + "Run 'tether help serve' for its options.\n")
+        let unknown = CapturedIO()
+        _ = await TetherCommand.run(["bogus"], io: unknown.io)
+        #expect(unknown.error.hasSuffix("\nRun 'tether help' for the commands.\n"))
+        let help = CapturedIO()
+        #expect(await TetherCommand.run(["help", "serve"], io: help.io) == 0)
+        #expect(help.output.contains("usage: tether serve"))
+    }
+
+    /// A URL's port is checked before anything connects: 99999 is a bad argument (exit 2), not a connect failure.
+    @Test func aPortOutsideItsRangeIsABadURL() {
+        #expect(throws: ArgumentError.invalidPort("ws://a:99999/", port: 99999)) {
+            try CommandLineParser.parse(["connect", "ws://a:99999/"])
+        }
+        #expect(throws: ArgumentError.invalidPort("ws://a:0/", port: 0)) {
+            try CommandLineParser.parse(["connect", "ws://a:0/"])
+        }
+        for bad in ["ws://a:x/", "ws://a b/"] {
+            #expect(throws: ArgumentError.invalidURL(bad)) { try CommandLineParser.parse(["connect", bad]) }
+        }
+        #expect(throws: Never.self) { try CommandLineParser.parse(["connect", "ws://a:65535/"]) }
+        #expect(throws: Never.self) { try CommandLineParser.parse(["connect", "wss://[::1]:1/"]) }
+    }
+
+    @Test func versionPrintsTheVersionOnStdout() async {
+        for arguments in [["--version"], ["version"]] {
+            let captured = CapturedIO()
+            #expect(await TetherCommand.run(arguments, io: captured.io) == 0)
+            #expect(captured.output == "tether \(Version.current)\n")
+            #expect(captured.error.isEmpty)
+        }
     }
 
     @Test func aRefusedProxyIsNamedOnStderrWithoutItsCredentials() async {
@@ -368,14 +411,7 @@ import Tether
         #expect(captured.error.hasPrefix(
             "tether: option '--proxy' needs an http://, socks5:// or socks5h://[USER:PASSWORD@]HOST:PORT URL, "
                 + "got 'socks4://proxy.corp:1080'"))
-        #expect(captured.error.contains("usage: tether connect"))
         #expect(!captured.error.contains("s3cret") && !captured.error.contains("alice"))
-    }
-
-    @Test func usageOfTheCommandFollowsItsError() async {
-        let captured = CapturedIO()
-        _ = await TetherCommand.run(["serve", "--port", "x"], io: captured.io)
-        #expect(captured.error.contains("usage: tether serve"))
     }
 
     @Test func helpExitsZeroOnStdout() async {

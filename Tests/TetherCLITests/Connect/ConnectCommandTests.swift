@@ -109,6 +109,79 @@ import Glibc
         await server.stop()
     }
 
+    /// `echo hi | tether connect URL`: at the end of its input the command closes, and prints what arrives until
+    /// the closing handshake ends, which brings the replies to every line a server answers in order. Before, the
+    /// command stopped printing at the end of input and the reply showed in some runs only.
+    @Test func theEndOfPipedInputWaitsForTheRepliesBeforeTheClose() async throws {
+        let server = try TestServer(scenario: .echo)
+        for round in 0..<10 {
+            let captured = CapturedIO()
+            captured.type("hi \(round)")
+            captured.type("there")
+            captured.endInput()
+            #expect(await TetherCommand.run(["connect", server.url(), "--no-path-monitor"], io: captured.io) == 0)
+            #expect(captured.outputLines == ["hi \(round)", "there"], "round \(round): \(captured.error)")
+        }
+        await server.stop()
+    }
+
+    /// With `--count` the end of input does not end the command: the count does, once the replies are in.
+    @Test func withACountTheEndOfInputWaitsForTheCount() async throws {
+        let server = try TestServer(scenario: .echo)
+        let captured = CapturedIO()
+        captured.type("one")
+        captured.type("two")
+        captured.endInput()
+        #expect(await TetherCommand.run(
+            ["connect", server.url(), "--count", "2", "--no-path-monitor"], io: captured.io) == 0)
+        #expect(captured.outputLines == ["one", "two"])
+        await server.stop()
+    }
+
+    /// `--events-text` puts each message's text (or a binary message's base64) in its record; without it no record
+    /// holds a payload (see `countStopsAfterFiveMessagesAndEventsAreJSONLWithoutSecrets`).
+    @Test func eventsTextAddsTheMessageToItsRecord() async throws {
+        let server = try TestServer(scenario: .echo)
+        let captured = CapturedIO()
+        captured.type("caf\u{E9} \"quoted\"")
+        let status = await TetherCommand.run(
+            ["connect", server.url(), "--events", "jsonl", "--events-text", "--count", "1", "--no-path-monitor"],
+            io: captured.io)
+        await server.stop()
+        #expect(status == 0)
+        let message = try #require(captured.outputLines.first { $0.contains(#""event":"message""#) })
+        let object = try #require(JSONSerialization.jsonObject(with: Data(message.utf8)) as? [String: Any])
+        #expect(object["text"] as? String == "caf\u{E9} \"quoted\"")
+        #expect(object["bytes"] as? Int == 14)
+        let binary = LogRecord(generation: 1, time: 0, from: .open, to: .open, event: .message(bytes: 3))
+        #expect(ConnectCommand.jsonLine(binary, with: .binary(Data([1, 2, 3]))).hasSuffix(#","base64":"AQID"}"#))
+    }
+
+    /// Ctrl-C before any connection opened is a failure to connect (128 + SIGINT, as a shell reports it), said so;
+    /// once a connection had opened it is the ordinary way to end (0).
+    @Test func anInterruptionBeforeAnyConnectionExitsNonZero() async throws {
+        let server = try TestServer(scenario: .silentHandshake)  // accepts, never answers the upgrade
+        let captured = CapturedIO()
+        var io = captured.io
+        io.waitForInterrupt = {
+            await captured.waitForError(containing: " connecting gen=1 ")
+            return SIGINT
+        }
+        #expect(await TetherCommand.run(["connect", server.url(), "--no-path-monitor"], io: io) == 130)
+        #expect(captured.error.contains("tether: interrupted before any connection opened\n"))
+        let opened = CapturedIO()
+        var openedIO = opened.io
+        openedIO.waitForInterrupt = {
+            await opened.waitForError(containing: " open gen=1 ")
+            return SIGTERM
+        }
+        let echo = try TestServer(scenario: .echo)
+        #expect(await TetherCommand.run(["connect", echo.url(), "--no-path-monitor"], io: openedIO) == 0)
+        #expect(!opened.error.contains("interrupted"))
+        await server.stop()
+        await echo.stop()
+    }
+
     @Test(
         .enabled(if: TinyProxy.executable != nil, Comment(rawValue: TinyProxy.missing)), .timeLimit(.minutes(1)))
     func proxyTunnelsThroughTinyproxyWithoutShowingItsCredentials() async throws {
@@ -165,16 +238,24 @@ import Glibc
         #expect(!captured.error.contains("SECRET"))
     }
 
-    @Test func unauthorizedExitsThreeWithTheReason() async throws {
-        let server = try TestServer(scenario: .reject(status: 401))
+    /// A 401 or 403 is named as the refusal of the credentials it is, on the status line and in the last line, not
+    /// as an unreachable server.
+    @Test(arguments: [(401, "Unauthorized"), (403, "Forbidden")])
+    func aRefusalOfTheCredentialsExitsThreeNamedAsWhatItIs(status: Int, phrase: String) async throws {
+        let server = try TestServer(scenario: .reject(status: status))
         let captured = CapturedIO()
-        let status = await TetherCommand.run(
+        let exit = await TetherCommand.run(
             ["connect", server.url(), "--events", "jsonl", "--no-path-monitor"], io: captured.io)
         await server.stop()
-        #expect(status == 3)
-        #expect(captured.error.contains("stopped: handshake_rejected 401"))
+        #expect(exit == 3)
+        #expect(captured.error.contains(
+            "tether: stopped: handshake_rejected \(status) \(phrase): the server refused the credentials "
+                + "(see --header) (not retryable)\n"))
+        #expect(captured.error.contains(" failed gen=1 "))
+        #expect(captured.error.contains(" net=auth_failure:\(status)]"))
+        #expect(!captured.error.contains("server_unreachable"))
         let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
-        #expect(closed?.contains(#""reason":"handshake_rejected","code":401"#) == true)
+        #expect(closed?.contains(#""reason":"handshake_rejected","code":\#(status)"#) == true)
     }
 
     @Test func aHandshakeThatDoesNotValidateSaysWhyOnStderrWithoutTheHeaderValue() async throws {
@@ -199,7 +280,7 @@ import Glibc
         ], io: io)
         errorSink.finish()
         await listener.close()
-        #expect(status == 0)
+        #expect(status == 128 + SIGINT)  // interrupted before any connection opened
         #expect(captured.error.contains(
             "tether: attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)\n"))
         let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
@@ -226,7 +307,7 @@ import Glibc
         #expect(closed(from: .connecting, to: .waiting, .socksRejected(.ttlExpired)).jsonLine.contains(
             #""reason":"proxy_rejected","detail":"SOCKS TTL expired""#))
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .waiting, .handshakeRejected(status: 503)))
-            == "attempt failed: handshake_rejected 503\n")
+            == "attempt failed: handshake_rejected 503 Service Unavailable\n")
         #expect(ConnectCommand.attemptFailure(closed(from: .connecting, to: .offline, .connectTimeout))
             == "attempt failed: connect_timeout\n")
         // A failure that stops the session has its own "stopped:" line; stopping or leaving is no failure; an open

@@ -10,7 +10,7 @@ import TetherTestServer
             let client = CapturedIO()
             #expect(await TetherCommand.run(["connect", url, "--no-path-monitor"], io: client.io) == 3)
         }
-        #expect(served.outputLines.first == "listening on \(url) (reject 401)")
+        #expect(served.outputLines.first == "listening on \(url) (reject 401, echo)")
         #expect(served.outputLines.contains("conn 1 rejected 401"))
     }
 
@@ -25,6 +25,49 @@ import TetherTestServer
         #expect(ServeCommand.scenario(for: options).description
             == "accept, pong delayed 20 ms, echo, send 3 text x 8 B every 10 ms, "
                 + "broadcast a number every 20 ms x 16 B, ping every 50 ms, close 4001 after 300 ms")
+    }
+
+    /// `tether serve` with no flag answers what is typed at it, as websocat's and wscat's servers do, and says which
+    /// port it picked and how to keep it.
+    @Test func serveEchoesByDefaultAndSaysWhichPortItPicked() async throws {
+        let (served, url) = try await serving(serveOptions([])) { url in
+            let client = CapturedIO()
+            client.type("hello")
+            #expect(await TetherCommand.run(["connect", url, "--count", "1", "--no-path-monitor"], io: client.io) == 0)
+            #expect(client.outputLines == ["hello"])
+        }
+        let port = try #require(URLComponents(string: url)?.port)
+        #expect(served.outputLines.first == "listening on \(url) (accept, echo)")
+        #expect(served.error.contains("listening on port \(port), a free one; --port \(port) keeps it\n"))
+        #expect(try ServeCommand.scenario(for: serveOptions(["--no-echo"])).description == "accept")
+        // A port asked for needs no hint.
+        var options = ServeOptions()
+        options.port = port
+        let (again, _) = try await serving(options) { _ in }
+        #expect(!again.error.contains("--port"))
+    }
+
+    /// A `connect` that lost its server retries the same port; a `serve` restarted with `--port` on that port is
+    /// found by the next attempt (the listener reuses the address, whatever the old connections' TIME_WAIT).
+    @Test func aConnectRetryingTheOldPortReachesAServeRestartedOnIt() async throws {
+        let client = CapturedIO()
+        var connecting: Task<Int32, Never>?
+        let (_, url) = try await serving(serveOptions([])) { url in
+            connecting = Task {
+                await TetherCommand.run([
+                    "connect", url, "--no-stdin", "--count", "1", "--backoff-base", "50", "--backoff-cap", "200",
+                    "--no-path-monitor",
+                ], io: client.io)
+            }
+            await client.waitForError(containing: " open gen=1 ")
+        }  // the first serve stops here: the connection ends, and the client retries the same port
+        await client.waitForError(containing: "attempt failed: connect_failed (refused")
+        let port = try #require(URLComponents(string: url)?.port)
+        let (served, _) = try await serving(serveOptions(["--port", "\(port)", "--send", "1", "--size", "4"])) { _ in
+            #expect(await connecting?.value == 0)  // it received the restarted server's message
+        }
+        #expect(client.outputLines == ["0..."])
+        #expect(client.error.contains(" open gen=") && served.outputLines.contains("conn 1 connected"))
     }
 
     @Test func aPortInUseFailsWithAMessage() async throws {

@@ -1,31 +1,17 @@
 import Foundation
 import Testing
 
-/// Every Swift block in the README and in `docs/` is a test's copy, character for character, so that the pages
-/// stay true: the code between `// example begin: PAGE#NAME` and `// example end` in the files of this folder
-/// compiles (and, where it can run without a network, runs), and this suite checks that PAGE shows it as it is.
-/// Several parts with the same name (the imports at the top of a file, then a function's body) make one block,
-/// separated by an empty line; each part is shown unindented.
+/// The examples of the pages that the tests run are the pages' own: the code between `// example begin: PAGE#NAME`
+/// and `// example end` in the files of this folder runs as a test, and this suite checks that PAGE shows it as it
+/// is. Several parts with the same name (the imports at the top of a file, then a function's body) make one block,
+/// separated by an empty line; each part is shown unindented. Every Swift block of every page, run here or not, is
+/// compiled from a package outside Tether by `scripts/user-package.sh` (docs/testing.md, "The examples in these
+/// pages").
 @Suite struct DocumentationExampleTests {
     /// The repository's root, from this file's place in it.
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-
-    @Test func everySwiftBlockOfEveryPageIsATestsCopy() throws {
-        let examples = try Self.examples()
-        #expect(!examples.isEmpty)
-        for page in try Self.pages() {
-            let blocks = try Self.swiftBlocks(of: page)
-            for block in blocks {
-                let copies = examples.filter { $0.page == page && $0.text == block }
-                #expect(
-                    copies.count == 1,
-                    "\(page): the block that starts \"\(block.prefix(60))\" has \(copies.count) copies in the tests"
-                )
-            }
-        }
-    }
 
     @Test func everyExampleInTheTestsIsShownOnItsPage() throws {
         for example in try Self.examples() {

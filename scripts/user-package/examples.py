@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Writes the outside package that scripts/user-package.sh builds: every ```swift block of README.md and docs/*.md
+as an app's own code, in a package whose manifest is the README's (docs/testing.md, "The examples in these pages").
+
+    examples.py ROOT PACKAGE TETHER_PATH
+
+ROOT is the checkout, PACKAGE the directory to write (its Sources/ and Tests/ are replaced), TETHER_PATH the path
+the manifest's Tether dependency points to (a link named `tether`, so that the package identity is the README's).
+
+A block is the body of an `async throws` function unless the HTML comment on the line before its fence,
+`<!-- example: WORDS -->`, says otherwise:
+  (NAME: TYPE, ...)  the function's parameters: what the block uses without declaring it
+  file               the block is a whole file (declarations), not a function's body
+  test               the block goes to the test target (TetherTesting, TetherTestServer, Swift Testing)
+  manifest           the block is the package's Package.swift (the README's; its `.package(url:` line is replaced)
+A block's leading `import` lines are its file's imports; without them a file imports Foundation and Tether (and, in
+the test target, Testing, TetherTesting and TetherTestServer). The app target depends on the `Tether` product only,
+and its blocks may import Foundation and Tether only: what an app names must be reachable through `import Tether`.
+
+Every `configuration.NAME(.NAME)*` the pages mention is also compiled, as a property (or method) of a
+`WebSocketConfiguration`: a page that names a setting the client does not have fails the build.
+"""
+
+import pathlib
+import re
+import shutil
+import sys
+
+APP_IMPORTS = ["Foundation", "Tether"]
+APP_ALLOWED = {"Foundation", "Tether"}
+TEST_IMPORTS = ["Foundation", "Testing", "Tether", "TetherTesting", "TetherTestServer"]
+MARKER = re.compile(r"^<!-- example: (.*) -->$")
+PARAMETERS = re.compile(r"\((.*)\)")
+WORDS = {"file", "test", "manifest"}
+SETTING = re.compile(r"\bconfiguration((?:\.[a-z][A-Za-z0-9]*)+)")
+DEPENDENCY = re.compile(r'\.package\(url: "[^"]*/tether\.git", [^)]*\)')
+
+
+class Failure(Exception):
+    pass
+
+
+class Block:
+    def __init__(self, page, line, marker, lines):
+        self.page = page
+        self.line = line  # of the block's first line in the page, counted from 1
+        self.lines = lines
+        self.parameters = ""
+        self.words = set()
+        if marker is not None:
+            found = PARAMETERS.search(marker)
+            if found:
+                self.parameters = found.group(1)
+                marker = marker[: found.start()] + marker[found.end():]
+            self.words = set(marker.split())
+            unknown = self.words - WORDS
+            if unknown:
+                words = ", ".join(sorted(unknown))
+                raise Failure(f"{page}:{line - 2}: unknown word(s) in the example marker: {words}")
+
+    @property
+    def where(self):
+        return f"{self.page}:{self.line}"
+
+
+def blocks(root):
+    """Every ```swift block of README.md and docs/*.md, in page order."""
+    pages = ["README.md"] + sorted(str(p.relative_to(root)) for p in (root / "docs").glob("*.md"))
+    found = []
+    for page in pages:
+        lines = (root / page).read_text(encoding="utf-8").split("\n")
+        index = 0
+        while index < len(lines):
+            if lines[index] == "```swift":
+                marker = MARKER.match(lines[index - 1]) if index > 0 else None
+                if marker is None and index > 0 and lines[index - 1].startswith("<!-- example"):
+                    raise Failure(f"{page}:{index}: a malformed example marker: {lines[index - 1]}")
+                end = index + 1
+                while end < len(lines) and lines[end] != "```":
+                    end += 1
+                if end == len(lines):
+                    raise Failure(f"{page}:{index + 1}: a ```swift block that never ends")
+                found.append(Block(page, index + 2, marker.group(1) if marker else None, lines[index + 1:end]))
+                index = end
+            index += 1
+    return found
+
+
+def split_imports(block):
+    """The block's leading import lines (blank lines among them allowed) and the line index where its code starts."""
+    imports = []
+    start = 0
+    for index, line in enumerate(block.lines):
+        if line.startswith("import "):
+            imports.append(line[len("import "):].strip())
+            start = index + 1
+        elif line.strip() == "" and imports:
+            start = index + 1
+        else:
+            break
+    return imports, start
+
+
+def swift_file(block, name):
+    """The Swift source of one block, with `#sourceLocation` lines so that a compile error names the page's line."""
+    imports, start = split_imports(block)
+    in_tests = "test" in block.words
+    if not in_tests:
+        extra = set(imports) - APP_ALLOWED
+        if extra:
+            raise Failure(f"{block.where}: an app's example imports {', '.join(sorted(extra))}: "
+                          "`import Tether` (and Foundation) must be enough")
+    if not imports:
+        imports = TEST_IMPORTS if in_tests else APP_IMPORTS
+    out = [f"// Written by scripts/user-package.sh from {block.where}: do not edit."]
+    out += [f"import {module}" for module in imports]
+    out.append("")
+    code = block.lines[start:]
+    first = block.line + start
+    if "file" in block.words:
+        out.append(f'#sourceLocation(file: "{block.page}", line: {first})')
+        out += code
+        out.append("#sourceLocation()")
+    else:
+        out.append(f"func {name}({block.parameters}) async throws {{")
+        out.append(f'#sourceLocation(file: "{block.page}", line: {first})')
+        out += [("    " + line) if line else "" for line in code]
+        out.append("#sourceLocation()")
+        out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def manifest(block, tether_path):
+    text = "\n".join(block.lines) + "\n"
+    replaced, count = DEPENDENCY.subn(f'.package(path: "{tether_path}")', text)
+    if count != 1:
+        raise Failure(f"{block.where}: the manifest needs one `.package(url: \".../tether.git\", ...)` dependency")
+    return "// Written by scripts/user-package.sh from " + block.where + ": the README's manifest, Tether by path.\n" \
+        + replaced
+
+
+def settings(root):
+    """A function that reads every `configuration.NAME...` the pages mention, each at its page's line."""
+    out = ["// Written by scripts/user-package.sh: every `configuration.NAME` the pages mention, read from a",
+           "// WebSocketConfiguration, so that a page naming a setting the client does not have fails the build.",
+           "import Foundation", "import Tether", "",
+           "func documentedSettings(_ configuration: WebSocketConfiguration) {"]
+    pages = ["README.md"] + sorted(str(p.relative_to(root)) for p in (root / "docs").glob("*.md"))
+    for page in pages:
+        for number, line in enumerate((root / page).read_text(encoding="utf-8").split("\n"), start=1):
+            for found in SETTING.finditer(line):
+                out.append(f'#sourceLocation(file: "{page}", line: {number})')
+                out.append(f"    _ = configuration{found.group(1)}")
+    out += ["#sourceLocation()", "}"]
+    return "\n".join(out) + "\n"
+
+
+# What the examples call: an app's own code, with the types the client's events carry named as an app names them.
+APP_CODE = """\
+// Written by scripts/user-package.sh: the app's own functions that the pages' examples call.
+import Foundation
+import Tether
+
+func handle(_ message: WebSocketMessage) {}
+func handle(_ event: WebSocketEvent) {}
+func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {
+    let _: SessionPhase = state.phase
+    let _: PathState = state.path
+    let _: ConnectivityStatus = state.connectivity
+}
+func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+"""
+
+
+def main():
+    root, package, tether_path = (pathlib.Path(argument) for argument in sys.argv[1:4])
+    found = blocks(root)
+    manifests = [block for block in found if "manifest" in block.words]
+    if len(manifests) != 1 or manifests[0].page != "README.md":
+        raise Failure("README.md must show exactly one manifest block (<!-- example: manifest -->)")
+    for folder in ("Sources", "Tests"):
+        shutil.rmtree(package / folder, ignore_errors=True)
+    (package / "Sources/App").mkdir(parents=True)
+    (package / "Tests/AppTests").mkdir(parents=True)
+    (package / "Package.swift").write_text(manifest(manifests[0], tether_path))
+    (package / "Sources/App/AppCode.swift").write_text(APP_CODE)
+    (package / "Sources/App/DocumentedSettings.swift").write_text(settings(root))
+    count = 0
+    for block in found:
+        if block in manifests:
+            continue
+        count += 1
+        stem = re.sub(r"[^A-Za-z0-9]", "_", block.page.removesuffix(".md")) + f"_line{block.line}"
+        target = "Tests/AppTests" if "test" in block.words else "Sources/App"
+        (package / target / f"{stem}.swift").write_text(swift_file(block, "example_" + stem))
+    print(f"user-package: {count} examples from {len({block.page for block in found})} pages, and the manifest")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failure as failure:
+        print(f"error: {failure}", file=sys.stderr)
+        sys.exit(1)
