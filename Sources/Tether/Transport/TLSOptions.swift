@@ -1,5 +1,4 @@
 import Foundation
-import TetherPOSIX
 import TetherWire
 
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
