@@ -133,8 +133,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         var receiveParked = false
         /// Ends the connection if the task does not complete within the close timeout; cancelled by the end.
         var closeTimer: Task<Void, Never>?
-        /// Why the server's certificate was refused, reported before the task completes (cancelled).
-        var trustFailure: ServerTrustFailure?
+        /// Why an authentication challenge was refused, reported before the task completes (cancelled).
+        var refusal: ChallengeRefusal?
     }
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
@@ -275,20 +275,20 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         self.state.withLock { $0.peerCloseCode = .some(peerCode) }
     }
 
-    func taskDidRefuseServerTrust(_ failure: ServerTrustFailure) {
+    func taskDidRefuseChallenge(_ refusal: ChallengeRefusal) {
         self.state.withLock { state in
-            if state.trustFailure == nil { state.trustFailure = failure }
+            if state.refusal == nil { state.refusal = refusal }
         }
     }
 
     func taskDidComplete(error: (any Error)?) {
-        let (closingLocally, peerCode, trustFailure) = self.state.withLock {
-            ($0.closingLocally, $0.peerCloseCode, $0.trustFailure)
+        let (closingLocally, peerCode, refusal) = self.state.withLock {
+            ($0.closingLocally, $0.peerCloseCode, $0.refusal)
         }
         let response = self.task.withLock { $0 }?.response
         let end: TransportEnd
-        if let trustFailure {
-            end = trustFailure.end  // the task completes as cancelled: the refusal is why
+        if let refusal {
+            end = refusal.end  // the task completes as cancelled: the refusal is why
         } else if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {

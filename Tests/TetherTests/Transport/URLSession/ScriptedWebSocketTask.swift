@@ -29,7 +29,8 @@ final class ScriptedWebSocketTask: WebSocketTask {
     }
 
     private let state = Mutex(State())
-    private let delegate: any WebSocketTaskDelegate
+    /// The connection the task reports to (what `FoundationWebSocketTaskFactory` gives its delegate bridge).
+    let delegate: any WebSocketTaskDelegate
 
     init(delegate: any WebSocketTaskDelegate) {
         self.delegate = delegate
@@ -88,7 +89,9 @@ final class ScriptedWebSocketTask: WebSocketTask {
     func complete(error: (any Error)? = nil) { self.delegate.taskDidComplete(error: error) }
 
     /// What the delegate bridge does when `ServerTrustEvaluator` refuses the server (before the task completes).
-    func refuseServerTrust(_ failure: ServerTrustFailure) { self.delegate.taskDidRefuseServerTrust(failure) }
+    func refuseServerTrust(_ failure: ServerTrustFailure) {
+        self.delegate.taskDidRefuseChallenge(.serverTrust(failure))
+    }
 
     // MARK: WebSocketTask
 
