@@ -94,6 +94,7 @@ enum ClientExamples {
         // example end
     }
 
+    #if os(Linux)
     static func happyEyeballs(_ url: URL) throws {
         // example begin: docs/networks.md#attempt-delay
         // A shorter delay, for a network known to have working IPv6 and IPv4 alike.
@@ -102,6 +103,7 @@ enum ClientExamples {
         // example end
         _ = client
     }
+    #endif
 
     static func socks(_ configuration: inout WebSocketConfiguration) {
         // example begin: docs/networks.md#socks
