@@ -77,6 +77,7 @@ class Config:
     os: str
     frameworks: frozenset
     unavailable: frozenset  # availability platforms whose `unavailable` applies
+    tests: bool = False  # also the test targets `swift test` builds there (the modules with -enable-testing)
 
 
 CONFIGS = [
@@ -86,6 +87,7 @@ CONFIGS = [
         frozenset({"iOS", "iOSApplicationExtension"})),
     Config("macOS", "macOS", frozenset({"Network", "Security"}), frozenset({"macOS"})),
     Config("watchOS", "watchOS", frozenset({"Network", "Security", "UIKit"}), frozenset({"watchOS"})),
+    Config("macOS, with its tests", "macOS", frozenset({"Network", "Security"}), frozenset({"macOS"}), tests=True),
 ]
 
 
@@ -115,8 +117,9 @@ def read_manifest():
     return json.loads(output)
 
 
-def apple_graph(dump):
-    """The modules an Apple build of APPLE_PRODUCTS compiles, dependencies first."""
+def apple_graph(dump, with_tests=False):
+    """The modules an Apple build of APPLE_PRODUCTS compiles, dependencies first; with the test targets that build
+    there too when `with_tests`."""
     targets = {target["name"]: target for target in dump["targets"]}
     products = {product["name"]: product for product in dump["products"] if "library" in product["type"]}
     unknown = set(products) - set(APPLE_PRODUCTS) - set(LINUX_PRODUCTS)
@@ -149,20 +152,26 @@ def apple_graph(dump):
         for dependency in dependencies:
             visit(dependency)
         order.append(name)
-        path = ROOT / (target.get("path") or f"Sources/{name}")
+        path = ROOT / (target.get("path") or f"{'Tests' if target['type'] == 'test' else 'Sources'}/{name}")
         modules[name] = Module(name, target["type"], path, dependencies)
 
     modules = {}
     for product in APPLE_PRODUCTS:
         for target in products[product]["targets"]:
             visit(target)
+    libraries = set(order)
+    if with_tests:
+        # The test targets a Mac builds: those whose every dependency there is in the Apple graph.
+        for name, target in targets.items():
+            if target["type"] == "test" and set(apple_dependencies(target)) <= libraries:
+                visit(name)
     for name in order:
         module = modules[name]
         if module.kind == "system" and name not in APPLE_SYSTEM_LIBRARIES:
             raise CheckFailed(f"{name}, a system library Apple platforms do not have, is in the Apple build graph "
                               f"(through {', '.join(n for n in order if name in modules[n].dependencies)}): "
                               "its dependents must say .when(platforms: [.linux])")
-        if module.kind not in ("regular", "system"):
+        if module.kind not in ("regular", "system", "test"):
             raise UsageError(f"{name}: a {module.kind} target in the Apple build graph")
     return [modules[name] for name in order], set(targets)
 
@@ -292,7 +301,7 @@ class Compiler:
             sources.append((str(relative), apple_source(text, config, context)))
         dependency_flags = [flag for name in module.dependencies for flag in built[name][0]]
         key = hashlib.sha256(
-            repr((module.name, sources, str(stand_ins), [built[name][1] for name in module.dependencies]))
+            repr((module.name, sources, str(stand_ins), config.tests, [built[name][1] for name in module.dependencies]))
             .encode()).hexdigest()[:16]
         directory = self.work / "modules" / key
         if key not in self.built:
@@ -303,10 +312,11 @@ class Compiler:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 paths.append(str(path))
+            testing = ["-enable-testing"] if config.tests else []
             status, output = self.swiftc(
                 ["-emit-module", "-wmo", "-parse-as-library", "-swift-version", "6", "-module-name", module.name,
                  "-package-name", "tether", "-emit-module-path", str(directory / f"{module.name}.swiftmodule"),
-                 "-I", str(stand_ins), "-module-cache-path", str(self.cache), "-DSWIFT_PACKAGE",
+                 "-I", str(stand_ins), "-module-cache-path", str(self.cache), "-DSWIFT_PACKAGE", *testing,
                  *dependency_flags, *paths], f"{config.name}: {module.name}")
             output = output.replace(str(directory / "src") + "/", "").replace(
                 " is deprecated", f" is deprecated, or unavailable on {config.name}")
@@ -321,13 +331,13 @@ class Compiler:
 
 
 def typecheck(compiler, dump, config, overrides=None, report=None):
-    modules, package_targets = apple_graph(dump)
+    modules, package_targets = apple_graph(dump, with_tests=config.tests)
     graph = {module.name for module in modules}
     stand_ins = compiler.stand_ins(config)
     built = {}
     for module in modules:
         result = compiler.module(module, config, graph, package_targets, stand_ins, built, overrides or {})
-        built[module.name] = result if module.kind == "regular" else (result, module.name)
+        built[module.name] = (result, module.name) if module.kind == "system" else result
     if report is not None:
         report(modules)
 
@@ -458,7 +468,7 @@ def main():
             check_layout()
             for config in CONFIGS:
                 def report(modules):
-                    files = sum(len(list(m.path.rglob("*.swift"))) for m in modules if m.kind == "regular")
+                    files = sum(len(list(m.path.rglob("*.swift"))) for m in modules if m.kind != "system")
                     print(f"== {config.name}: {', '.join(m.name for m in modules)} ({files} files) type-check")
                 typecheck(compiler, dump, config, report=report)
         if not arguments.no_self_test:

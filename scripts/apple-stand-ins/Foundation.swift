@@ -28,7 +28,10 @@
 // initWithIdentity:certificates:persistence:, initWithTrust:, NSURLCredentialPersistence); Apple's Swift
 // declarations at developer.apple.com/documentation/foundation for the Foundation overlay
 // (URLSessionWebSocketTask.Message, `send(_:) async throws`, `@preconcurrency receive(completionHandler:)`,
-// URLRequest) and for URLAuthenticationChallenge, URLResponse and HTTPURLResponse.
+// URLRequest) and for URLAuthenticationChallenge, URLResponse and HTTPURLResponse. Tether's own tests (the macOS
+// configuration type-checks them too) use a few declarations the library does not: URLCredential's user and password,
+// URLAuthenticationChallenge's initializer and its sender protocol, HTTPURLResponse's initializer, URLRequest's
+// allHTTPHeaderFields.
 import Foundation
 @_exported import Security
 @_exported import StandInCoreFoundation
@@ -231,8 +234,25 @@ open class URLProtectionSpace: NSObject, @unchecked Sendable {
 
 // MARK: NSURLAuthenticationChallenge.h, NSURLCredential.h
 
+/// `@protocol NSURLAuthenticationChallengeSender <NSObject>` (its last two methods `@optional`)
+public protocol URLAuthenticationChallengeSender: NSObjectProtocol {
+    /// `- (void)useCredential:(NSURLCredential *)credential`
+    /// `forAuthenticationChallenge:(NSURLAuthenticationChallenge *)challenge;`
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge)
+    /// `- (void)continueWithoutCredentialForAuthenticationChallenge:(NSURLAuthenticationChallenge *)challenge;`
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge)
+    /// `- (void)cancelAuthenticationChallenge:(NSURLAuthenticationChallenge *)challenge;`
+    func cancel(_ challenge: URLAuthenticationChallenge)
+}
+
 /// `@interface NSURLAuthenticationChallenge : NSObject <NSSecureCoding>`
 open class URLAuthenticationChallenge: NSObject {
+    /// `- initWithProtectionSpace:proposedCredential:previousFailureCount:failureResponse:error:sender:`
+    public init(
+        protectionSpace space: URLProtectionSpace, proposedCredential credential: URLCredential?,
+        previousFailureCount: Int, failureResponse response: URLResponse?, error: (any Error)?,
+        sender: any URLAuthenticationChallengeSender
+    ) { standIn() }
     /// `@property (readonly, copy) NSURLProtectionSpace *protectionSpace;`
     open var protectionSpace: URLProtectionSpace { standIn() }
     /// `@property (nullable, readonly, copy) NSURLCredential *proposedCredential;`
@@ -263,6 +283,10 @@ open class URLCredential: NSObject {
     public init(trust: SecTrust) { standIn() }
     /// `@property (readonly) NSURLCredentialPersistence persistence;`
     open var persistence: URLCredential.Persistence { standIn() }
+    /// `@property (nullable, readonly, copy) NSString *user;`
+    open var user: String? { standIn() }
+    /// `@property (nullable, readonly, copy) NSString *password;`
+    open var password: String? { standIn() }
     /// `@property (nullable, readonly) SecIdentityRef identity;`
     open var identity: SecIdentity? { standIn() }
 }
@@ -301,6 +325,11 @@ public struct URLRequest: Equatable, Hashable {
         get { standIn() }
         set { standIn() }
     }
+    /// `var allHTTPHeaderFields: [String : String]?`
+    public var allHTTPHeaderFields: [String: String]? {
+        get { standIn() }
+        set { standIn() }
+    }
     /// `func value(forHTTPHeaderField field: String) -> String?`
     public func value(forHTTPHeaderField field: String) -> String? { standIn() }
     /// `mutating func setValue(_ value: String?, forHTTPHeaderField field: String)`
@@ -320,6 +349,12 @@ open class URLResponse: NSObject {
 
 /// `@interface NSHTTPURLResponse : NSURLResponse`
 open class HTTPURLResponse: URLResponse {
+    /// `- (nullable instancetype)initWithURL:(NSURL *)url statusCode:(NSInteger)statusCode
+    /// HTTPVersion:(nullable NSString *)HTTPVersion
+    /// headerFields:(nullable NSDictionary<NSString *, NSString *> *)headerFields`
+    public init?(url: URL, statusCode: Int, httpVersion HTTPVersion: String?, headerFields: [String: String]?) {
+        standIn()
+    }
     /// `@property (readonly) NSInteger statusCode;`
     open var statusCode: Int { standIn() }
     /// `- (nullable NSString *)valueForHTTPHeaderField:(NSString *)field` (iOS 13)
