@@ -7,19 +7,20 @@
 // them `warn_unused_result` (SecTrustEvaluateWithError); `extern const CFStringRef` constants are CFStrings.
 //
 // Checked against, in xybp888/iOS-SDKs:
-//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecTrust.h: SecTrust, SecTrustSetPolicies,
-//     SecTrustSetAnchorCertificates, SecTrustSetAnchorCertificatesOnly, SecTrustEvaluateWithError (iOS 12,
-//     warn_unused_result), SecTrustCopyCertificateChain (iOS 15, _Nullable)
-//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecItem.h: kSecAttrKeyType,
-//     kSecAttrKeyTypeRSA, kSecAttrKeyTypeECSECPrimeRandom
-//   iPhoneOS17.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecKey.h: SecKey, SecKeyCopyAttributes,
-//     SecKeyCopyExternalRepresentation
-// and, the iOS 18 copy of the SDK there holding no SecCertificate.h, SecPolicy.h, SecImportExport.h, SecIdentity.h
-// or SecBase.h, against the Swift interfaces imported from earlier iOS SDKs: swiftlang/swift
-// validation-test/Renaming/Inputs/iOS/Security/ SecPolicy.swift (SecPolicyCreateSSL), SecImportExport.swift
-// (SecPKCS12Import, kSecImportExportPassphrase, kSecImportItemIdentity, kSecImportItemCertChain), SecIdentity.swift,
-// SecTrust.swift; DougGregor/swift-concurrency-objc iOS/Security/SecCertificate.swift (SecCertificateCreateWithData,
-// SecCertificateCopyKey, iOS 12); the errSec* codes as Apple's documentation and SecBase.h list them.
+//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecTrust.h (read whole): SecTrust,
+//     SecTrustSetPolicies, SecTrustSetAnchorCertificates, SecTrustSetAnchorCertificatesOnly,
+//     SecTrustEvaluateWithError (iOS 12, warn_unused_result), SecTrustCopyCertificateChain (iOS 15, _Nullable)
+//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecItem.h: kSecAttrKeyTypeRSA (iOS 2),
+//     kSecAttrKeyTypeECSECPrimeRandom (iOS 10), kSecAttrKeyType
+// and, the iOS 18 copy there holding no SecKey.h, SecCertificate.h, SecPolicy.h, SecImportExport.h, SecIdentity.h or
+// SecBase.h, against Apple's Swift declarations: developer.apple.com/documentation/security for
+// SecKeyCopyExternalRepresentation (iOS 10) and SecKeyCopyAttributes; the interfaces Swift imported from earlier iOS
+// SDKs in swiftlang/swift validation-test/Renaming/Inputs/iOS/Security/ (SecPolicy.swift: SecPolicyCreateSSL;
+// SecImportExport.swift: SecPKCS12Import, kSecImportExportPassphrase, kSecImportItemIdentity,
+// kSecImportItemCertChain; SecTrust.swift), apple/swift-3-api-guidelines-review Platforms/iOS/Security/
+// SecIdentity.swift, and DougGregor/swift-concurrency-objc iOS/Security/SecCertificate.swift
+// (SecCertificateCreateWithData, SecCertificateCopyKey, iOS 12); the errSec* codes as Apple's documentation and
+// SecBase.h list them.
 import Foundation
 @_exported import StandInCoreFoundation
 
