@@ -1,11 +1,7 @@
 // The Autobahn|Testsuite testee for Tether's client: `tether-autobahn --agent NAME [--via transport|client]
 // [--url ws://127.0.0.1:9001] [--cases N-M]`. It asks the fuzzingserver for its case count, runs each case
 // echoing every message back unchanged, then asks the server to write its reports. `scripts/autobahn.sh` runs it.
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 
 let usage = "usage: tether-autobahn --agent NAME [--via transport|client] [--url ws://HOST:PORT] [--cases N-M]"

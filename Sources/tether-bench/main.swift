@@ -1,10 +1,6 @@
 // Benchmarks: `swift run -c release tether-bench <suite> [options]`.
 // Each suite prints `name value` lines on stdout; progress and diagnostics go to stderr.
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let suite = arguments.first else {

@@ -1,32 +1,45 @@
-// A stand-in for Apple's Network framework: exactly the API Sources/Tether/Path/NWPathMonitorAdapter.swift uses,
-// declared as Apple's documentation gives it, so that scripts/apple-typecheck.sh can type-check that file on Linux.
-// Nothing here runs. Sources: developer.apple.com/documentation/network/...
+// Stand-in: the part of Apple's Network framework Tether uses (NWPathMonitorAdapter), in signature only, for
+// scripts/apple-typecheck.sh. Declarations only: nothing here runs.
+//
+// Checked against xybp888/iOS-SDKs iPhoneOS18.0.sdk/System/Library/Frameworks/Network.framework/Modules/
+// Network.swiftmodule/arm64-apple-ios.swiftinterface (Swift 6.0, compiled with library evolution, like this stand-in:
+// its enums are not frozen, so a switch over them needs `@unknown default`). Availability: NWPath, NWInterface and
+// NWPathMonitor since iOS 12 / macOS 10.14 / watchOS 5 / tvOS 12, `isConstrained` since iOS 13; NWPathMonitor is
+// Sendable since iOS 17 / macOS 14 / watchOS 10 / tvOS 17 (the package's floor is iOS 18, macOS 15, watchOS 11).
 import Dispatch
+import Foundation
 
-/// `struct NWPath` (documentation/network/nwpath): Sendable, Equatable.
-public struct NWPath: Sendable, Equatable {
-    /// `enum NWPath.Status` (documentation/network/nwpath/status-swift.enum): satisfied, unsatisfied,
-    /// requiresConnection; not frozen (hence `@unknown default` in the adapter).
-    public enum Status: Sendable, Equatable, Hashable {
+/// `public struct NWPath : Swift.Equatable, Swift.CustomDebugStringConvertible, Swift.Sendable`
+public struct NWPath: Equatable, CustomDebugStringConvertible, Sendable {
+    public var debugDescription: String { standIn() }
+
+    /// `public enum Status : Swift.Sendable` (Equatable and Hashable, as an enum without payloads)
+    public enum Status: Sendable {
         case satisfied
         case unsatisfied
         case requiresConnection
     }
 
-    /// `var status: NWPath.Status { get }`
-    public var status: NWPath.Status { .unsatisfied }
-    /// `var availableInterfaces: [NWInterface] { get }`
-    public var availableInterfaces: [NWInterface] { [] }
-    /// `var isExpensive: Bool { get }`
-    public var isExpensive: Bool { false }
-    /// `var isConstrained: Bool { get }` (iOS 13+)
-    public var isConstrained: Bool { false }
+    /// `public let status: Network.NWPath.Status`
+    public let status: NWPath.Status
+    /// `public let availableInterfaces: [Network.NWInterface]`
+    public let availableInterfaces: [NWInterface]
+    /// `public let isExpensive: Swift.Bool`
+    public let isExpensive: Bool
+    /// `@available(macOS 10.15, iOS 13.0, watchOS 6.0, tvOS 13.0, *) public var isConstrained: Swift.Bool { get }`
+    public var isConstrained: Bool { standIn() }
+    /// `public func usesInterfaceType(_ type: Network.NWInterface.InterfaceType) -> Swift.Bool`
+    public func usesInterfaceType(_ type: NWInterface.InterfaceType) -> Bool { standIn() }
+
+    public static func == (lhs: NWPath, rhs: NWPath) -> Bool { standIn() }
 }
 
-/// `struct NWInterface` (documentation/network/nwinterface): Sendable, Hashable.
-public struct NWInterface: Sendable, Hashable {
-    /// `enum NWInterface.InterfaceType`: other, wifi, cellular, wiredEthernet, loopback; not frozen.
-    public enum InterfaceType: Sendable, Hashable {
+/// `public struct NWInterface : Swift.Hashable, Swift.CustomDebugStringConvertible, Swift.Sendable`
+public struct NWInterface: Hashable, CustomDebugStringConvertible, Sendable {
+    public var debugDescription: String { standIn() }
+
+    /// `public enum InterfaceType : Swift.Sendable`
+    public enum InterfaceType: Sendable {
         case other
         case wifi
         case cellular
@@ -34,21 +47,37 @@ public struct NWInterface: Sendable, Hashable {
         case loopback
     }
 
-    /// `let type: NWInterface.InterfaceType`
-    public let type: NWInterface.InterfaceType
-    /// `let name: String`
-    public let name: String
+    /// `public var type: Network.NWInterface.InterfaceType { get }`
+    public var type: NWInterface.InterfaceType { standIn() }
+    /// `public var name: Swift.String { get }`
+    public var name: String { standIn() }
+    /// `public var index: Swift.Int { get }`
+    public var index: Int { standIn() }
+
+    public static func == (lhs: NWInterface, rhs: NWInterface) -> Bool { standIn() }
+    public func hash(into hasher: inout Hasher) { standIn() }
 }
 
-/// `final class NWPathMonitor` (documentation/network/nwpathmonitor), Sendable.
+/// `final public class NWPathMonitor`; `extension Network.NWPathMonitor : Swift.Sendable` (iOS 17).
 public final class NWPathMonitor: @unchecked Sendable {
-    /// `init()`
-    public init() {}
-    /// `@preconcurrency final var pathUpdateHandler: (@Sendable (NWPath) -> Void)? { get set }`
-    /// (documentation/network/nwpathmonitor/pathupdatehandler)
-    public final var pathUpdateHandler: (@Sendable (NWPath) -> Void)?
-    /// `final func start(queue: DispatchQueue)`
-    public final func start(queue: DispatchQueue) {}
-    /// `final func cancel()`
-    public final func cancel() {}
+    /// `final public var currentPath: Network.NWPath { get }`
+    public final var currentPath: NWPath { standIn() }
+    /// `@preconcurrency final public var pathUpdateHandler: (@Sendable (_ newPath: Network.NWPath) -> Swift.Void)?`
+    @preconcurrency public final var pathUpdateHandler: (@Sendable (_ newPath: NWPath) -> Void)? {
+        get { standIn() }
+        set { standIn() }
+    }
+    /// `final public func start(queue: Dispatch.DispatchQueue)`
+    public final func start(queue: DispatchQueue) { standIn() }
+    /// `final public func cancel()`
+    public final func cancel() { standIn() }
+    /// `final public var queue: Dispatch.DispatchQueue? { get }`
+    public final var queue: DispatchQueue? { standIn() }
+    /// `public init()`
+    public init() { standIn() }
+    /// `public init(requiredInterfaceType: Network.NWInterface.InterfaceType)`
+    public init(requiredInterfaceType: NWInterface.InterfaceType) { standIn() }
 }
+
+/// Every body of a stand-in: they are declarations for the type-check and never run.
+func standIn() -> Never { fatalError("a stand-in of an Apple declaration, for type-checking only") }

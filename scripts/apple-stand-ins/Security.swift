@@ -1,62 +1,113 @@
-// A stand-in for Apple's Security framework (and the CoreFoundation names it brings): exactly the API
-// Sources/Tether/Transport/Trust/ServerTrustEvaluator.swift uses, for scripts/apple-typecheck.sh. Nothing here
-// runs. Signatures from developer.apple.com/documentation/security/<function>; OSStatus values are placeholders
-// (the file names the constants, never their values).
+// Stand-in: the part of Apple's Security framework Tether uses (ServerTrustEvaluator, ClientIdentity+Security,
+// SecurityChallengeCredentials), in signature only, for scripts/apple-typecheck.sh. Declarations only: nothing here
+// runs; the OSStatus values are SecBase.h's.
 //
-// Limit: Linux has no CoreFoundation bridging, so CFString, CFData, CFArray and CFDictionary are aliases of the Swift
-// types they bridge to: `as CFString` and `as? [CFString: Any]` type-check here, but the bridging itself is not
-// checked.
+// As Swift imports them: the Sec types are CF classes (`typedef struct CF_BRIDGED_TYPE(id) __SecTrust *SecTrustRef;`)
+// with no Sendable annotation, so they are not Sendable; C functions are `@discardableResult` unless the header marks
+// them `warn_unused_result` (SecTrustEvaluateWithError); `extern const CFStringRef` constants are CFStrings.
+//
+// Checked against, in xybp888/iOS-SDKs:
+//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecTrust.h (read whole): SecTrust,
+//     SecTrustSetPolicies, SecTrustSetAnchorCertificates, SecTrustSetAnchorCertificatesOnly,
+//     SecTrustEvaluateWithError (iOS 12, warn_unused_result), SecTrustCopyCertificateChain (iOS 15, _Nullable)
+//   iPhoneOS18.0.sdk/System/Library/Frameworks/Security.framework/Headers/SecItem.h: kSecAttrKeyTypeRSA (iOS 2),
+//     kSecAttrKeyTypeECSECPrimeRandom (iOS 10), kSecAttrKeyType
+// and, the iOS 18 copy there holding no SecKey.h, SecCertificate.h, SecPolicy.h, SecImportExport.h, SecIdentity.h or
+// SecBase.h, against Apple's Swift declarations: developer.apple.com/documentation/security for
+// SecKeyCopyExternalRepresentation (iOS 10) and SecKeyCopyAttributes; the interfaces Swift imported from earlier iOS
+// SDKs in swiftlang/swift validation-test/Renaming/Inputs/iOS/Security/ (SecPolicy.swift: SecPolicyCreateSSL;
+// SecImportExport.swift: SecPKCS12Import, kSecImportExportPassphrase, kSecImportItemIdentity,
+// kSecImportItemCertChain; SecTrust.swift), apple/swift-3-api-guidelines-review Platforms/iOS/Security/
+// SecIdentity.swift, and DougGregor/swift-concurrency-objc iOS/Security/SecCertificate.swift
+// (SecCertificateCreateWithData, SecCertificateCopyKey, iOS 12); the errSec* codes as Apple's documentation and
+// SecBase.h list them.
 import Foundation
+@_exported import StandInCoreFoundation
 
-public typealias OSStatus = Int32
-public typealias CFIndex = Int
-public typealias CFString = String
-public typealias CFData = Data
-public typealias CFArray = [Any]
-public typealias CFDictionary = [AnyHashable: Any]
-public typealias CFTypeRef = AnyObject
-public final class CFError {}
-public final class CFAllocator {}
-/// `func CFErrorGetCode(_ err: CFError!) -> CFIndex`
-public func CFErrorGetCode(_ err: CFError!) -> CFIndex { 0 }
-
+/// `typedef struct CF_BRIDGED_TYPE(id) __SecTrust *SecTrustRef;` (SecTrust.h)
 public final class SecTrust {}
+/// `typedef struct CF_BRIDGED_TYPE(id) __SecCertificate *SecCertificateRef;` (SecBase.h)
 public final class SecCertificate {}
+/// `typedef struct CF_BRIDGED_TYPE(id) __SecKey *SecKeyRef;` (SecBase.h)
 public final class SecKey {}
+/// `typedef struct CF_BRIDGED_TYPE(id) __SecPolicy *SecPolicyRef;` (SecBase.h)
 public final class SecPolicy {}
+/// `typedef struct CF_BRIDGED_TYPE(id) __SecIdentity *SecIdentityRef;` (SecBase.h)
+public final class SecIdentity {}
 
-/// `var errSecSuccess: OSStatus { get }` and the trust results the evaluator names.
+// SecBase.h: `CF_ENUM(OSStatus) { errSecSuccess = 0, ... }`, imported as `var errSecX: OSStatus { get }`.
 public var errSecSuccess: OSStatus { 0 }
-public var errSecHostNameMismatch: OSStatus { -1 }
-public var errSecCertificateExpired: OSStatus { -2 }
-public var errSecCertificateNotValidYet: OSStatus { -3 }
-public var errSecNotTrusted: OSStatus { -4 }
+public var errSecAuthFailed: OSStatus { -25293 }
+public var errSecHostNameMismatch: OSStatus { -67602 }
+public var errSecCertificateExpired: OSStatus { -67818 }
+public var errSecCertificateNotValidYet: OSStatus { -67819 }
+public var errSecNotTrusted: OSStatus { -67843 }
 
-/// `let kSecAttrKeyType: CFString`, `let kSecAttrKeyTypeRSA: CFString`, `let kSecAttrKeyTypeECSECPrimeRandom: CFString`
-public let kSecAttrKeyType: CFString = "type"
-public let kSecAttrKeyTypeRSA: CFString = "42"
-public let kSecAttrKeyTypeECSECPrimeRandom: CFString = "73"
+// SecItem.h: `extern const CFStringRef kSecAttrKeyType` and the key types.
+public var kSecAttrKeyType: CFString { standIn() }
+public var kSecAttrKeyTypeRSA: CFString { standIn() }
+public var kSecAttrKeyTypeECSECPrimeRandom: CFString { standIn() }
 
-/// `func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy`
-public func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy { SecPolicy() }
-/// `func SecTrustSetPolicies(_ trust: SecTrust, _ policies: CFTypeRef) -> OSStatus`
-public func SecTrustSetPolicies(_ trust: SecTrust, _ policies: CFTypeRef) -> OSStatus { 0 }
-/// `func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate?`
-public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? { nil }
-/// `func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: CFArray?) -> OSStatus`
-public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: CFArray?) -> OSStatus { 0 }
-/// `func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus`
-public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus { 0 }
-/// `func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool`
-public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool { false }
-/// `func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray?` (iOS 15, macOS 12)
-public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? { nil }
-/// `func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey?`
-public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? { nil }
-/// `func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary?`
-public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? { nil }
-/// `func SecKeyCopyExternalRepresentation(_ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?)
-/// -> CFData?`
+// SecImportExport.h: the options and result keys of SecPKCS12Import.
+public var kSecImportExportPassphrase: CFString { standIn() }
+public var kSecImportItemIdentity: CFString { standIn() }
+public var kSecImportItemCertChain: CFString { standIn() }
+
+/// `SecPolicyRef SecPolicyCreateSSL(Boolean server, CFStringRef __nullable hostname)` (SecPolicy.h)
+@discardableResult
+public func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy { standIn() }
+
+/// `OSStatus SecTrustSetPolicies(SecTrustRef trust, CFTypeRef policies)` (SecTrust.h)
+@discardableResult
+public func SecTrustSetPolicies(_ trust: SecTrust, _ policies: CFTypeRef) -> OSStatus { standIn() }
+
+/// `OSStatus SecTrustSetAnchorCertificates(SecTrustRef trust, CFArrayRef __nullable anchorCertificates)`
+@discardableResult
+public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: CFArray?) -> OSStatus {
+    standIn()
+}
+
+/// `OSStatus SecTrustSetAnchorCertificatesOnly(SecTrustRef trust, Boolean anchorCertificatesOnly)`
+@discardableResult
+public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus {
+    standIn()
+}
+
+/// `__attribute__((warn_unused_result)) bool SecTrustEvaluateWithError(SecTrustRef trust,
+/// CFErrorRef _Nullable * _Nullable CF_RETURNS_RETAINED error)` (SecTrust.h, iOS 12)
+public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool {
+    standIn()
+}
+
+/// `_Nullable CF_RETURNS_RETAINED CFArrayRef SecTrustCopyCertificateChain(SecTrustRef trust)` (SecTrust.h, iOS 15)
+@discardableResult
+public func SecTrustCopyCertificateChain(_ trust: SecTrust) -> CFArray? { standIn() }
+
+/// `SecCertificateRef __nullable SecCertificateCreateWithData(CFAllocatorRef __nullable allocator, CFDataRef data)`
+/// (SecCertificate.h)
+@discardableResult
+public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? { standIn() }
+
+/// `SecKeyRef __nullable SecCertificateCopyKey(SecCertificateRef certificate)` (SecCertificate.h, iOS 12)
+@discardableResult
+public func SecCertificateCopyKey(_ certificate: SecCertificate) -> SecKey? { standIn() }
+
+/// `CFDictionaryRef _Nullable SecKeyCopyAttributes(SecKeyRef key)` (SecKey.h)
+@discardableResult
+public func SecKeyCopyAttributes(_ key: SecKey) -> CFDictionary? { standIn() }
+
+/// `CFDataRef _Nullable SecKeyCopyExternalRepresentation(SecKeyRef key, CFErrorRef *error)` (SecKey.h)
+@discardableResult
 public func SecKeyCopyExternalRepresentation(
     _ key: SecKey, _ error: UnsafeMutablePointer<Unmanaged<CFError>?>?
-) -> CFData? { nil }
+) -> CFData? { standIn() }
+
+/// `OSStatus SecPKCS12Import(CFDataRef pkcs12_data, CFDictionaryRef options,
+/// CFArrayRef * __nonnull CF_RETURNS_RETAINED items)` (SecImportExport.h)
+@discardableResult
+public func SecPKCS12Import(
+    _ pkcs12_data: CFData, _ options: CFDictionary, _ items: UnsafeMutablePointer<CFArray?>
+) -> OSStatus { standIn() }
+
+/// Every body of a stand-in: they are declarations for the type-check and never run.
+func standIn() -> Never { fatalError("a stand-in of an Apple declaration, for type-checking only") }

@@ -1,5 +1,3 @@
-import TetherPOSIX
-
 /// A CIDR range of IP addresses, as `no_proxy` lists them: `10.0.0.0/8`, `192.168.1.0/24`, `fd00::/8`, `::1/128`.
 ///
 /// It contains numeric hosts only: a domain name is never in a range, whatever it resolves to. An IPv4 range also
@@ -48,9 +46,9 @@ struct AddressRange: Equatable {
     /// `::ffff:0:0/96`, the IPv6 prefix of IPv4-mapped addresses.
     private static let ipv4MappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
 
-    /// The bytes of a numeric IPv4 or IPv6 address (parsed by `inet_pton`), or nil.
+    /// The bytes of a numeric IPv4 or IPv6 address (by `inet_pton`'s rules), or nil.
     private static func addressBytes(of text: some StringProtocol) -> [UInt8]? {
-        SocketAddress(ip: String(text), port: 0)?.addressBytes
+        IPAddressText.bytes(of: text)
     }
 
     private static func masked(_ bytes: [UInt8], prefixLength: Int) -> [UInt8] {

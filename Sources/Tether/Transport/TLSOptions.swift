@@ -1,5 +1,4 @@
 import Foundation
-import TetherPOSIX
 import TetherWire
 
 /// How a `wss://` connection verifies its server. Secure by default: TLS 1.2 or later, the certificate chain
@@ -130,8 +129,9 @@ extension TLSOptions.ClientIdentity {
         #if os(Linux)
         if transport is SocketTransport { return self.socketProblem }
         #endif
-        #if canImport(Security) && !os(Linux)
-        if transport is URLSessionTransport { return self.securityProblem }
+        #if canImport(Security)
+        // A PEM identity is refused by `URLSessionTransport.checkSupport(of:)`, which says what to use instead.
+        if transport is URLSessionTransport, case .pkcs12 = self.source { return self.securityProblem }
         #endif
         return nil
     }

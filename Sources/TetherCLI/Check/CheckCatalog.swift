@@ -10,7 +10,6 @@ package enum CheckCatalog {
         #endif
     }
 
-    #if os(Linux)
     private typealias S = CheckScenarios
 
     package static let entries: [Entry] = [
@@ -97,10 +96,6 @@ package enum CheckCatalog {
         ),
         Entry(name: "ping-flood", title: "Ping flood from a peer that never reads: pongs bounded", body: S.pingFlood),
     ]
-    #else
-    /// `tether check` needs Linux (its embedded server runs on epoll): no scenario elsewhere.
-    package static let entries: [Entry] = []
-    #endif
 
     /// Every scenario name, in order.
     package static var names: [String] { self.entries.map(\.name) }

@@ -10,7 +10,6 @@ package enum CheckCommand {
     package static func run(
         _ options: CheckOptions, io: CommandIO, timing: CheckTiming = CheckTiming()
     ) async -> Int32 {
-        #if os(Linux)
         let entries = CheckCatalog.entries.filter {
             (options.only == nil || $0.name == options.only) && !options.skip.contains($0.name)
         }
@@ -46,10 +45,6 @@ package enum CheckCommand {
             io.write("report: \(jsonURL.path)\n        \(htmlURL.path)\n")
         }
         return report.passed ? 0 : 1
-        #else
-        io.writeError("tether check: the embedded test server needs Linux (POSIX sockets on epoll)\n")
-        return 1
-        #endif
     }
 
     #if os(Linux)

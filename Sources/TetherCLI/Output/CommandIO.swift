@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Where a command writes and reads. `standard` is the process's stdio; tests inject their own sinks.
 package struct CommandIO: Sendable {

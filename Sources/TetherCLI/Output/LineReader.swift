@@ -1,10 +1,6 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Reads lines from a file descriptor on a thread of its own, one line per request: it reads the descriptor only
 /// when asked for a line that it does not hold yet, so it is never more than one `read` (`chunkSize` bytes)

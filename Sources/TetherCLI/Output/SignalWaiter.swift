@@ -1,10 +1,6 @@
 import Dispatch
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Waits for the first of some signals with Dispatch signal sources. While it waits the signals' default action
 /// (terminating the process) is off, so that a command can close its connections cleanly; it is restored after.

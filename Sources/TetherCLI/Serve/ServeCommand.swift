@@ -19,7 +19,6 @@ package enum ServeCommand {
         started: @escaping @Sendable (String) -> Void = { _ in },
         until: (@Sendable () async -> Void)? = nil
     ) async -> Int32 {
-        #if os(Linux)
         let scenario = self.scenario(for: options)
         let server: TestServer
         var tls: TestServerTLS?
@@ -76,10 +75,6 @@ package enum ServeCommand {
             output.abandon()
         }
         return 0
-        #else
-        io.writeError("tether serve: the test server needs Linux (POSIX sockets on epoll)\n")
-        return 1
-        #endif
     }
 
     #if os(Linux)

@@ -31,11 +31,7 @@ package enum HostsFile {
     }
 }
 
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 extension HostsFile {
     /// The largest hosts file read; a longer one is read up to here.

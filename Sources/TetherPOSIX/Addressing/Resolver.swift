@@ -1,9 +1,5 @@
 import Dispatch
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Host name resolution with `getaddrinfo`.
 package enum Resolver {
@@ -59,11 +55,7 @@ package enum Resolver {
     private static func getAddresses(host: String, port: Int, flags: Int32) -> Result<[SocketAddress], SocketError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
-        #if os(Linux)
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        #else
-        hints.ai_socktype = SOCK_STREAM
-        #endif
         hints.ai_protocol = Int32(IPPROTO_TCP)
         hints.ai_flags = flags | AI_NUMERICSERV
         var list: UnsafeMutablePointer<addrinfo>?

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// An IPv4 or IPv6 address with a TCP port, as used by `connect` and `bind`.
 package struct SocketAddress: Hashable, Sendable, CustomStringConvertible {

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Why a socket operation failed. The common network failures have their own cases so callers can
 /// decide on retries without decoding `errno`; anything else keeps the operation name and `errno`.

@@ -83,15 +83,11 @@ package final class ManualLoopClock: Sendable {
     /// Moves time forward by `duration`; every attached loop then fires the timers that became due.
     package func advance(by duration: Duration) {
         precondition(duration >= .zero, "a manual clock never goes back")
-        #if os(Linux)
         let loops = self.state.withLock { state in
             state.offset += duration
             return state.loops.compactMap(\.loop)
         }
         for loop in loops { loop.clockMoved() }
-        #else
-        self.state.withLock { $0.offset += duration }
-        #endif
     }
 
     /// Moves time to `milliseconds` after the clock's origin (never back).

@@ -1,9 +1,5 @@
 import Synchronization
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Which thread runs an event loop, so that loop-confined state can check it is used on that thread.
 final class LoopThreadIdentity: Sendable {
@@ -28,11 +24,7 @@ final class LoopThreadIdentity: Sendable {
     }
 
     private static var currentThreadID: UInt {
-        #if os(Linux)
         UInt(pthread_self())
-        #else
-        UInt(bitPattern: pthread_self())
-        #endif
     }
 }
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A Linux network namespace, named by the path of its handle (as made by `ip netns add NAME`).
 ///
@@ -29,9 +25,8 @@ package struct NetworkNamespace: Hashable, Sendable, CustomStringConvertible {
     /// Runs `body` on a new thread that has joined this namespace, waits for it, and returns its
     /// result. Use it for anything that must happen inside the namespace (creating sockets).
     /// - Throws: `SocketError.system` when the handle cannot be opened or joined (for example
-    ///   `EPERM` without root, `ENOENT` for a missing namespace; `ENOSYS` off Linux).
+    ///   `EPERM` without root, `ENOENT` for a missing namespace; `ENOSYS` when the C library has no `setns`).
     package func run<Value>(_ body: () throws(SocketError) -> Value) throws(SocketError) -> Value {
-        #if os(Linux)
         guard let setns = GNUExtensions.setns else {
             throw .system(operation: "setns", errno: ENOSYS)
         }
@@ -60,9 +55,6 @@ package struct NetworkNamespace: Hashable, Sendable, CustomStringConvertible {
             context.release()
             return try job.result!.get()
         }
-        #else
-        throw .system(operation: "setns", errno: ENOSYS)
-        #endif
     }
 
     /// Creates a non-blocking TCP socket of `family` inside the namespace.

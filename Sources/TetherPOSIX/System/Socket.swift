@@ -1,22 +1,12 @@
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// Thin wrappers around socket system calls that return typed errors.
 enum Socket {
     /// Creates a TCP socket that is non-blocking and close-on-exec.
     static func makeTCP(family: Int32) throws(SocketError) -> Int32 {
-        #if os(Linux)
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = socket(family, type, 0)
         guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
-        #else
-        let fd = socket(family, SOCK_STREAM, 0)
-        guard fd >= 0 else { throw SocketError(operation: "socket", errno: errno) }
-        do { try self.setNonBlockingAndCloseOnExec(fd) } catch { self.close(fd); throw error }
-        #endif
         return fd
     }
 
@@ -73,11 +63,7 @@ enum Socket {
     /// Closes `fd`. On Linux the descriptor is released even when `close` reports `EINTR`,
     /// so it is never retried (a retry could close a descriptor another thread just opened).
     static func close(_ fd: Int32) {
-        #if canImport(Glibc)
         _ = Glibc.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
     }
 
     /// The local or remote address of a socket.

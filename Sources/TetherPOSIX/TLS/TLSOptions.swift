@@ -1,4 +1,6 @@
 #if os(Linux)
+import TetherWire
+
 /// PEM data: a file to read, or the bytes themselves.
 package enum PEMSource: Sendable, Hashable {
     /// A PEM file's path, read when the TLS context is created.

@@ -5,7 +5,7 @@ import TetherWire
 /// Why a server's certificate was refused by a transport that evaluates it itself (`URLSessionTransport` on Apple
 /// platforms). `detail` is the same text `SocketTransport` reports for the same failure, so that a
 /// `tls_failed` record reads alike on every platform.
-enum ServerTrustFailure: Equatable, Sendable {
+enum ServerTrustFailure: Error, Equatable, Sendable {
     case hostnameMismatch
     case certificateExpired
     case certificateNotYetValid

@@ -14,7 +14,8 @@ struct FoundationWebSocketTaskFactory: WebSocketTaskFactory {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1  // delegate callbacks in order
         let bridge = WebSocketTaskDelegateBridge(
-            delegate, trust: connection.trust, host: request.url?.host ?? "", clientIdentity: connection.clientIdentity)
+            delegate, trust: connection.trust, host: request.url?.host ?? "", clientIdentity: connection.clientIdentity,
+            credentials: Self.platformCredentials)
         var configuration = self.configuration
         if let proxy = connection.proxy, let copy = self.configuration.copy() as? URLSessionConfiguration {
             copy.connectionProxyDictionary = proxy
@@ -22,6 +23,16 @@ struct FoundationWebSocketTaskFactory: WebSocketTaskFactory {
         }
         let session = URLSession(configuration: configuration, delegate: bridge, delegateQueue: queue)
         return FoundationWebSocketTask(session: session, task: session.webSocketTask(with: request))
+    }
+
+    /// The platform's side of the authentication challenges: Security on Apple platforms; none on Linux, whose
+    /// Foundation asks the delegate no certificate questions.
+    static var platformCredentials: (any ChallengeCredentials)? {
+        #if canImport(Security)
+        SecurityChallengeCredentials()
+        #else
+        nil
+        #endif
     }
 }
 
@@ -75,22 +86,24 @@ final class FoundationWebSocketTask: WebSocketTask {
 final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
     let delegate: any WebSocketTaskDelegate
     /// How the server-trust challenge is answered, and the host name the certificate must name (see
-    /// `WebSocketTaskDelegateBridge+ServerTrust.swift`, Apple platforms only).
+    /// `WebSocketTaskDelegateBridge+Challenges.swift`).
     let trust: ServerTrustPolicy
     let host: String
-    /// Presented on the client-certificate challenge (Apple platforms).
+    /// Presented on the client-certificate challenge.
     let clientIdentity: TLSOptions.ClientIdentity?
+    /// The platform's side of the challenges; nil where Foundation asks none (Linux).
+    let credentials: (any ChallengeCredentials)?
 
     init(
         _ delegate: any WebSocketTaskDelegate, trust: ServerTrustPolicy, host: String,
-        clientIdentity: TLSOptions.ClientIdentity? = nil
+        clientIdentity: TLSOptions.ClientIdentity? = nil, credentials: (any ChallengeCredentials)?
     ) {
         self.delegate = delegate
         self.trust = trust
         self.host = host
         self.clientIdentity = clientIdentity
+        self.credentials = credentials
     }
-
 
     func urlSession(
         _ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?

@@ -17,10 +17,11 @@ import FoundationNetworking
 /// `TLSOptions` apply through the session's server-trust challenge on Apple platforms: the chain is evaluated with
 /// `additionalTrustRoots` as anchors besides the system's and the URL's host name required, then the pins are
 /// matched against each chain certificate's SubjectPublicKeyInfo; a refusal ends the connection with a permanent
-/// `.tlsFailed` whose detail reads as `SocketTransport`'s (`pin mismatch`, `untrusted issuer`, ...). An HTTP proxy
-/// becomes the per-connection session's `connectionProxyDictionary`. What it cannot honour, it refuses when the
-/// client is created (`checkSupport(of:)`): `tls.sessionResumption` off, a proxy with credentials, and on Linux
-/// (no server-trust challenge there) any TLS option or proxy. See docs/platforms.md.
+/// `.tlsFailed` whose detail reads as `SocketTransport`'s (`pin mismatch`, `untrusted issuer`, ...). A PKCS#12
+/// client identity is presented on the client-certificate challenge. An HTTP proxy becomes the per-connection
+/// session's `connectionProxyDictionary`. What it cannot honour, it refuses when the client is created
+/// (`checkSupport(of:)`): compression, `tls.sessionResumption` off, a proxy with credentials or a SOCKS proxy, a PEM
+/// identity, and on Linux (no challenges there) any TLS option, client identity or proxy. See docs/platforms.md.
 ///
 /// On Linux, Foundation needs a libcurl built with WebSocket support; Debian's is not, and the
 /// connection then ends with `.connectFailed(.unsupported)`. Use `SocketTransport` there.
@@ -43,69 +44,6 @@ public struct URLSessionTransport: WebSocketTransport {
 
     public func connect(_ request: TransportRequest) -> any TransportConnection {
         URLSessionConnection(request: request, factory: self.factory, clock: self.clock)
-    }
-
-    /// Refuses what this transport cannot honour on this platform (see the type's documentation).
-    public func checkSupport(of request: TransportRequest) throws(WebSocketConfigurationError) {
-        if let refusal = Self.unsupportedSetting(in: request, evaluatesServerTrust: Self.evaluatesServerTrust) {
-            throw refusal
-        }
-    }
-
-    /// Whether this platform's Foundation hands the server's certificate chain to the session's delegate (Apple
-    /// platforms, with the Security framework); Linux's Foundation verifies inside libcurl and never asks.
-    static var evaluatesServerTrust: Bool {
-        #if canImport(Security)
-        true
-        #else
-        false
-        #endif
-    }
-
-    /// The first setting of `request` this transport cannot honour, on a platform that does or does not evaluate
-    /// server trust itself; nil when it honours them all. A proxy from the environment is resolved only when
-    /// connecting: one that cannot be honoured then ends that connection (`URLSessionProxySettings`).
-    static func unsupportedSetting(
-        in request: TransportRequest, evaluatesServerTrust: Bool
-    ) -> WebSocketConfigurationError? {
-        let elsewhere = "with URLSessionTransport on this platform (use SocketTransport)"
-        if request.compression != nil {
-            // URLSession's WebSocket task offers no permessage-deflate parameters to choose or read back.
-            return WebSocketConfigurationError(
-                property: "compression", requirement: "nil with URLSessionTransport (use SocketTransport)",
-                value: "set")
-        }
-        if !request.tls.sessionResumption {
-            return WebSocketConfigurationError(
-                property: "tls.sessionResumption",
-                requirement: "true with URLSessionTransport (the platform decides when TLS sessions resume)",
-                value: "false")
-        }
-        if !evaluatesServerTrust {
-            if !request.tls.pins.isEmpty {
-                return WebSocketConfigurationError(
-                    property: "tls.pins", requirement: "empty " + elsewhere, value: "\(request.tls.pins.count) pins")
-            }
-            if !request.tls.additionalTrustRoots.isEmpty {
-                return WebSocketConfigurationError(
-                    property: "tls.additionalTrustRoots", requirement: "empty " + elsewhere,
-                    value: "\(request.tls.additionalTrustRoots.count) sources")
-            }
-            if request.tls.insecureSkipVerification {
-                return WebSocketConfigurationError(
-                    property: "tls.insecureSkipVerification", requirement: "false " + elsewhere, value: "true")
-            }
-            if request.proxy != .none {
-                return WebSocketConfigurationError(
-                    property: "proxy", requirement: ".none " + elsewhere, value: "\(request.proxy)")
-            }
-        }
-        if case .http(let proxy) = request.proxy, proxy.credentials != nil {
-            return WebSocketConfigurationError(
-                property: "proxy", requirement: "without credentials with URLSessionTransport",
-                value: proxy.description)
-        }
-        return nil
     }
 }
 
@@ -133,8 +71,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         var receiveParked = false
         /// Ends the connection if the task does not complete within the close timeout; cancelled by the end.
         var closeTimer: Task<Void, Never>?
-        /// Why the server's certificate was refused, reported before the task completes (cancelled).
-        var trustFailure: ServerTrustFailure?
+        /// Why an authentication challenge was refused, reported before the task completes (cancelled).
+        var refusal: ChallengeRefusal?
     }
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
@@ -275,20 +213,20 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         self.state.withLock { $0.peerCloseCode = .some(peerCode) }
     }
 
-    func taskDidRefuseServerTrust(_ failure: ServerTrustFailure) {
+    func taskDidRefuseChallenge(_ refusal: ChallengeRefusal) {
         self.state.withLock { state in
-            if state.trustFailure == nil { state.trustFailure = failure }
+            if state.refusal == nil { state.refusal = refusal }
         }
     }
 
     func taskDidComplete(error: (any Error)?) {
-        let (closingLocally, peerCode, trustFailure) = self.state.withLock {
-            ($0.closingLocally, $0.peerCloseCode, $0.trustFailure)
+        let (closingLocally, peerCode, refusal) = self.state.withLock {
+            ($0.closingLocally, $0.peerCloseCode, $0.refusal)
         }
         let response = self.task.withLock { $0 }?.response
         let end: TransportEnd
-        if let trustFailure {
-            end = trustFailure.end  // the task completes as cancelled: the refusal is why
+        if let refusal {
+            end = refusal.end  // the task completes as cancelled: the refusal is why
         } else if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {

@@ -33,8 +33,9 @@ protocol WebSocketTaskDelegate: AnyObject, Sendable {
     func taskDidOpen(subprotocol: String?)
     /// The peer's close frame arrived, with its raw code (not terminal: `taskDidComplete` follows).
     func taskDidClose(code: Int, reason: Data?)
-    /// The server's certificate was refused (the challenge is cancelled, and `taskDidComplete` follows).
-    func taskDidRefuseServerTrust(_ failure: ServerTrustFailure)
+    /// An authentication challenge was refused: the server's certificate, or a client identity that could not be
+    /// presented (the challenge is cancelled, and `taskDidComplete` follows).
+    func taskDidRefuseChallenge(_ refusal: ChallengeRefusal)
     /// The terminal callback: the task ended, with `error` unless it ended cleanly.
     func taskDidComplete(error: (any Error)?)
 }

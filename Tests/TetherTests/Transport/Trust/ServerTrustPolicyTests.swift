@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 import TetherCore
-import TetherTestServer
 @testable import Tether
 #if os(Linux)
 import TetherPOSIX
+import TetherTestServer
 #endif
 
 /// The decision `URLSessionTransport` makes once the platform evaluated the server's chain: the same rules, pin
@@ -65,6 +65,8 @@ import TetherPOSIX
         #endif
     }
 
+    #if os(Linux)
+    /// PEM made by the test server's certificate authority (OpenSSL, Linux only).
     @Test func trustRootsAreReadFromPEMTextAndFiles() throws {
         let authority = TestCertificateAuthority()
         let other = TestCertificateAuthority(commonName: "Another CA")
@@ -78,6 +80,7 @@ import TetherPOSIX
         let policy = ServerTrustPolicy(TLSOptions(additionalTrustRoots: [.pemFile(file.path), .pem(pem)]))
         #expect(policy.trustRootCertificates() == fromText + fromText)
     }
+    #endif
 
     @Test func unreadableTrustRootsAreNoCertificates() {
         let missing = ServerTrustPolicy(TLSOptions(additionalTrustRoots: [.pemFile("/nonexistent/tether-ca.pem")]))

@@ -23,13 +23,15 @@ final class ScriptedWebSocketTask: WebSocketTask {
     private struct State {
         var calls: [Call] = []
         var maximumMessageSize = 1 << 20  // the platform default
-        var response: HTTPURLResponse?
+        /// The handshake response's status and headers (kept as values: the response object is made when read).
+        var response: (status: Int, headers: [String: String])?
         var pendingReceives: [@Sendable (Result<URLSessionWebSocketTask.Message, any Error>) -> Void] = []
         var pingCompletions: [@Sendable ((any Error)?) -> Void] = []
     }
 
     private let state = Mutex(State())
-    private let delegate: any WebSocketTaskDelegate
+    /// The connection the task reports to (what `FoundationWebSocketTaskFactory` gives its delegate bridge).
+    let delegate: any WebSocketTaskDelegate
 
     init(delegate: any WebSocketTaskDelegate) {
         self.delegate = delegate
@@ -52,11 +54,7 @@ final class ScriptedWebSocketTask: WebSocketTask {
     // MARK: Playing the platform
 
     func setResponse(status: Int, headers: [String: String] = [:]) {
-        let response = HTTPURLResponse(
-            url: URL(string: "http://example.test/")!, statusCode: status, httpVersion: "HTTP/1.1",
-            headerFields: headers
-        )
-        self.state.withLock { $0.response = response }
+        self.state.withLock { $0.response = (status, headers) }
     }
 
     /// Completes the oldest pending `receive` with `result`; false when none is pending.
@@ -88,7 +86,9 @@ final class ScriptedWebSocketTask: WebSocketTask {
     func complete(error: (any Error)? = nil) { self.delegate.taskDidComplete(error: error) }
 
     /// What the delegate bridge does when `ServerTrustEvaluator` refuses the server (before the task completes).
-    func refuseServerTrust(_ failure: ServerTrustFailure) { self.delegate.taskDidRefuseServerTrust(failure) }
+    func refuseServerTrust(_ failure: ServerTrustFailure) {
+        self.delegate.taskDidRefuseChallenge(.serverTrust(failure))
+    }
 
     // MARK: WebSocketTask
 
@@ -102,7 +102,12 @@ final class ScriptedWebSocketTask: WebSocketTask {
         }
     }
 
-    var response: HTTPURLResponse? { self.state.withLock { $0.response } }
+    var response: HTTPURLResponse? {
+        guard let (status, headers) = self.state.withLock({ $0.response }) else { return nil }
+        return HTTPURLResponse(
+            url: URL(string: "http://example.test/")!, statusCode: status, httpVersion: "HTTP/1.1",
+            headerFields: headers)
+    }
 
     func resume() {
         self.state.withLock { $0.calls.append(.resume) }
@@ -143,11 +148,21 @@ final class ScriptedWebSocketTask: WebSocketTask {
 
 /// Hands out `ScriptedWebSocketTask`s and keeps them for the test, with the requests they were made for.
 final class ScriptedWebSocketTaskFactory: WebSocketTaskFactory {
-    private let made = Mutex<[(request: URLRequest, settings: WebSocketTaskSettings, task: ScriptedWebSocketTask)]>(
-        [])
+    /// What a task's request held (kept as values: URLRequest is not Sendable on every platform).
+    struct Request: Sendable {
+        let url: URL?
+        let timeoutInterval: Double
+        let headers: [String: String]
+
+        func value(forHTTPHeaderField field: String) -> String? {
+            self.headers.first { $0.key.lowercased() == field.lowercased() }?.value
+        }
+    }
+
+    private let made = Mutex<[(request: Request, settings: WebSocketTaskSettings, task: ScriptedWebSocketTask)]>([])
 
     var tasks: [ScriptedWebSocketTask] { self.made.withLock { $0.map(\.task) } }
-    var requests: [URLRequest] { self.made.withLock { $0.map(\.request) } }
+    var requests: [Request] { self.made.withLock { $0.map(\.request) } }
     /// The trust policy and proxy each task's session was given.
     var settings: [WebSocketTaskSettings] { self.made.withLock { $0.map(\.settings) } }
 
@@ -155,7 +170,9 @@ final class ScriptedWebSocketTaskFactory: WebSocketTaskFactory {
         for request: URLRequest, connection: WebSocketTaskSettings, delegate: any WebSocketTaskDelegate
     ) -> any WebSocketTask {
         let task = ScriptedWebSocketTask(delegate: delegate)
-        self.made.withLock { $0.append((request, connection, task)) }
+        let made = Request(
+            url: request.url, timeoutInterval: request.timeoutInterval, headers: request.allHTTPHeaderFields ?? [:])
+        self.made.withLock { $0.append((made, connection, task)) }
         return task
     }
 }

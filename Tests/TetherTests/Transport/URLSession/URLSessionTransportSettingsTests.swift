@@ -22,7 +22,7 @@ import FoundationNetworking
     }
 
     static func refusal(_ request: TransportRequest, apple: Bool) -> String? {
-        URLSessionTransport.unsupportedSetting(in: request, evaluatesServerTrust: apple)?.property
+        URLSessionTransport.unsupportedSetting(in: request, on: apple ? .apple : .linux)?.property
     }
 
     // MARK: Where the platform hands the chain to the delegate (Apple)
@@ -37,10 +37,57 @@ import FoundationNetworking
         var withCredentials = Self.proxy
         withCredentials.credentials = .init(user: "u", password: "secret")
         let refused = URLSessionTransport.unsupportedSetting(
-            in: Self.request { $0.proxy = .http(withCredentials) }, evaluatesServerTrust: true)
+            in: Self.request { $0.proxy = .http(withCredentials) }, on: .apple)
         #expect(refused?.property == "proxy")
         #expect(refused.map { !$0.description.contains("secret") } == true)
         #expect(Self.refusal(Self.request { $0.tls.sessionResumption = false }, apple: true) == "tls.sessionResumption")
+    }
+
+    /// The settings URLSession cannot carry on Apple platforms either are refused by name when the client is
+    /// created: compression, a SOCKS proxy, a PEM identity (a PKCS#12 one is taken).
+    @Test func onApplePlatformsCompressionSOCKSAndAPEMIdentityAreRefused() {
+        #expect(Self.refusal(Self.request { $0.compression = .standard }, apple: true) == "compression")
+        #expect(Self.refusal(
+            Self.request { $0.proxy = .socks(SOCKSProxy(host: "socks.example.test", port: 1080)) }, apple: true)
+            == "proxy")
+        #expect(Self.refusal(Self.request {
+            $0.tls.clientIdentity = .pem(certificateChain: .pemFile("/client.pem"), privateKey: .pemFile("/key.pem"))
+        }, apple: true) == "tls.clientIdentity")
+        #expect(Self.refusal(
+            Self.request { $0.tls.clientIdentity = .pkcs12(Data([0x30]), passphrase: "p") }, apple: true) == nil)
+        #expect(Self.refusal(Self.request { $0.interface = "en0" }, apple: true) == "interface")
+    }
+
+    /// Every refusal an Apple user can meet says what to change there, and none names SocketTransport, which does not
+    /// exist on Apple platforms; on Linux each says to use it.
+    @Test(arguments: URLSessionTransport.Platform.allCases)
+    func eachRefusalSpeaksToItsPlatform(platform: URLSessionTransport.Platform) {
+        let refused: [TransportRequest] = [
+            Self.request { $0.compression = .standard },
+            Self.request { $0.tls.sessionResumption = false },
+            Self.request { $0.interface = "eth0" },
+            Self.request { $0.proxy = .socks(SOCKSProxy(host: "socks.example.test", port: 1080)) },
+            Self.request {
+                $0.proxy = .http(HTTPProxy(host: "p.example.test", credentials: .init(user: "u", password: "secret")))
+            },
+            Self.request {
+                $0.tls.clientIdentity = .pem(certificateChain: .pemFile("/c.pem"), privateKey: .pemFile("/k.pem"))
+            },
+            Self.request { $0.tls.pins = [Self.pin] },
+            Self.request { $0.tls.clientIdentity = .pkcs12(Data([0x30]), passphrase: "p") },
+            Self.request { $0.proxy = .environment },
+        ]
+        var count = 0
+        for request in refused {
+            guard let refusal = URLSessionTransport.unsupportedSetting(in: request, on: platform) else { continue }
+            count += 1
+            #expect(!refusal.description.contains("secret"))
+            switch platform {
+            case .apple: #expect(!refusal.description.contains("SocketTransport"), "\(refusal)")
+            case .linux: #expect(refusal.description.contains("use SocketTransport"), "\(refusal)")
+            }
+        }
+        #expect(count == (platform == .apple ? 6 : 9))
     }
 
     /// What the connection hands its session: the trust policy from the options, and the proxy dictionary.
@@ -97,7 +144,8 @@ import FoundationNetworking
 
     @Test func aProxyBecomesTheHTTPAndHTTPSEntriesOfTheProxyDictionary() throws {
         let dictionary = URLSessionProxySettings.dictionary(for: Self.proxy)
-        #expect(Set(dictionary.keys) == ["HTTPEnable", "HTTPProxy", "HTTPPort", "HTTPSEnable", "HTTPSProxy", "HTTPSPort"])
+        #expect(
+            Set(dictionary.keys) == ["HTTPEnable", "HTTPProxy", "HTTPPort", "HTTPSEnable", "HTTPSProxy", "HTTPSPort"])
         #expect(dictionary["HTTPSEnable"] as? Int == 1 && dictionary["HTTPEnable"] as? Int == 1)
         #expect(dictionary["HTTPProxy"] as? String == "proxy.example.test")
         #expect(dictionary["HTTPPort"] as? Int == 3128)
@@ -141,7 +189,12 @@ import FoundationNetworking
             == "tls.insecureSkipVerification")
         #expect(Self.refusal(Self.request { $0.proxy = .http(Self.proxy) }, apple: false) == "proxy")
         #expect(Self.refusal(Self.request { $0.proxy = .environment }, apple: false) == "proxy")
-        #expect(Self.refusal(Self.request { $0.tls.sessionResumption = false }, apple: false) == "tls.sessionResumption")
+        #expect(
+            Self.refusal(Self.request { $0.tls.sessionResumption = false }, apple: false) == "tls.sessionResumption")
+        #expect(Self.refusal(
+            Self.request { $0.tls.clientIdentity = .pkcs12(Data([0x30]), passphrase: "p") }, apple: false)
+            == "tls.clientIdentity")
+        #expect(Self.refusal(Self.request { $0.compression = .standard }, apple: false) == "compression")
     }
 
     #if os(Linux)
@@ -160,6 +213,18 @@ import FoundationNetworking
         configuration.tls.pins = []
         configuration.proxy = .http(Self.proxy)
         #expect(throws: WebSocketConfigurationError.self) { try configuration.validate() }
+    }
+
+    /// A client identity with `URLSessionTransport` on Linux was taken and never presented (Linux's Foundation asks
+    /// the delegate nothing): now the client is not created.
+    @Test func aClientIdentityOnURLSessionTransportHereIsRefused() {
+        var configuration = WebSocketClient.Configuration(url: Self.url, transport: URLSessionTransport())
+        configuration.tls.clientIdentity = .pkcs12(Data([0x30]), passphrase: "p")
+        #expect(throws: WebSocketConfigurationError(
+            property: "tls.clientIdentity",
+            requirement: "nil with URLSessionTransport on Linux, whose Foundation verifies inside libcurl (use "
+                + "SocketTransport, the default on Linux)",
+            value: "set")) { try configuration.validate() }
     }
 
     /// `SocketTransport` honours them all (its TLS and proxy tests show them take effect): nothing is refused.

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import Tether
 
@@ -179,3 +180,4 @@ import Testing
         _ = self.expectRequest(step.requests, Netlink.MessageType.getLink)
     }
 }
+#endif

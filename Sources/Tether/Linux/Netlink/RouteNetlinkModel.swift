@@ -1,3 +1,4 @@
+#if os(Linux)
 /// The links, addresses and default routes of one network namespace, built from rtnetlink messages, and the
 /// path snapshot they imply. Pure: messages in, snapshot out.
 ///
@@ -110,3 +111,4 @@ struct RouteNetlinkModel: Equatable, Sendable {
         return self.addresses.values.contains { $0.linkIndex == index && $0.family == family && $0.isUsableSource }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import Tether
 
@@ -144,3 +145,4 @@ struct SplitMix64: RandomNumberGenerator {
         return value ^ (value >> 31)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if os(Linux)
 /// Keeps a `RouteNetlinkModel` in sync with the kernel: dumps links, then addresses, then routes (one dump at a
 /// time, as the kernel allows per socket), applies notifications, and starts over when messages were lost.
 /// Pure: datagrams in, requests to send and the snapshot out. Snapshots are only reported while in sync.
@@ -160,3 +161,4 @@ struct RouteNetlinkTracker: Sendable {
         )
     }
 }
+#endif

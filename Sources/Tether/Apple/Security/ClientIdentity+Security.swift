@@ -1,11 +1,10 @@
-// Apple platforms only: besides Security it needs URLSession's challenge API and URLCredential, which Linux's
-// Foundation declares unavailable, so scripts/apple-typecheck.sh (stand-in Security on Linux) cannot check it.
-#if canImport(Security) && !os(Linux)
+#if canImport(Security)
 import Foundation
 import Security
 
 // The Apple shell of mutual TLS: a PKCS#12 identity becomes the credential URLSession presents on the
-// client-certificate challenge. Everything else (validation at client creation, the challenge's routing) is shared.
+// client-certificate challenge. Everything else (validation at client creation, which challenge gets it) is shared;
+// scripts/apple-typecheck.sh type-checks this file against stand-ins of Security and of URLCredential.
 extension TLSOptions.ClientIdentity {
     /// The credential for `NSURLAuthenticationMethodClientCertificate`, or why there is none.
     func urlCredential() -> Result<URLCredential, ClientIdentityProblem> {
@@ -37,30 +36,6 @@ extension TLSOptions.ClientIdentity {
         case .success: nil
         case .failure(let problem): problem.description
         }
-    }
-}
-
-struct ClientIdentityProblem: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
-    }
-}
-
-extension WebSocketTaskDelegateBridge {
-    /// Answers the client-certificate challenge with the identity; every other challenge gets default handling.
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        guard challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodClientCertificate,
-            let identity = self.clientIdentity, case .success(let credential) = identity.urlCredential()
-        else {
-            completionHandler(.performDefaultHandling, nil)
-            return
-        }
-        completionHandler(.useCredential, credential)
     }
 }
 #endif

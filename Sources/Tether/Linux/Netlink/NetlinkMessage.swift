@@ -1,3 +1,4 @@
+#if os(Linux)
 /// Values from the Linux UAPI headers (<linux/netlink.h>, <linux/rtnetlink.h>, <linux/if.h>,
 /// <linux/if_arp.h>, <linux/if_addr.h>). They are kernel ABI and never change, so they are spelled out here and
 /// the parser and model compile and are tested on every platform. Integers are in host byte order.
@@ -218,3 +219,4 @@ extension Array<UInt8> {
         Swift.withUnsafeBytes(of: value) { self += $0 }
     }
 }
+#endif

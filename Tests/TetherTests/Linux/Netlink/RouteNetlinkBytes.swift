@@ -1,3 +1,4 @@
+#if os(Linux)
 @testable import Tether
 
 /// Hand-built rtnetlink messages, laid out as in <linux/rtnetlink.h> (host byte order).
@@ -133,3 +134,4 @@ extension RouteNetlinkModel {
         }
     }
 }
+#endif

@@ -54,11 +54,15 @@ enum ServerTrustEvaluator {
             let type = attributes[kSecAttrKeyType] as? String,
             let raw = SecKeyCopyExternalRepresentation(key, nil) as Data?
         else { return nil }
+        // The key types are CFStrings: each is cast to a String to compare (as a `case` pattern, a CFString would
+        // never match a String).
         let kind: SubjectPublicKeyInfo.KeyKind
-        switch type {
-        case kSecAttrKeyTypeRSA as String: kind = .rsa
-        case kSecAttrKeyTypeECSECPrimeRandom as String: kind = .ellipticCurve
-        default: return nil
+        if type == kSecAttrKeyTypeRSA as String {
+            kind = .rsa
+        } else if type == kSecAttrKeyTypeECSECPrimeRandom as String {
+            kind = .ellipticCurve
+        } else {
+            return nil
         }
         return SubjectPublicKeyInfo.der(kind: kind, rawKey: [UInt8](raw))
     }

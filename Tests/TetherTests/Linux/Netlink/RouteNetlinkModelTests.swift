@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import Tether
 
@@ -208,3 +209,4 @@ import Testing
         #expect(model.snapshot == Self.unsatisfied)
     }
 }
+#endif

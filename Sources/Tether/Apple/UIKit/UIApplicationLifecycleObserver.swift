@@ -11,13 +11,25 @@ public final class UIApplicationLifecycleObserver {
     private let notificationCenter: NotificationCenter
     private var observers: [any NSObjectProtocol] = []
 
+    /// Observes the app's `UIApplication.shared`. Not in app extensions (a widget, a share extension), which have
+    /// no `UIApplication`: Apple marks `shared` unavailable there, and so is this initializer; an extension drives
+    /// `AppLifecycleBridge` from its own lifecycle instead.
     /// - Parameters:
     ///   - client: the client to drive.
-    ///   - application: defaults to `UIApplication.shared`.
+    ///   - notificationCenter: defaults to `NotificationCenter.default`.
+    @available(iOSApplicationExtension, unavailable, message: "an app extension has no UIApplication")
+    @available(tvOSApplicationExtension, unavailable, message: "an app extension has no UIApplication")
+    public convenience init(client: WebSocketClient, notificationCenter: NotificationCenter = .default) {
+        self.init(client: client, application: .shared, notificationCenter: notificationCenter)
+    }
+
+    /// - Parameters:
+    ///   - client: the client to drive.
+    ///   - application: the app's `UIApplication` (`UIApplication.shared`).
     ///   - notificationCenter: defaults to `NotificationCenter.default`.
     public init(
         client: WebSocketClient,
-        application: UIApplication = .shared,
+        application: UIApplication,
         notificationCenter: NotificationCenter = .default
     ) {
         let bridge = AppLifecycleBridge(client: client, backgroundTasks: UIApplicationBackgroundTasks(application))

@@ -1,3 +1,4 @@
+#if os(Linux)
 /// A link (`struct ifinfomsg` and the attributes the model uses).
 struct LinkRecord: Equatable, Sendable {
     var index: Int32
@@ -212,3 +213,4 @@ enum RouteNetlinkEvent: Equatable, Sendable {
         return links
     }
 }
+#endif

@@ -1,4 +1,4 @@
-#if canImport(CTetherLinux)
+#if os(Linux)
 import CTetherLinux
 import Dispatch
 import TetherPOSIX

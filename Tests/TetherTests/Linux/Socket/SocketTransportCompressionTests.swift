@@ -109,8 +109,7 @@ import TetherWire
         #expect(refusal(CompressionOptions(memoryLevel: 0)) == "compression.memoryLevel")
         var request = TransportRequest(url: URL(string: "ws://127.0.0.1:9/")!)
         request.compression = .standard
-        #expect(URLSessionTransport.unsupportedSetting(in: request, evaluatesServerTrust: true)?.property
-            == "compression")
+        #expect(URLSessionTransport.unsupportedSetting(in: request, on: .apple)?.property == "compression")
     }
 }
 #endif
