@@ -25,6 +25,7 @@ package enum ConnectCommand {
             subprotocols: options.protocols,
             heartbeatInterval: .milliseconds(options.interval),
             heartbeatTimeout: .milliseconds(options.timeout),
+            connectTimeout: .milliseconds(options.connectTimeout),
             backoff: BackoffPolicy(base: options.backoffBase, factor: 2, cap: options.backoffCap),
             maximumMessageSize: options.maximumMessageSize,
             pathMonitoring: options.pathMonitor ? .platform : .none
