@@ -299,10 +299,16 @@ public actor WebSocketClient {
         waiters.resumeAll()
     }
 
-    /// The armed wake time has come.
+    /// The armed wake time has come. When a pong is overdue the machine hears first what its connection has
+    /// received (a frame still arriving may explain the delay); at any other wake nothing is asked.
     private func timerFired() {
         guard let wake = self.timer.fired() else { return }  // disarmed while its firing was on the way
-        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+        let now = max(self.now(), wake)
+        if let generation = self.machine.inboundProgressWanted(now: now),
+           let progress = self.connections[generation]?.inboundProgress() {
+            self.machine.inboundProgressReported(generation: generation, progress, now: now)
+        }
+        self.handle(self.machine.timerFired(now: now))
     }
 
     // MARK: - Running actions

@@ -270,7 +270,9 @@ final class SocketConnectionCore: ByteStreamHandler {
             random: MaskingEntropy())
         engine.bytesReceived(response.remaining)
         engine.consumerHolds(self.consumerHolds)  // a hold asked for before the open applies from the start
-        let webSocket = ClientWebSocket(stream: handshaking.stream, engine: engine, delegate: self)
+        // The driver notes when bytes arrive: the heartbeat asks at a pong deadline (`SocketConnection`).
+        let webSocket = ClientWebSocket(
+            stream: handshaking.stream, engine: engine, delegate: self, tracksArrival: true)
         self.state = .open(webSocket)
         self.slot.open(webSocket)
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
