@@ -63,6 +63,11 @@ func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {
     let _: ConnectivityStatus = state.connectivity
 }
 func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+func decide(_ messages: [WebSocketMessage]) {}
+/// What a connection of the app's own transport tells the heartbeat, and what a lost connection may not have
+/// delivered, named with `import Tether` alone.
+func progress(of connection: any TransportConnection) -> InboundProgress? { connection.inboundProgress() }
+func count(_ lost: UnconfirmedMessages) -> Int { lost.messages.count + lost.notKept }
 
 /// The settings an app names by type, each reachable without importing the modules that define them.
 func configure(_ configuration: inout WebSocketConfiguration) {
@@ -70,6 +75,7 @@ func configure(_ configuration: inout WebSocketConfiguration) {
     configuration.backoff = BackoffPolicy(base: 500, factor: 2, cap: 30_000, jitterPercent: 20)
     configuration.retryPolicy = RetryPolicy(maximumAttempts: 10)
     configuration.inboundWatermarks = Watermarks(high: 1 << 20, low: 256 << 10)
+    configuration.unconfirmedLimits = OutboxLimits(count: 100, bytes: 64 << 10)
 }
 func log(_ record: LogRecord) -> String { record.logLine }
 EOF

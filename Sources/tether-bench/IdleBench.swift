@@ -205,7 +205,7 @@ enum IdleBench {
                     tally.changes.yield()
                 case .roundTrip:
                     if tally.holding.load(ordering: .relaxed) { tally.pongs.add(1, ordering: .relaxed) }
-                case .message, .record, .outboxDropped:
+                case .message, .record, .outboxDropped, .unconfirmed:
                     continue
                 }
             }

@@ -174,6 +174,9 @@ package enum ConnectCommand {
                 await status.update(rtt: milliseconds)
             case .outboxDropped(let message, let reason):
                 await status.error("queued message dropped (\(reason)): \(message.byteCount) bytes\n")
+            case .unconfirmed(let unconfirmed):
+                await status.error("connection lost: \(unconfirmed.messages.count + unconfirmed.notKept) sent "
+                    + "messages may not have arrived (gen \(unconfirmed.generation))\n")
             }
         }
     }

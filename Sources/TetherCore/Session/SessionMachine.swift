@@ -498,6 +498,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
         self.state.lastRTT = rtt
         self.unpublishedRoundTrip = rtt
+        self.outboxNotices.append(.provedAlive(generation: generation, ping: ping))
         self.state.connectivity.recordOutcome(.success)
         if proved {
             self.resetAttempts()
@@ -859,8 +860,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// The session's connection is gone (it ended, or the machine closes it): a connection that lasted
-    /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, and `outcome` is the latest request's.
+    /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, what was written to it since its last
+    /// pong is unconfirmed (`.connectionLost`), and `outcome` is the latest request's.
     mutating func connectionLeft(outcome: RequestOutcome, now: Int) {
+        self.outboxNotices.append(.connectionLost(generation: self.state.generation))
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(outcome)

@@ -180,3 +180,34 @@ extension SessionMachineTests {
         #expect(answered.inboundProgressWanted(now: 2_040) == nil)
     }
 }
+
+/// What the machine tells the driver about the messages written to a connection: a pong proves those before its
+/// ping delivered (`.provedAlive`), and a connection lost leaves the rest unconfirmed (`.connectionLost`).
+extension SessionMachineTests {
+    @Test func anAcceptedPongProvesItsConnectionAliveAndALateOneDoesNot() {
+        var m = self.pinged()
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 1_040) == .none)
+        #expect(self.notices(&m) == [.provedAlive(generation: 1, ping: 1)])
+        #expect(m.timerFired(now: 2_040) == .sendPing(generation: 1, ping: 2))
+        #expect(m.timerFired(now: 4_040) == Self.pongTimedOut)
+        #expect(m.pongReceived(generation: 1, ping: 2, now: 4_041) == .none)  // too late: proves nothing
+        #expect(self.notices(&m) == [.connectionLost(generation: 1)])
+    }
+
+    @Test func aConnectionThatEndsOrFailsIsLostButOneClosedOnPurposeIsNot() {
+        var ended = self.pinged()
+        #expect(ended.transportEnded(generation: 1, end: .receiveFailed, now: 1_500) == .none)
+        #expect(self.notices(&ended) == [.connectionLost(generation: 1)])
+        var pingFailed = self.pinged()
+        _ = pingFailed.pingFailed(generation: 1, ping: 1, now: 1_001)
+        #expect(self.notices(&pingFailed) == [.connectionLost(generation: 1)])
+
+        var stopped = self.pinged()
+        #expect(stopped.stop(now: 1_500) == .closeTransport(generation: 1, reason: .userStopped, code: 1000))
+        #expect(stopped.transportEnded(generation: 1, end: .closedLocally, now: 1_600) == .none)
+        #expect(self.notices(&stopped).isEmpty)
+        var background = self.pinged()
+        _ = background.enteredBackground(now: 1_500)
+        #expect(self.notices(&background).isEmpty)
+    }
+}

@@ -21,6 +21,7 @@ enum ClientExamples {
                 case .message(let message, _): handle(message)
                 case .stateChanged(let state, let cause): updateBanner(state, cause)
                 case .outboxDropped(let message, let reason): report(message, reason)  // expired, interrupted, stopped
+                case .unconfirmed(let lost): decide(lost.messages)  // written, then the connection died before a pong
                 case .roundTrip, .record: break
                 }
             }
@@ -115,4 +116,5 @@ enum ClientExamples {
     static func handle(_ event: WebSocketEvent) {}
     static func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {}
     static func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+    static func decide(_ messages: [WebSocketMessage]) {}
 }
