@@ -167,6 +167,9 @@ final class ThrottledLink: TCPConnectionHandler {
             if pipe.head == pipe.buffer.count {
                 pipe.buffer.removeAll(keepingCapacity: true)
                 pipe.head = 0
+            } else if pipe.head >= Self.bufferLimit, pipe.head * 2 >= pipe.buffer.count {
+                pipe.buffer.removeFirst(pipe.head)  // what passed goes: each byte moves a bounded number of times
+                pipe.head = 0
             }
             let resume = pipe.readingPaused && pipe.waiting < Self.bufferLimit / 2
             if resume { pipe.readingPaused = false }
@@ -175,13 +178,14 @@ final class ThrottledLink: TCPConnectionHandler {
             return (bytes, resume, close)
         }
         if !bytes.isEmpty {
-            destination.write(bytes)
+            // Counted first: the peer may read them before `write` returns.
             switch direction {
             case .toClient:
                 self.controls.passedToClient.add(bytes.count, ordering: .relaxed)
                 self.controls.lastPassedToClient.withLock { $0 = now }
             case .toServer: self.controls.passedToServer.add(bytes.count, ordering: .relaxed)
             }
+            destination.write(bytes)
         }
         if resume { self.source(direction)?.resumeReading() }
         if close {

@@ -9,7 +9,8 @@ import TetherPOSIX
 /// The link keeps TCP's pressure: each direction holds at most `bufferLimit` bytes, and stops reading its source
 /// while full, so that a sender writing faster than the rate queues in its own socket (behind which a pong waits,
 /// as on a real link). Bytes leave in small slices every 10 ms, never more than the rate allows since the last
-/// slice. Runs on `loop`'s thread; the controls may be called from any thread.
+/// slice. Runs on a loop thread of its own (unless given one), so that a busy loop elsewhere in the process does not
+/// stall the link; the controls may be called from any thread.
 package final class ThrottlingProxy: Sendable {
     /// The directions of a relayed connection.
     package enum Direction: Sendable {
@@ -23,6 +24,8 @@ package final class ThrottlingProxy: Sendable {
     package let port: Int
     package let bytesPerSecond: Int
     let loop: EventLoop
+    /// The proxy made `loop` (and shuts it down).
+    private let ownsLoop: Bool
     private let listener: TCPListener
     let controls: Controls
 
@@ -58,14 +61,28 @@ package final class ThrottlingProxy: Sendable {
     ///   - bytesPerSecond: the rate of each direction (at least 100).
     ///   - stallingToClientAfter: on each connection, stop passing bytes to the client once this many have passed
     ///     (the connections stay up, the rest waits in the proxy and the server's socket); nil: never.
-    ///   - loop: where the sockets and timers run; the shared loop by default.
+    ///   - loop: where the sockets and timers run; nil (the default): a loop of the proxy's own.
     package init(
-        upstreamPort: Int, bytesPerSecond: Int, stallingToClientAfter: Int? = nil, loop: EventLoop = .shared
+        upstreamPort: Int, bytesPerSecond: Int, stallingToClientAfter: Int? = nil, loop: EventLoop? = nil
     ) throws(SocketError) {
         precondition(bytesPerSecond >= 100, "a rate of at least 100 bytes/s")
         self.bytesPerSecond = bytesPerSecond
+        self.ownsLoop = loop == nil
+        let proxyLoop: EventLoop
+        if let loop {
+            proxyLoop = loop
+        } else {
+            proxyLoop = try EventLoop(name: "tether-throttle")
+        }
+        let loop = proxyLoop
         self.loop = loop
-        let listener = try TCPListener.bind(host: "127.0.0.1", loop: loop)
+        let listener: TCPListener
+        do throws(SocketError) {
+            listener = try TCPListener.bind(host: "127.0.0.1", loop: loop)
+        } catch {
+            if self.ownsLoop { loop.shutdown() }
+            throw error
+        }
         self.listener = listener
         self.port = listener.port
         let controls = Controls(stallToClientAfter: stallingToClientAfter ?? 0)
@@ -104,7 +121,12 @@ package final class ThrottlingProxy: Sendable {
         }
     }
 
-    /// Stops listening and resets every relayed connection.
+    deinit {
+        // A proxy dropped without `stop()` must not leave its thread and sockets behind.
+        if self.ownsLoop, !self.loop.inEventLoop { self.loop.shutdown() }
+    }
+
+    /// Stops listening and resets every relayed connection (and ends the proxy's own loop).
     package func stop() async {
         await self.listener.close()
         let links = self.controls.links.withLock { links in
@@ -114,6 +136,7 @@ package final class ThrottlingProxy: Sendable {
         for link in links {
             _ = try? await self.loop.submit { link.value.reset() }
         }
+        if self.ownsLoop { self.loop.shutdown() }
     }
 }
 #endif
