@@ -51,3 +51,9 @@ public typealias OutboxDropReason = TetherCore.OutboxDropReason
 public typealias SOCKSRefusal = TetherCore.SOCKSRefusal
 /// One address a connect attempt tried and how it failed (`ConnectFailure`'s list of addresses tried).
 public typealias ConnectAttempt = TetherCore.ConnectAttempt
+/// The bounds of a count of messages and their payload bytes (`WebSocketConfiguration.outboxLimits`,
+/// `.unconfirmedLimits`).
+public typealias OutboxLimits = TetherCore.OutboxLimits
+/// What a connection has received, for a heartbeat that tells a busy link from a dead one
+/// (`TransportConnection.inboundProgress()`).
+public typealias InboundProgress = TetherCore.InboundProgress

@@ -37,7 +37,7 @@ public final class EventRecorder: Sendable {
             switch event {
             case .record(let record): self.records.append(record)
             case .message(let message, _): self.messages.append(message)
-            case .stateChanged, .roundTrip, .outboxDropped: break
+            case .stateChanged, .roundTrip, .outboxDropped, .unconfirmed: break
             }
         }
     }

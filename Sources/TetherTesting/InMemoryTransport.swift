@@ -101,6 +101,8 @@ public final class InMemoryConnection: TransportConnection {
         var closePending = false
         var closeSentWaiters: [CheckedContinuation<Void, Never>] = []
         var holdsSends = false
+        var inboundProgress: InboundProgress?
+        var progressAsked = 0
         /// Held sends by ticket, in the order they came.
         var heldSends: [Int: HeldSend] = [:]
         var nextHeldSend = 0
@@ -208,6 +210,22 @@ public final class InMemoryConnection: TransportConnection {
         }
         for continuation in parked {
             if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+        }
+    }
+
+    /// Plays what the transport has received (a frame arriving, and when its bytes came): `inboundProgress()`
+    /// returns it from now on, whenever the client asks. Nil (the default): a transport that cannot tell.
+    public func setInboundProgress(_ progress: InboundProgress?) {
+        self.state.withLock { $0.inboundProgress = progress }
+    }
+
+    /// How many times the client asked `inboundProgress()` (it asks only when a pong is overdue).
+    public var inboundProgressAsked: Int { self.state.withLock { $0.progressAsked } }
+
+    public func inboundProgress() -> InboundProgress? {
+        self.state.withLock { state in
+            state.progressAsked += 1
+            return state.inboundProgress
         }
     }
 

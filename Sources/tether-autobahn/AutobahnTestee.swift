@@ -165,7 +165,7 @@ struct AutobahnTestee {
             case .record(let record) where record.kind == .closed:
                 await client.stop()
                 return
-            case .record, .stateChanged, .roundTrip, .outboxDropped:
+            case .record, .stateChanged, .roundTrip, .outboxDropped, .unconfirmed:
                 continue
             }
         }

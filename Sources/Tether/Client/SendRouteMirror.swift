@@ -6,10 +6,11 @@ import TetherCore
 final class SendRouteMirror: Sendable {
     private let route = Mutex(Route.closed)
 
-    /// The connection a `.now` send writes to without entering the actor: the open one, when nothing is queued.
-    var direct: (any TransportConnection)? {
+    /// The connection a `.now` send writes to without entering the actor, with its generation: the open one, when
+    /// nothing is queued.
+    var direct: (connection: any TransportConnection, generation: Int)? {
         self.route.withLock { route in
-            if case .direct(let connection) = route { connection } else { nil }
+            if case .direct(let connection, let generation) = route { (connection, generation) } else { nil }
         }
     }
 
@@ -19,7 +20,7 @@ final class SendRouteMirror: Sendable {
         let route: Route =
             switch decided {
             case .closed: .closed
-            case .direct: connection.map { .direct($0) } ?? .closed
+            case .direct(let generation): connection.map { .direct($0, generation: generation) } ?? .closed
             case .behindOutbox: .behindOutbox
             }
         self.route.withLock { $0 = route }
@@ -29,7 +30,7 @@ final class SendRouteMirror: Sendable {
         /// No open session: `.now` throws `notOpen`.
         case closed
         /// Open with nothing queued: `.now` writes directly, without entering the actor.
-        case direct(any TransportConnection)
+        case direct(any TransportConnection, generation: Int)
         /// Queued messages go first: `.now` enters the actor, whose machine parks it.
         case behindOutbox
     }

@@ -112,6 +112,11 @@ public struct WebSocketConfiguration: Sendable {
     /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
     /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
     public var outboxLimits = Outbox<WebSocketMessage>.Limits()
+    /// How much of what was written since a connection's last pong the client keeps, to name it in
+    /// `WebSocketEvent.unconfirmed` should the connection be lost: the oldest messages up to this many and this many
+    /// payload bytes; later ones are counted (`UnconfirmedMessages.notKept`), not kept. A pong forgets what it
+    /// proved delivered. Default 1,000 and 1 MiB; 0 keeps none (the event then only counts).
+    public var unconfirmedLimits = OutboxLimits()
     /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
     /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
     /// opens the next connection on the new path first and moves the session to it without leaving `.open` (two
@@ -175,6 +180,11 @@ public struct WebSocketConfiguration: Sendable {
         if let problem = self.session.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
+        }
+        if self.unconfirmedLimits.count < 0 || self.unconfirmedLimits.bytes < 0 {
+            throw WebSocketConfigurationError(
+                property: "unconfirmedLimits", requirement: "count and bytes at least 0",
+                value: "count \(self.unconfirmedLimits.count), bytes \(self.unconfirmedLimits.bytes)")
         }
         if let tolerance = self.timerTolerance, tolerance < .zero {
             throw WebSocketConfigurationError(

@@ -38,8 +38,9 @@ extension WebSocketClient {
         let outgoing = OutgoingMessage(message: message, compression: compression)
         switch policy {
         case .now:
-            if let connection = self.sendRoute.direct {
+            if let (connection, generation) = self.sendRoute.direct {
                 try await Self.write(outgoing, to: connection)  // nothing queued waits: straight to the connection
+                await self.recordDirectWrite(message, generation: generation)
             } else {
                 try await self.sendBehindOutbox(outgoing)
             }
@@ -83,6 +84,7 @@ extension WebSocketClient {
         case .direct(let generation):
             guard let connection = self.connections[generation] else { throw .notOpen }
             try await Self.write(message, to: connection)
+            self.recordWritten(message.message, generation: generation)
         case .written(let result):
             try result.get()
         }
@@ -118,6 +120,7 @@ extension WebSocketClient {
                 do throws(WebSocketSendError) {
                     try await Self.write(message, to: connection)
                     failure = nil
+                    self.recordWritten(message.message, generation: generation)
                 } catch {
                     failure = error
                 }
@@ -127,6 +130,19 @@ extension WebSocketClient {
             self.handle(self.machine.writeFinished(
                 generation: generation, result: WriteResult(failure), now: self.now()))
         }
+    }
+
+    /// A write to `generation`'s connection completed: recorded until a pong proves it delivered. A write that
+    /// completed after its connection was reported lost (a race with the verdict) is reported alone, at once.
+    func recordWritten(_ message: WebSocketMessage, generation: Int) {
+        guard self.unconfirmed.written(message, generation: generation) == .afterLoss else { return }
+        self.publish(.unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
+    }
+
+    /// `recordWritten` for a `.now` send that wrote without entering the actor: it enters only in that race.
+    private nonisolated func recordDirectWrite(_ message: WebSocketMessage, generation: Int) async {
+        guard self.unconfirmed.written(message, generation: generation) == .afterLoss else { return }
+        await self.publish(.unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
     }
 
     /// Sends the greeting on `connection`, then tells the machine, which reports the session open.

@@ -43,6 +43,8 @@ public actor WebSocketClient {
     private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?) = (.closed, nil)
     /// The payloads of the machine's outbox, by ticket, and the `.now` sends it parked, in order.
     var payloads = OutboxPayloads()
+    /// What was written to each connection since its last pong, to report it should the connection be lost.
+    nonisolated let unconfirmed: UnconfirmedRecord
     /// The task running the write the machine ordered, if one is in flight.
     var writer: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
@@ -77,6 +79,7 @@ public actor WebSocketClient {
         self.eventSink = EventChannel(watermarks: configuration.inboundWatermarks)
         #endif
         self.configuration = configuration
+        self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
         self.clock = ClockAdapter(clock)
         var system = SystemRandomNumberGenerator()
@@ -294,15 +297,22 @@ public actor WebSocketClient {
 
     /// The connection of `generation` has nothing more to deliver.
     private func readerFinished(_ generation: Int) {
+        self.unconfirmed.forget(generation: generation)  // reported already if it was lost
         var waiters = self.connections.readingFinished(generation)
         self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
         waiters.resumeAll()
     }
 
-    /// The armed wake time has come.
+    /// The armed wake time has come. When a pong is overdue the machine hears first what its connection has
+    /// received (a frame still arriving may explain the delay); at any other wake nothing is asked.
     private func timerFired() {
         guard let wake = self.timer.fired() else { return }  // disarmed while its firing was on the way
-        self.handle(self.machine.timerFired(now: max(self.now(), wake)))
+        let now = max(self.now(), wake)
+        if let generation = self.machine.inboundProgressWanted(now: now),
+           let progress = self.connections[generation]?.inboundProgress() {
+            self.machine.inboundProgressReported(generation: generation, progress, now: now)
+        }
+        self.handle(self.machine.timerFired(now: now))
     }
 
     // MARK: - Running actions
@@ -321,11 +331,13 @@ public actor WebSocketClient {
         case .none:
             break
         case .openTransport(let generation, let held):
+            self.unconfirmed.opened(generation: generation)
             let connection = self.connect(generation: generation)
             self.connections.add(connection, generation: generation)
             if held { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
             guard let connection = self.connections[generation] else { return }  // the machine names a live one
+            self.unconfirmed.pingSent(ping, generation: generation)  // before the ping: its pong proves what came first
             connection.sendPing(id: ping)
         case .sendGreeting(let generation):
             guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
@@ -389,6 +401,12 @@ public actor WebSocketClient {
                 self.publish(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
             case .parkedSendsRefused(let count):
                 self.payloads.refuseParked(count)
+            case .provedAlive(let generation, let ping):
+                self.unconfirmed.confirmed(generation: generation, ping: ping)
+            case .connectionLost(let generation):
+                if let unconfirmed = self.unconfirmed.lost(generation: generation) {
+                    self.publish(.unconfirmed(unconfirmed))
+                }
             }
         }
         if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }

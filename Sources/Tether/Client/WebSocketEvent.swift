@@ -19,6 +19,12 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     /// A queued message (`SendPolicy.queued`) left the outbox without being written in full; `reason` says why and
     /// whether the peer may have it.
     case outboxDropped(WebSocketMessage, reason: OutboxDropReason)
+    /// A connection was lost (a pong or probe timeout, a failed ping, or an end the client did not ask for) after
+    /// these messages were written to it and before a pong proved it had received them: they may or may not have
+    /// arrived. `.now` and `.queued` sends alike; nothing is sent again (see `UnconfirmedMessages`). Reported
+    /// before the state change that the loss causes. A connection the client closed on purpose (`stop()`, the
+    /// background, the end of a handover's drain) reports nothing: its closing handshake decides.
+    case unconfirmed(UnconfirmedMessages)
     /// A log record from the session machine: generation, event kind, monotonic time, phases, reason.
     /// Records never hold payloads, header values or URL queries.
     case record(LogRecord)
@@ -37,6 +43,11 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
             return "rtt \(milliseconds) ms"
         case .outboxDropped(let message, let reason):
             return "outbox dropped \(message.byteCount) bytes (\(reason))"
+        case .unconfirmed(let unconfirmed):
+            let bytes = unconfirmed.messages.reduce(0) { $0 + $1.byteCount }
+            let more = unconfirmed.notKept > 0 ? " and \(unconfirmed.notKept) more" : ""
+            return "unconfirmed \(unconfirmed.messages.count) messages (\(bytes) bytes)\(more) "
+                + "gen=\(unconfirmed.generation)"
         case .record(let record):
             return record.logLine
         }

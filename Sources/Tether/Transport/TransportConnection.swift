@@ -29,6 +29,14 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// stop reading).
     func holdReading(_ held: Bool)
 
+    /// What the connection has received from the peer, at this moment: how many frames arrived whole, whether
+    /// part of the next one has, and when the latest bytes and the latest whole frame came (see `InboundProgress`).
+    /// The client asks only when a pong is overdue: while a frame that was arriving then keeps arriving, the pong
+    /// may be queued behind it, and the connection is not declared dead. Nil (the default): the transport cannot
+    /// tell (it delivers whole messages only, as `URLSessionWebSocketTask` does), and a late pong is a dead link.
+    /// Any thread; cheap enough to call at a deadline, not meant for every read.
+    func inboundProgress() -> InboundProgress?
+
     /// Where the consumer of `events` should run, if the transport has a better place than the global
     /// concurrent executor: the socket transport names its event loop, so that an event is handled on the thread
     /// that read it instead of waking another. Work run there must not block. Nil (the default): no preference.
@@ -45,4 +53,6 @@ extension TransportConnection {
     }
 
     public func holdReading(_ held: Bool) {}
+
+    public func inboundProgress() -> InboundProgress? { nil }
 }

@@ -79,6 +79,9 @@ package enum CommandLineParser {
                     for: "--interval", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--timeout"):
                 scratch.timeout = try cursor.integer(for: "--timeout", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--connect-timeout"):
+                scratch.connectTimeout = try cursor.integer(
+                    for: "--connect-timeout", in: .milliseconds, expected: "milliseconds > 0")
             case .flag("--backoff-base"):
                 scratch.backoffBase = try cursor.integer(
                     for: "--backoff-base", in: .milliseconds, expected: "milliseconds > 0")

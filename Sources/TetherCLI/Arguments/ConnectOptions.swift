@@ -10,6 +10,8 @@ package struct ConnectOptions: Equatable, Sendable {
     package var interval = 15_000
     /// Pong timeout. Default 5,000.
     package var timeout = 5_000
+    /// How long TCP connect, TLS, the opening handshake and the greeting may take. Default 10,000, the client's.
+    package var connectTimeout = 10_000
     /// First backoff delay. Default 1,000.
     package var backoffBase = 1_000
     /// Largest backoff delay. Default 60,000.

@@ -30,6 +30,7 @@ enum Usage {
           --protocol P          offer subprotocol P (repeatable)
           --interval MS         heartbeat interval (default 15000)
           --timeout MS          pong timeout (default 5000)
+          --connect-timeout MS  time a connection attempt may take, handshake included (default 10000)
           --backoff-base MS     first retry delay (default 1000)
           --backoff-cap MS      largest retry delay (default 60000)
           --max-message BYTES   largest message accepted (default 16777216)

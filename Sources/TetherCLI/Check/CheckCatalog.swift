@@ -83,6 +83,10 @@ package enum CheckCatalog {
         ),
         Entry(name: "retry-give-up", title: "A bounded retry gives up visibly after N attempts", body: S.retryGiveUp),
         Entry(
+            name: "slow-link", title: "A large message over a throttled link arrives on the first connection",
+            body: S.slowLink
+        ),
+        Entry(
             name: "compression", title: "permessage-deflate: JSON-like echoes under half their size on the wire",
             body: S.compression
         ),

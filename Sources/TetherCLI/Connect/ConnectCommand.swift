@@ -29,6 +29,7 @@ package enum ConnectCommand {
             subprotocols: options.protocols,
             heartbeatInterval: .milliseconds(options.interval),
             heartbeatTimeout: .milliseconds(options.timeout),
+            connectTimeout: .milliseconds(options.connectTimeout),
             backoff: BackoffPolicy(base: options.backoffBase, factor: 2, cap: options.backoffCap),
             maximumMessageSize: options.maximumMessageSize,
             pathMonitoring: options.pathMonitor ? .platform : .none
@@ -205,6 +206,9 @@ package enum ConnectCommand {
                 await status.update(rtt: milliseconds)
             case .outboxDropped(let message, let reason):
                 await status.error("queued message dropped (\(reason)): \(message.byteCount) bytes\n")
+            case .unconfirmed(let unconfirmed):
+                await status.error("connection lost: \(unconfirmed.messages.count + unconfirmed.notKept) sent "
+                    + "messages may not have arrived (gen \(unconfirmed.generation))\n")
             }
         }
     }

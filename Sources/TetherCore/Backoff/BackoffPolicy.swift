@@ -1,10 +1,13 @@
-/// How long to wait before the next connection attempt: exponential growth, additive jitter, a cap.
+/// How long to wait before the next connection attempt: exponential growth, jitter, a cap.
 ///
-/// The delay for the `n`-th consecutive failure (n >= 1) is `base * (factorPercent / 100)^(n-1)` (each step rounded
-/// down to a whole millisecond) plus a uniformly random jitter
-/// of 0...`jitterPercent` % of that value, and then the cap: `min(cap, exponential + jitter)`. Applying the cap
-/// after the jitter means no delay ever exceeds `cap`. All times are integer milliseconds, so a seeded generator
-/// gives an exact, reproducible sequence.
+/// The exponential value for the `n`-th consecutive failure (n >= 1) is `base * (factorPercent / 100)^(n-1)` (each
+/// step rounded down to a whole millisecond), capped at `cap`. The delay is drawn uniformly from a range that ends at
+/// the exponential value plus `jitterPercent` % of it, or at `cap` when that is lower, and spans `jitterPercent`
+/// parts in `100 + jitterPercent` of its end: below the cap that is `exponential ... exponential * (1 + j)` (0–50 %
+/// added, by default); at the cap it is `cap / (1 + j) ... cap` (40–60 s, by default). So no delay exceeds `cap`,
+/// and retries that reached the cap keep spreading instead of all waiting exactly `cap` (a cap applied after the
+/// jitter would give every such client the same period, so clients that failed together retry together forever).
+/// All times are integer milliseconds, so a seeded generator gives an exact, reproducible sequence.
 public struct BackoffPolicy: Equatable, Hashable, Sendable {
     /// The delay before jitter after the first failure. Default 1000 ms.
     public var base: Int
@@ -17,16 +20,18 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
         get { self.factorPercent / 100 }
         set { self.factorPercent = newValue.multipliedReportingOverflow(by: 100).overflow ? .max : newValue * 100 }
     }
-    /// No delay exceeds this, jitter included. Default 60000 ms.
+    /// No delay exceeds this, jitter included; delays at the cap are drawn below it. Default 60000 ms.
     public var cap: Int
-    /// The jitter adds 0...`jitterPercent` % of the exponential value. Default 50 (spreads a thundering herd).
+    /// The jitter adds 0...`jitterPercent` % of the exponential value below the cap; at the cap the delay is drawn
+    /// from the same relative range ending at the cap. Default 50 (spreads a thundering herd).
     public var jitterPercent: Int
 
     /// - Parameters:
     ///   - base: delay before jitter after the first failure, in ms (default 1000).
     ///   - factor: growth per further failure (default 2).
-    ///   - cap: the largest delay, applied after jitter, in ms (default 60000).
-    ///   - jitterPercent: jitter adds 0...jitterPercent % (default 50; 0 disables jitter).
+    ///   - cap: the largest delay, jitter included, in ms (default 60000).
+    ///   - jitterPercent: jitter adds 0...jitterPercent % below the cap, and spreads the delays at the cap as
+    ///     widely (default 50; 0 disables jitter).
     ///
     /// Stored as given and checked where it is used (`isValid`): `Backoff` requires a valid policy, and
     /// `WebSocketClient` reports an invalid one as a typed configuration error.
@@ -74,12 +79,32 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
         return min(delay, self.cap)
     }
 
-    /// The delay in ms after failure number `attempt` (1-based; values below 1 count as 1).
+    /// The delay in ms after failure number `attempt` (1-based; values below 1 count as 1): drawn from
+    /// `delayRange(attempt:)`.
     public func delay(attempt: Int, using random: inout some RandomNumberGenerator) -> Int {
+        let range = self.delayRange(attempt: attempt)
+        return range.lowerBound == range.upperBound ? range.lowerBound : Int.random(in: range, using: &random)
+    }
+
+    /// The range the delay after failure number `attempt` is drawn from: `exponential ... exponential + jitter`
+    /// below the cap, `cap * 100 / (100 + jitterPercent) ... cap` where that would pass the cap.
+    public func delayRange(attempt: Int) -> ClosedRange<Int> {
         let exponential = self.exponentialDelay(attempt: max(attempt, 1))
-        let maximumJitter = exponential / 100 * self.jitterPercent + exponential % 100 * self.jitterPercent / 100
-        let jitter = maximumJitter > 0 ? Int.random(in: 0...maximumJitter, using: &random) : 0
-        return min(self.cap, exponential + jitter)
+        let maximumJitter = Self.percent(self.jitterPercent, of: exponential)
+        let (jittered, overflow) = exponential.addingReportingOverflow(maximumJitter)
+        guard overflow || jittered > self.cap else { return exponential...jittered }
+        // At the cap: the same relative spread, ending at the cap (drawn after capping, so that it spreads).
+        let (parts, partsOverflow) = self.jitterPercent.addingReportingOverflow(100)
+        let lower = partsOverflow ? 0 : self.cap / parts * 100 + self.cap % parts * 100 / parts
+        return min(lower, self.cap)...self.cap
+    }
+
+    /// `percent` % of `value`, rounded down, without overflowing for any value up to `Int.max`.
+    private static func percent(_ percent: Int, of value: Int) -> Int {
+        let (whole, overflow) = (value / 100).multipliedReportingOverflow(by: percent)
+        guard !overflow else { return Int.max }
+        let (sum, sumOverflow) = whole.addingReportingOverflow(value % 100 * min(percent, Int.max / 100) / 100)
+        return sumOverflow ? Int.max : sum
     }
 }
 

@@ -4,6 +4,12 @@
 /// each open connection. What outlives a connection stays with the owner and comes in as a parameter: the ping
 /// ids (strictly increasing across connections, `lastPingID`) and whether reading is held (a fact about the
 /// consumer, not the connection). Time is integer milliseconds passed in.
+///
+/// A late pong explained: when the deadline has come and a frame is still arriving (`explainDelay`), the pong may
+/// be queued behind it, so the deadline moves to one timeout after that frame's latest byte, as long as bytes keep
+/// coming; once the frame is whole, to one timeout after its last byte. Only the frame that was arriving when the
+/// pong fell due explains the delay: the frames after it, whole or not, do not (the peer could have sent the pong
+/// before them).
 package struct PingSchedule: Equatable, Hashable, Sendable {
     /// A ping sent and not answered yet.
     package struct Ping: Equatable, Hashable, Sendable {
@@ -13,6 +19,26 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         package var deadline: Int
         /// The deadline comes from a probe (`probe(now:timeout:lastPingID:)`).
         package var probe: Bool
+        /// Milliseconds the pong may take after the latest byte of a frame that explains its delay.
+        package var timeout: Int
+        /// The frame (its number among the connection's frames, from 0) that was arriving when the pong fell due and
+        /// moved the deadline; nil while none did.
+        package var explainingFrame: Int?
+    }
+
+    /// What the connection received, in the schedule's milliseconds (`InboundProgress` at one moment).
+    package struct Arrival: Equatable, Sendable {
+        package var framesCompleted: Int
+        package var frameInProgress: Bool
+        package var lastByteAt: Int?
+        package var lastFrameCompletedAt: Int?
+
+        package init(framesCompleted: Int, frameInProgress: Bool, lastByteAt: Int?, lastFrameCompletedAt: Int?) {
+            self.framesCompleted = framesCompleted
+            self.frameInProgress = frameInProgress
+            self.lastByteAt = lastByteAt
+            self.lastFrameCompletedAt = lastFrameCompletedAt
+        }
     }
 
     /// What `tick` found due.
@@ -67,6 +93,28 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         return .ping(self.send(now: now, timeout: self.timeout, probe: false, lastPingID: &lastPingID))
     }
 
+    /// The outstanding pong is due (`now >= deadline`) and `arrival` says what the connection has received: when a
+    /// frame explains the delay (see the type), the deadline moves to one timeout after its latest byte, if that is
+    /// later than `now`. Returns the new deadline, or nil when nothing explains the delay (the ping is overdue).
+    package mutating func explainDelay(_ arrival: Arrival, now: Int) -> Int? {
+        guard !self.paused, var ping = self.outstanding, now >= ping.deadline else { return nil }
+        // The first time, the frame arriving now; later, the same frame, still arriving or the latest one completed.
+        let frame = ping.explainingFrame ?? arrival.framesCompleted
+        let lastByte: Int?
+        if arrival.frameInProgress, arrival.framesCompleted == frame {
+            lastByte = arrival.lastByteAt
+        } else if ping.explainingFrame != nil, arrival.framesCompleted == frame + 1 {
+            lastByte = arrival.lastFrameCompletedAt  // whole now: its pong comes right behind its last byte
+        } else {
+            lastByte = nil  // no frame arriving, or a later one: the peer could have sent the pong before it
+        }
+        guard let lastByte, lastByte > now - ping.timeout else { return nil }
+        ping.explainingFrame = frame
+        ping.deadline = lastByte + ping.timeout
+        self.outstanding = ping
+        return ping.deadline
+    }
+
     /// A liveness check due within `timeout`: a new ping (its id returned), or, with one outstanding, its deadline
     /// pulled in to `min(deadline, now + timeout)` (nil returned). Ends a `pause()`.
     package mutating func probe(now: Int, timeout: Int, lastPingID: inout UInt64) -> UInt64? {
@@ -77,6 +125,7 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         if now + timeout < ping.deadline {
             ping.deadline = now + timeout
             ping.probe = true
+            ping.timeout = min(ping.timeout, timeout)
             self.outstanding = ping
         }
         return nil
@@ -97,7 +146,8 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
 
     private mutating func send(now: Int, timeout: Int, probe: Bool, lastPingID: inout UInt64) -> UInt64 {
         lastPingID &+= 1
-        self.outstanding = Ping(id: lastPingID, sentAt: now, deadline: now + timeout, probe: probe)
+        self.outstanding = Ping(
+            id: lastPingID, sentAt: now, deadline: now + timeout, probe: probe, timeout: timeout, explainingFrame: nil)
         return lastPingID
     }
 }

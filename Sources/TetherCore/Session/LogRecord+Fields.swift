@@ -6,14 +6,16 @@ extension LogRecord.Event {
     }
 
     /// The event's own fields, in a fixed order, with the names `tether connect --events jsonl` and `logLine` use:
-    /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `rtt_ms`, `attempt`, `delay_ms`, `bytes`,
-    /// `path`, `ignored`, `step` (of a handover), each where it belongs.
+    /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `rtt_ms`, `deadline_ms`, `attempt`, `delay_ms`,
+    /// `bytes`, `path`, `ignored`, `step` (of a handover), each where it belongs.
     public var fields: [(name: String, value: FieldValue)] {
         switch self {
         case .connecting(let attempt):
             [("attempt", .number(attempt))]
         case .pong(let rtt):
             [("rtt_ms", .number(rtt))]
+        case .pongDeadlineMoved(let deadline):
+            [("deadline_ms", .number(deadline))]
         case .message(let bytes):
             [("bytes", .number(bytes))]
         case .closed(let reason, let code):

@@ -41,6 +41,10 @@ public struct LogRecord: Equatable, Sendable {
         case ping
         /// `rtt`: the round trip in ms.
         case pong(rtt: Int)
+        /// The pong is overdue, but a frame that was arriving when it fell due still arrives (or just completed):
+        /// the pong may be queued behind it, so the connection is declared dead only if the pong has not come by
+        /// `deadline` (ms), one timeout after the frame's latest byte (`SessionMachine.inboundProgressReported`).
+        case pongDeadlineMoved(deadline: Int)
         /// A message was delivered; `bytes`: its payload size.
         case message(bytes: Int)
         /// A connection ended or was closed. `code`: the close code, or the HTTP status of a rejected handshake.
@@ -83,6 +87,7 @@ public struct LogRecord: Equatable, Sendable {
     /// The event's case without its fields, named as in `tether connect --events jsonl`: for filtering and logs.
     public enum Kind: String, Sendable {
         case connecting, greeting, opened, ping, pong, message, closed
+        case pongDeadlineMoved = "pong_deadline_moved"
         case retryScheduled = "retry_scheduled"
         case gaveUp = "gave_up"
         case reconnectRequested = "reconnect_requested"
@@ -108,6 +113,7 @@ public struct LogRecord: Equatable, Sendable {
         case .opened: .opened
         case .ping: .ping
         case .pong: .pong
+        case .pongDeadlineMoved: .pongDeadlineMoved
         case .message: .message
         case .closed: .closed
         case .retryScheduled: .retryScheduled

@@ -91,7 +91,8 @@ extension SessionMachine {
         case .opening:
             return self.abandon(generation, reason: CloseReason(end), code: Self.code(of: end), close: false, now: now)
         case .draining:
-            // The old connection ended on its own during the drain.
+            // The old connection ended on its own during the drain: what it was written before the move is lost.
+            self.outboxNotices.append(.connectionLost(generation: generation))
             self.record(.closed(reason: CloseReason(end), code: Self.code(of: end)), now: now, from: self.state.phase,
                         generation: generation)
             return SessionAction.none

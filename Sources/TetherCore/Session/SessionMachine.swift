@@ -498,6 +498,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
         self.state.lastRTT = rtt
         self.unpublishedRoundTrip = rtt
+        self.outboxNotices.append(.provedAlive(generation: generation, ping: ping))
         self.state.connectivity.recordOutcome(.success)
         if proved {
             self.resetAttempts()
@@ -516,6 +517,39 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         }
         let retry: Retry = outstanding.probe ? .immediately : .backoff
         return self.close(reason: .pingFailed, retry: retry, now: now)
+    }
+
+    /// The generation whose incoming bytes decide a pong deadline that has come at `now`: the driver asks its
+    /// transport what it has received (`TransportConnection.inboundProgress()`) and reports it with
+    /// `inboundProgressReported` before `timerFired(now:)`. Nil when no pong is overdue at `now` (the open
+    /// connection has no ping outstanding, its deadline is later, or the heartbeat is paused or held): then there is
+    /// nothing to ask, which is every timer firing of an idle, healthy connection.
+    public func inboundProgressWanted(now: Int) -> Int? {
+        guard case .live(.open(let connection)) = self.state.stage, !self.state.readingHeld,
+              !connection.heartbeat.paused, let ping = connection.heartbeat.outstanding, now >= ping.deadline
+        else {
+            return nil
+        }
+        return connection.generation
+    }
+
+    /// What the transport of `generation` has received, as it reported at `now` (see `InboundProgress`): when the
+    /// pong is overdue and a frame that was arriving when it fell due is still arriving, the pong may be queued
+    /// behind it, and the dead-link verdict waits until one heartbeat timeout (or probe timeout) after that frame's
+    /// latest byte, and again as long as its bytes keep arriving; once it is whole, until one timeout after its last
+    /// byte. Nothing else moves the deadline: a link on which nothing arrived for the timeout, whole messages
+    /// (the peer could have put the pong between them), or a frame that started after the first is dead as
+    /// before. Recorded as `.pongDeadlineMoved`. A report for another generation, or while no pong is overdue,
+    /// changes nothing. The verdict itself is `timerFired`'s, at the deadline (`nextWake`).
+    public mutating func inboundProgressReported(generation: Int, _ progress: InboundProgress, now: Int) {
+        guard case .live(.open(var connection)) = self.state.stage, connection.generation == generation,
+              !self.state.readingHeld
+        else {
+            return  // race: the connection is no longer the open one, or reading is held (no deadline runs)
+        }
+        guard let deadline = connection.heartbeat.explainDelay(progress.arrival(now: now), now: now) else { return }
+        self.state.stage = .live(.open(connection))
+        self.record(.pongDeadlineMoved(deadline: deadline), now: now, from: .open)
     }
 
     /// The consumer of the delivered messages fell behind (`held`: the events not read yet are above the inbound
@@ -826,8 +860,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     }
 
     /// The session's connection is gone (it ended, or the machine closes it): a connection that lasted
-    /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, and `outcome` is the latest request's.
+    /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, what was written to it since its last
+    /// pong is unconfirmed (`.connectionLost`), and `outcome` is the latest request's.
     mutating func connectionLeft(outcome: RequestOutcome, now: Int) {
+        self.outboxNotices.append(.connectionLost(generation: self.state.generation))
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(outcome)

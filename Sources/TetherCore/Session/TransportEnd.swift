@@ -10,6 +10,9 @@ public enum ConnectFailure: Equatable, Hashable, Sendable, CustomStringConvertib
     case timedOut
     /// The transport cannot serve this URL at all (for example `wss://` without TLS support). Not retryable.
     case unsupported
+    /// The peer (or a middlebox) reset the connection before it opened (`ECONNRESET`): during the TCP connect, TLS
+    /// or the opening handshake alike, so that the name does not depend on when the reset came.
+    case reset
     /// Any other system error, with its `errno` value (or a transport-specific code).
     case system(Int32)
 

@@ -50,10 +50,41 @@ package final class WebSocketDriver: @unchecked Sendable {
 
     private final class EngineBox {
         var engine: Engine
+        /// When bytes arrived, for `inboundArrival(now:)`; nil unless the driver tracks it. Guarded with the engine.
+        var arrival: Arrival?
 
-        init(_ engine: sending Engine) {
+        init(_ engine: sending Engine, arrival: Arrival?) {
             self.engine = engine
+            self.arrival = arrival
         }
+    }
+
+    /// When the latest bytes arrived and when the latest whole frame was completed, on the stream's loop clock.
+    private struct Arrival {
+        var lastByte: ContinuousClock.Instant
+        /// The engine's count of whole frames when `lastFrameCompleted` was last brought up to date.
+        var framesSeen = 0
+        var lastFrameCompleted: ContinuousClock.Instant?
+
+        /// Frames the engine completed since the last look were completed by the latest bytes: they are decoded
+        /// as those bytes are handled (or when a hold ends, with no read in between).
+        mutating func catchUp(framesCompleted: Int) {
+            guard framesCompleted != self.framesSeen else { return }
+            self.framesSeen = framesCompleted
+            self.lastFrameCompleted = self.lastByte
+        }
+    }
+
+    /// What has arrived on the connection at one moment (`inboundArrival(now:)`).
+    package struct InboundArrival: Equatable, Sendable {
+        /// Frames received whole so far.
+        package var framesCompleted: Int
+        /// Part of the next frame has arrived and the rest has not.
+        package var frameInProgress: Bool
+        /// How long ago the latest bytes arrived (the open, before any).
+        package var sinceLastByte: Duration
+        /// How long ago the bytes that completed the latest whole frame arrived; nil before the first.
+        package var sinceLastFrameCompleted: Duration?
     }
 
     /// Loop-confined state.
@@ -77,9 +108,14 @@ package final class WebSocketDriver: @unchecked Sendable {
     private let side: LoopBound<LoopSide>
 
     /// Call on the stream's loop thread. The driver holds `delegate` weakly.
-    package init(stream: any ByteStream, engine: sending Engine, delegate: any WebSocketDriverDelegate) {
+    /// - Parameter tracksArrival: note the time of every read (one reading of the loop's clock per read), so that
+    ///   `inboundArrival(now:)` can say when bytes came; off (the default), nothing is noted.
+    package init(
+        stream: any ByteStream, engine: sending Engine, delegate: any WebSocketDriverDelegate,
+        tracksArrival: Bool = false
+    ) {
         self.stream = stream
-        self.unguardedEngine = EngineBox(engine)
+        self.unguardedEngine = EngineBox(engine, arrival: tracksArrival ? Arrival(lastByte: stream.loop.now) : nil)
         self.side = LoopBound(LoopSide(), loop: stream.loop)
         self.side.value.delegate = delegate
     }
@@ -88,7 +124,15 @@ package final class WebSocketDriver: @unchecked Sendable {
 
     /// Bytes the stream read.
     package func received(_ bytes: UnsafeRawBufferPointer) {
-        self.withEngine { $0.bytesReceived(bytes) }
+        self.lock.withLock { _ in
+            let box = self.unguardedEngine
+            if var arrival = box.arrival {
+                arrival.catchUp(framesCompleted: box.engine.inboundFrames.completed)
+                arrival.lastByte = self.stream.loop.now
+                box.arrival = arrival
+            }
+            box.engine.bytesReceived(bytes)
+        }
         self.runActions()
     }
 
@@ -141,6 +185,22 @@ package final class WebSocketDriver: @unchecked Sendable {
         let side = self.side.value
         guard side.sealPending else { return body() }
         side.sealWaiters.append(body)
+    }
+
+    /// What has arrived so far, as of `now` on the stream's loop clock, when the driver tracks arrival (nil
+    /// otherwise): for a heartbeat that tells a link delivering a large frame from a dead one. Any thread.
+    package func inboundArrival(now: ContinuousClock.Instant) -> InboundArrival? {
+        self.lock.withLock { _ in
+            let box = self.unguardedEngine
+            guard var arrival = box.arrival else { return nil }
+            let frames = box.engine.inboundFrames
+            arrival.catchUp(framesCompleted: frames.completed)
+            box.arrival = arrival
+            return InboundArrival(
+                framesCompleted: frames.completed, frameInProgress: frames.inProgress,
+                sinceLastByte: arrival.lastByte.duration(to: now),
+                sinceLastFrameCompleted: arrival.lastFrameCompleted.map { $0.duration(to: now) })
+        }
     }
 
     // MARK: - Sending, from any thread

@@ -263,6 +263,14 @@ public struct WebSocketConnection {
     /// being assembled. At most one message of `maximumMessageSize` plus what one read appended.
     public var bufferedInboundBytes: Int { self.decoder.bufferedByteCount }
 
+    /// The frames received so far, for a heartbeat that tells a busy link from a dead one: how many arrived whole
+    /// (control frames and fragments included), and whether part of the next one has arrived (its header or some
+    /// of its payload) and the rest has not. Exact once the owner has run the actions of the last bytes received
+    /// (every whole frame is then decoded, unless the consumer holds delivery).
+    package var inboundFrames: (completed: Int, inProgress: Bool) {
+        (self.decoder.framesCompleted, self.decoder.hasBufferedFrameBytes)
+    }
+
     /// Bytes encoded and not yet handed to the owner to write.
     public var outputByteCount: Int { self.output.count }
 

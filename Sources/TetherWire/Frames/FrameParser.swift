@@ -30,6 +30,8 @@ struct FrameParser: Sendable {
     private var pendingUnmaskedCount = 0
     /// The end of the frame last returned by `nextFrame()`; dropped by the next mutating call.
     private var lentEnd: Int?
+    /// Frames returned whole by `nextFrame()` so far (control frames and fragments included).
+    private(set) var framesCompleted = 0
 
     /// - Parameters:
     ///   - role: this endpoint's role; a client rejects masked frames, a server unmasked ones.
@@ -91,6 +93,7 @@ struct FrameParser: Sendable {
         self.pendingHeader = nil
         self.pendingUnmaskedCount = 0
         self.lentEnd = payloadEnd
+        self.framesCompleted &+= 1
         return ParsedFrame(header: header, payloadStart: payloadStart)
     }
 

@@ -42,6 +42,13 @@ public struct WebSocketDecoder: Sendable {
     /// Bytes received and not yet returned as messages: the parser's buffer and the fragments being assembled.
     public var bufferedByteCount: Int { self.parser.bufferedByteCount + self.assembler.bufferedByteCount }
 
+    /// Frames decoded whole so far (control frames and the fragments of a message included).
+    package var framesCompleted: Int { self.parser.framesCompleted }
+
+    /// Whether part of a frame has arrived and the rest has not (or, while messages wait to be taken, whether any
+    /// bytes wait): read after every complete frame was taken, a frame is in progress.
+    package var hasBufferedFrameBytes: Bool { self.parser.bufferedByteCount > 0 }
+
     /// The role this decoder reads for.
     public var role: Role { self.parser.role }
 

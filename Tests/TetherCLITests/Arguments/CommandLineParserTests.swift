@@ -48,7 +48,7 @@ import Tether
         let command = try CommandLineParser.parse([
             "connect", "ws://127.0.0.1:9000/feed?token=t", "--header", "Authorization: Bearer x",
             "--header", "X-Trace:1", "--protocol", "chat", "--protocol", "v2", "--interval", "200",
-            "--timeout", "100", "--backoff-base", "50", "--backoff-cap", "800", "--max-message", "4096",
+            "--timeout", "100", "--connect-timeout", "700", "--backoff-base", "50", "--backoff-cap", "800", "--max-message", "4096",
             "--count", "5", "--duration", "3000", "--quiet", "--events", "jsonl", "--no-path-monitor", "--raw",
             "--no-stdin",
         ])
@@ -59,6 +59,7 @@ import Tether
         expected.protocols = ["chat", "v2"]
         expected.interval = 200
         expected.timeout = 100
+        expected.connectTimeout = 700
         expected.backoffBase = 50
         expected.backoffCap = 800
         expected.maximumMessageSize = 4096
@@ -77,7 +78,7 @@ import Tether
             Issue.record("expected connect")
             return
         }
-        #expect(options.interval == 15_000 && options.timeout == 5_000)
+        #expect(options.interval == 15_000 && options.timeout == 5_000 && options.connectTimeout == 10_000)
         #expect(options.backoffBase == 1_000 && options.backoffCap == 60_000)
         #expect(options.pathMonitor && !options.eventsJSONL && options.count == nil)
         #expect(options.readsStdin && !options.raw)  // stdin is sent, received text is escaped
@@ -117,6 +118,10 @@ import Tether
         }
         #expect(throws: ArgumentError.invalidNumber(flag: "--timeout", value: "soon", expected: "milliseconds > 0")) {
             try CommandLineParser.parse(["connect", "ws://a/", "--timeout", "soon"])
+        }
+        #expect(throws: ArgumentError.invalidNumber(
+            flag: "--connect-timeout", value: "0", expected: "milliseconds > 0")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--connect-timeout", "0"])
         }
         #expect(throws: ArgumentError.missingValue(flag: "--count")) {
             try CommandLineParser.parse(["connect", "ws://a/", "--count", "--quiet"])

@@ -52,8 +52,8 @@ import Testing
         #expect(scenarios.compactMap { $0["name"] as? String } == names)
         // `detail`: what a TLS failure or an invalid handshake failed on, in fixed words.
         let allowed: Set<String> = [
-            "t", "gen", "event", "from", "to", "reason", "detail", "code", "rtt_ms", "attempt", "delay_ms", "bytes",
-            "path", "ignored", "step",
+            "t", "gen", "event", "from", "to", "reason", "detail", "code", "rtt_ms", "deadline_ms", "attempt",
+            "delay_ms", "bytes", "path", "ignored", "step",
         ]
         for scenario in scenarios {
             #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")

@@ -319,6 +319,41 @@ import Glibc
         #expect(ConnectCommand.attemptFailure(closed(from: .open, to: .waiting, .pongTimeout)) == nil)
     }
 
+    /// `--connect-timeout` is the session's connect deadline: a server that never answers the upgrade fails the
+    /// attempt as `connect_timeout` after it (the default, 10 s, would outlast this test), and the next attempt
+    /// follows the backoff.
+    @Test func connectTimeoutEndsAnAttemptTheServerNeverAnswers() async throws {
+        let server = try TestServer(scenario: .silentHandshake)
+        let captured = CapturedIO()
+        let (errors, errorSink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        var io = captured.io
+        let writeError = io.writeError
+        io.writeError = { text in
+            writeError(text)
+            errorSink.yield(text)
+        }
+        io.waitForInterrupt = {
+            for await text in errors where text.contains("attempt failed") { return SIGINT }
+            return 0
+        }
+        let started = ContinuousClock.now
+        let status = await TetherCommand.run([
+            "connect", server.url(), "--connect-timeout", "150", "--backoff-base", "60000", "--events", "jsonl",
+            "--no-path-monitor", "--no-stdin",
+        ], io: io)
+        errorSink.finish()
+        await server.stop()
+        #expect(status == 0)
+        #expect(captured.error.contains("tether: attempt failed: connect_timeout\n"))
+        let connecting = captured.outputLines.first { $0.contains(#""event":"connecting""#) }
+        let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
+        let times = [connecting, closed].compactMap { line in
+            line.flatMap { $0.firstMatch(of: /"t":(\d+)/).flatMap { Int($0.1) } }
+        }
+        #expect(times.count == 2 && times[1] - times[0] >= 150 && times[1] - times[0] < 5_000, "\(times)")
+        #expect(ContinuousClock.now - started < .seconds(9))
+    }
+
     @Test func durationEndsARunThatReceivesNothing() async throws {
         let server = try TestServer(scenario: .normal)
         let captured = CapturedIO()

@@ -26,7 +26,8 @@ import TetherCore
         var backoff = Backoff()
         var random = SplitMix64(seed: 7)
         let delays = (0..<9).map { _ in backoff.nextDelay(using: &random) }
-        #expect(delays == [1_195, 2_016, 5_802, 10_332, 19_619, 35_991, 60_000, 60_000, 60_000])
+        // Below the cap the draws are those of the cap-after-jitter policy this replaced; at the cap they spread.
+        #expect(delays == [1_195, 2_016, 5_802, 10_332, 19_619, 35_991, 49_359, 46_561, 42_685])
         #expect(backoff.attempts == 9)
     }
 
@@ -37,25 +38,56 @@ import TetherCore
         #expect(delays == [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000])
     }
 
-    @Test func jitterAddsZeroToFiftyPercentAndTheCapAppliesAfterIt() {
+    @Test func belowTheCapJitterAddsZeroToFiftyPercent() {
         var random = SplitMix64(seed: 3)
         let policy = BackoffPolicy()
         for attempt in 1...6 {
             let exponential = policy.exponentialDelay(attempt: attempt)
+            #expect(policy.delayRange(attempt: attempt) == exponential...(exponential + exponential / 2))
             for _ in 0..<500 {
                 let delay = policy.delay(attempt: attempt, using: &random)
                 #expect(delay >= exponential && delay <= exponential + exponential / 2)
             }
         }
-        // 32 s × 1.5 could reach 48 s; 64 s is capped before jitter would matter: never above 60 s.
-        for _ in 0..<500 {
-            #expect(policy.delay(attempt: 7, using: &random) == 60_000)
+    }
+
+    @Test func retriesAtTheCapSpreadBelowItInsteadOfAllWaitingTheCap() {
+        var random = SplitMix64(seed: 3)
+        let policy = BackoffPolicy()
+        // 32 s × 1.5 is 48 s, under the cap; 64 s is past it: from attempt 7 on the delay is drawn from 40–60 s (the
+        // same relative spread as below the cap, ending at the cap), never above 60 s.
+        for attempt in [7, 8, 20, 1_000] {
+            #expect(policy.delayRange(attempt: attempt) == 40_000...60_000)
         }
+        let delays = (0..<500).map { _ in policy.delay(attempt: 7, using: &random) }
+        #expect(delays.allSatisfy { $0 >= 40_000 && $0 <= 60_000 })
+        #expect(delays.contains { $0 < 45_000 } && delays.contains { $0 > 55_000 })
+        #expect(Set(delays).count > 400, "\(Set(delays).count) distinct delays in 500")
+        // Two clients that failed together and reached the cap: after ten more retries each, they no longer
+        // retry at the same moment (with the cap after the jitter, both waited exactly 60 s every time).
+        var first = SplitMix64(seed: 11)
+        var second = SplitMix64(seed: 12)
+        let firstTimes = (0..<10).reduce(into: [0]) { times, _ in
+            times.append(times.last! + policy.delay(attempt: 7, using: &first))
+        }
+        let secondTimes = (0..<10).reduce(into: [0]) { times, _ in
+            times.append(times.last! + policy.delay(attempt: 7, using: &second))
+        }
+        #expect(zip(firstTimes.dropFirst(), secondTimes.dropFirst()).allSatisfy { $0 != $1 })
+    }
+
+    @Test func anExponentialWhoseJitterWouldPassTheCapIsDrawnFromTheCapsRange() {
+        var random = SplitMix64(seed: 5)
         let near = BackoffPolicy(base: 50_000, cap: 60_000)
+        #expect(near.delayRange(attempt: 1) == 40_000...60_000)
         let delays = (0..<500).map { _ in near.delay(attempt: 1, using: &random) }
-        #expect(delays.allSatisfy { $0 >= 50_000 && $0 <= 60_000 })
-        #expect(delays.contains(60_000))
-        #expect(delays.contains { $0 < 60_000 })
+        #expect(delays.allSatisfy { $0 >= 40_000 && $0 <= 60_000 })
+        #expect(delays.contains(where: { $0 < 50_000 }))
+        // Without jitter the cap is the delay, exactly; a jitter of 100 % spreads it over its upper half.
+        #expect(BackoffPolicy(base: 50_000, cap: 60_000, jitterPercent: 0).delayRange(attempt: 3) == 60_000...60_000)
+        #expect(BackoffPolicy(cap: 60_000, jitterPercent: 100).delayRange(attempt: 9) == 30_000...60_000)
+        #expect(BackoffPolicy(cap: 7, jitterPercent: 50).delayRange(attempt: 9) == 4...7)
+        #expect(BackoffPolicy(cap: 60_000, jitterPercent: .max).delayRange(attempt: 9) == 0...60_000)
     }
 
     @Test func hugeAttemptNumbersSaturateInsteadOfOverflowing() {

@@ -250,7 +250,7 @@ import TetherCore
 
     static let retryable: [TransportEnd] = [
         .peerClosed(code: 1000), .peerClosed(code: 1001), .peerClosed(code: 1011), .peerClosed(code: nil),
-        .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.system(104)),
+        .connectFailed(.refused), .connectFailed(.timedOut), .connectFailed(.reset), .connectFailed(.system(104)),
         .handshakeRejected(status: 500, retryAfter: nil), .handshakeRejected(status: 408, retryAfter: nil),
         .handshakeInvalid(detail: "Sec-WebSocket-Accept does not match the key"), .protocolViolation(code: 1002),
         .receiveFailed, .closedLocally, .tlsFailed(detail: "handshake failed: unexpected eof", permanent: false),

@@ -454,3 +454,41 @@ private struct Harness {
         #expect(harness.engine.bufferedInboundBytes == 3 + 3)  // the first fragment, the second's head
     }
 }
+
+/// What the engine says of the frames arriving, for the heartbeat's proof of progress (a late pong may be queued
+/// behind a frame still arriving).
+extension WebSocketConnectionTests {
+    @Test func aFrameArrivingByteByByteIsInProgressUntilItsLastByte() {
+        var harness = Harness()
+        #expect(harness.engine.inboundFrames == (0, false))
+        let frame = harness.frames([(.binary, Array(repeating: 7, count: 300))])
+        for index in 0..<(frame.count - 1) {
+            #expect(harness.feed([frame[index]]) == [])
+            #expect(harness.engine.inboundFrames == (0, true), "after byte \(index)")
+        }
+        #expect(harness.feed([frame[frame.count - 1]]) == [.deliver(.binary(Array(repeating: 7, count: 300)))])
+        #expect(harness.engine.inboundFrames == (1, false))
+    }
+
+    @Test func wholeFramesAndFragmentsCountAndAPartialNextOneIsInProgress() {
+        var harness = Harness()
+        // A message in two fragments, a ping between them, a pong, then the first 3 bytes of the next frame.
+        var bytes = hex("01 02 68 69") + hex("89 01 05") + hex("80 01 21") + hex("8A 00")
+        bytes += hex("81 05 68")
+        _ = harness.feed(bytes)
+        #expect(harness.engine.inboundFrames == (4, true))
+        _ = harness.feed(hex("65 6C 6C 6F"))
+        #expect(harness.engine.inboundFrames == (5, false))
+    }
+
+    @Test func framesTheConsumerHoldsAreCountedOnceDecoded() {
+        var harness = Harness()
+        harness.engine.consumerHolds(true)
+        _ = harness.run()
+        _ = harness.feed(hex("81 01 61") + hex("81 01 62"))
+        #expect(harness.engine.inboundFrames.completed == 0)  // waiting whole in the buffer, not decoded yet
+        harness.engine.consumerHolds(false)
+        _ = harness.run()
+        #expect(harness.engine.inboundFrames == (2, false))
+    }
+}

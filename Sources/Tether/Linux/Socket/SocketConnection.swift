@@ -136,6 +136,15 @@ final class SocketConnection: TransportConnection {
         }
     }
 
+    /// What the open connection has received (its driver notes the time of each read, and its engine counts
+    /// frames); nil before the open and after the end. Takes the engine's lock once: asked only at a pong deadline.
+    func inboundProgress() -> InboundProgress? {
+        guard let arrival = self.slot.webSocket?.inboundArrival(now: self.loop.now) else { return nil }
+        return InboundProgress(
+            framesCompleted: arrival.framesCompleted, frameInProgress: arrival.frameInProgress,
+            sinceLastByte: arrival.sinceLastByte, sinceLastFrameCompleted: arrival.sinceLastFrameCompleted)
+    }
+
     func close(code: UInt16, reason: String) {
         let core = self.core
         self.loop.execute { core.value.close(code: code, reason: reason) }

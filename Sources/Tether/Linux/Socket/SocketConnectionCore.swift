@@ -46,6 +46,9 @@ final class SocketConnectionCore: ByteStreamHandler {
     private struct Handshaking {
         let endpoint: SocketEndpoint
         let connectTimer: TimerHandle
+        /// The numeric address and port connected to, for the attempt a reset reports; nil through a proxy (its
+        /// address is not the origin's).
+        let address: String?
         /// The TCP connection, or TLS over it.
         let stream: any ByteStream
         var parser: HandshakeResponseParser
@@ -193,7 +196,8 @@ final class SocketConnectionCore: ByteStreamHandler {
             stream = tcp
         }
         self.state = .handshaking(Handshaking(
-            endpoint: endpoint, connectTimer: connectTimer, stream: stream,
+            endpoint: endpoint, connectTimer: connectTimer,
+            address: endpoint.proxy == nil ? tcp.remoteAddress?.description : nil, stream: stream,
             parser: HandshakeResponseParser(handshake: endpoint.handshake)))
         if !(takingOver && stream === tcp) { stream.setStreamHandler(self) }
         // A failed write ends the connection, which `ended` reports.
@@ -266,7 +270,9 @@ final class SocketConnectionCore: ByteStreamHandler {
             random: MaskingEntropy())
         engine.bytesReceived(response.remaining)
         engine.consumerHolds(self.consumerHolds)  // a hold asked for before the open applies from the start
-        let webSocket = ClientWebSocket(stream: handshaking.stream, engine: engine, delegate: self)
+        // The driver notes when bytes arrive: the heartbeat asks at a pong deadline (`SocketConnection`).
+        let webSocket = ClientWebSocket(
+            stream: handshaking.stream, engine: engine, delegate: self, tracksArrival: true)
         self.state = .open(webSocket)
         self.slot.open(webSocket)
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
@@ -393,9 +399,14 @@ final class SocketConnectionCore: ByteStreamHandler {
             handshaking.connectTimer.cancel()
             // A TLS failure before the open is the attempt's reason (a certificate failure is permanent). Otherwise:
             // reset or end of stream (without close_notify, over TLS) before the upgrade answer: the server hung up.
-            if case .tlsFailed(let failure) = end, failure != .truncated {
+            // A reset is a reset whenever it comes before the open: the same name as during the TCP connect.
+            switch end {
+            case .tlsFailed(let failure) where failure != .truncated:
                 self.finish(.tlsFailed(detail: failure.description, permanent: failure.isCertificateFailure))
-            } else {
+            case .failed(.reset):
+                let tried = handshaking.address.map { [ConnectAttempt(address: $0, failure: .reset)] } ?? []
+                self.finish(.connectFailed(.reset, tried: tried))
+            case .tlsFailed, .endOfStream, .closedLocally, .failed:
                 self.finish(.receiveFailed)
             }
         case .idle, .connecting, .ended:
@@ -434,7 +445,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         case .unreachable: .unreachable
         case .timedOut: .timedOut
         case .nameResolution: .nameResolution
-        case .reset: .system(ECONNRESET)
+        case .reset: .reset
         case .brokenPipe: .system(EPIPE)
         case .closed: .system(EBADF)
         case .addressInUse: .system(EADDRINUSE)

@@ -336,7 +336,7 @@ extension SocketTransportTests {
         #expect(SocketConnectionCore.connectFailure(for: .nameResolution(code: EAI_AGAIN)) == .nameResolution)
         #expect(SocketConnectionCore.connectFailure(for: .system(operation: "connect", errno: EACCES))
             == .system(EACCES))
-        #expect(SocketConnectionCore.connectFailure(for: .reset) == .system(ECONNRESET))
+        #expect(SocketConnectionCore.connectFailure(for: .reset) == .reset)
     }
 
     // MARK: Handshake failures
@@ -445,6 +445,21 @@ extension SocketTransportTests {
         let server = await peer.accept()
         try await server.open(subprotocol: "chat.v9")
         #expect(await client.rest() == [.ended(.handshakeInvalid(detail: "subprotocol not offered"))])
+        await peer.stop()
+    }
+
+    /// A reset before the open has one name, whenever it comes: during the TCP connect it is `.reset` (above), and
+    /// during the opening handshake too, with the address it came from (it was `receive_failed` here, and a raw
+    /// `system(104)` during the connect).
+    @Test func serverResettingDuringTheHandshakeEndsConnectFailedReset() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        _ = try await server.readRequest()
+        server.reset()
+        #expect(await client.rest() == [.ended(.connectFailed(.reset, tried: [
+            ConnectAttempt(address: "127.0.0.1:\(peer.port)", failure: .reset),
+        ]))])
         await peer.stop()
     }
 

@@ -64,6 +64,44 @@ import TetherPOSIX
         await peer.stop()
     }
 
+    /// What the heartbeat asks at a pong deadline: the socket transport's driver notes when bytes came, and its
+    /// engine counts frames, so that a frame still arriving is told from a link that stopped.
+    @Test func inboundProgressSaysWhetherAFrameIsArrivingAndWhenItsBytesCame() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+        let opened = try #require(client.connection.inboundProgress())
+        #expect(opened.framesCompleted == 0 && !opened.frameInProgress && opened.sinceLastFrameCompleted == nil)
+
+        // One write: a whole message, then the first half of a 1,000-byte one. When the first is delivered, the
+        // read that brought both has been handled.
+        var encoder = WebSocketEncoder(role: .server)
+        var bytes: [UInt8] = []
+        encoder.text("first", into: &bytes)
+        var second: [UInt8] = []
+        encoder.binary(Array(repeating: 9, count: 1_000), into: &second)
+        try await server.write(bytes + second.prefix(500))
+        #expect(await client.next() == .text("first"))
+        let arriving = try #require(client.connection.inboundProgress())
+        #expect(arriving.framesCompleted == 1 && arriving.frameInProgress)
+        #expect(arriving.sinceLastByte.map { $0 >= .zero && $0 < .seconds(5) } == true)
+        // The read that completed the first brought the latest bytes too (or an earlier one, should TCP split them).
+        #expect(arriving.sinceLastFrameCompleted.map { $0 >= arriving.sinceLastByte! } == true)
+
+        try await server.write(Array(second.dropFirst(500)))
+        #expect(await client.next() == .binary(Data(repeating: 9, count: 1_000)))
+        let whole = try #require(client.connection.inboundProgress())
+        #expect(whole.framesCompleted == 2 && !whole.frameInProgress)
+        #expect(whole.sinceLastFrameCompleted == whole.sinceLastByte)  // the latest bytes completed it
+
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        #expect(client.connection.inboundProgress() == nil)  // over: nothing to tell
+        await peer.stop()
+    }
+
     @Test func framesSentRightAfterTheResponseHeaderAreDelivered() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
