@@ -169,6 +169,11 @@ func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {
     let _: ConnectivityStatus = state.connectivity
 }
 func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+func decide(_ messages: [WebSocketMessage]) {}
+/// What a connection of the app's own transport tells the heartbeat, and what a lost connection may not have
+/// delivered, named with `import Tether` alone.
+func progress(of connection: any TransportConnection) -> InboundProgress? { connection.inboundProgress() }
+func count(_ lost: UnconfirmedMessages) -> Int { lost.messages.count + lost.notKept }
 """
 
 

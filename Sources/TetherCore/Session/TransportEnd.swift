@@ -24,6 +24,7 @@ public enum ConnectFailure: Equatable, Hashable, Sendable, CustomStringConvertib
         case .nameResolution: "nameResolution"
         case .timedOut: "timedOut"
         case .unsupported: "unsupported"
+        case .reset: "reset"
         case .system(let code): "system(\(code))"
         }
     }
