@@ -16,9 +16,10 @@
 //                           so that idle.cpu_percent minus it is what the client layer adds
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
-//   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
-//                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong), fewer
-//                           when timers within one tolerance window and pongs that arrive together share one
+//   idle.wakeups_per_ping   turns of the clients' event loop during the hold (`EventLoop.wakeUps`: every return from
+//                           epoll_wait, slept or not, so a loop that spins shows) per pong seen: a ping cycle needs at
+//                           most two (the timer that sends the ping, the read of the pong), fewer when timers within
+//                           one tolerance window and pongs that arrive together share one
 //
 // `--consumer pool` (the default) reads each client's events in a task on the global pool, as an app's task would;
 // `--consumer loop` in a task that prefers the client's event loop (`client.eventExecutor`), where the events are
