@@ -502,8 +502,8 @@ final class ConnectionDriver {
 
     private func sendStreamBatch(_ webSocket: WebSocket, shell: ServerConnection) {
         guard !self.sentClose, let stream = self.scenario.stream else { return }
+        var sent = 0
         webSocket.sendBatch { send in
-            var sent = 0
             var refused = false
             var encoded = 0
             while self.streamSent + sent < stream.count, encoded < Self.streamBatchBytes {
@@ -514,14 +514,14 @@ final class ConnectionDriver {
                 encoded = total
                 sent += 1
             }
-            self.recordStreamed(sent, of: stream)
-            guard self.streamSent < stream.count, !refused else { return nil }
+            guard self.streamSent + sent < stream.count, !refused else { return nil }
             // The next batch goes out once this one is in the kernel: reads (and pongs) run in between.
             return { result in
                 guard case .success = result else { return }
                 shell.driver.value.continueStream(shell: shell)
             }
         }
+        self.recordStreamed(sent, of: stream)  // once the engine is unlocked
     }
 
     private func continueStream(shell: ServerConnection) {
