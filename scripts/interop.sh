@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Interop with third-party peers, both directions: Tether's client against Python's `websockets` server and Node's
 # `ws` server, and Tether's test server against their clients (Tests/TetherTests/Interop, scripts/interop/peer.py,
-# scripts/interop/ws-peer.cjs).
+# scripts/interop/ws-peer.cjs). Among them, what apps do with a compressed connection: several tasks sending at once
+# over permessage-deflate with context takeover to websockets' echo, every echo checked byte for byte and each
+# task's order kept (ClientInteropTests.concurrentCompressedSenders...).
 #
 #   scripts/interop.sh [swift test options]...
 #

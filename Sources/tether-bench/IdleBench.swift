@@ -13,9 +13,10 @@
 //   idle.cpu_percent        this process's CPU time (user + system, getrusage) over wall time during the hold, in % of
 //                           one core: what the clients cost, with their event-reading tasks
 //   idle.server_cpu_percent the server's CPU time over the same hold (with `--server process`), for comparison
-//   idle.wakeups_per_ping   wake-ups of the clients' event loop during the hold (`EventLoop.wakeUps`) per pong seen:
-//                           a ping cycle needs at most two (the timer that sends the ping, the read of the pong),
-//                           fewer when timers within one tolerance window and pongs that arrive together share one
+//   idle.wakeups_per_ping   turns of the clients' event loop during the hold (`EventLoop.wakeUps`: every return from
+//                           epoll_wait, slept or not, so a loop that spins shows) per pong seen: a ping cycle needs at
+//                           most two (the timer that sends the ping, the read of the pong), fewer when timers within
+//                           one tolerance window and pongs that arrive together share one
 //   idle.rss_kib_per_conn   (RSS after opening − RSS before) / N, from /proc/self/statm
 //   idle.rss_kib_per_conn_after_hold  the same after the hold (records and buffers that grew meanwhile)
 // and then, once the clients have stopped, the same-run references, each the same hold at the same N against the

@@ -1,10 +1,12 @@
 """A third-party WebSocket peer for Tether's interop tests, built on Python's `websockets` (asyncio).
 
-    peer.py serve [--lifetime SECONDS] [--tls-cert PEM --tls-key PEM]
+    peer.py serve [--lifetime SECONDS] [--tls-cert PEM --tls-key PEM] [--deflate [--no-context-takeover]]
         Listens on 127.0.0.1, port 0 (over TLS with the given certificate chain and key: wss://), and prints the
-        port as the first line of stdout. The request path picks
-        what each connection gets:
+        port as the first line of stdout. With --deflate it accepts permessage-deflate, with context takeover both
+        ways unless --no-context-takeover. The request path picks what each connection gets:
           /echo                       every text or binary message is sent back as it came
+          /deflate-echo               (with --deflate) first what permessage-deflate agreed, as the text
+                                      "permessage-deflate no_context_takeover=OURS,THEIRS", then an echo
           /ping?every=MS&count=N      N pings, one every MS ms, each awaiting its pong; then the text
                                       message "pongs N" (or "pongs K, then no pong within 5 s")
           /close?code=N&reason=R      a close frame with that code and reason, at once

@@ -45,7 +45,7 @@ package final class EventLoop: Sendable {
     private let poller: Poller
     private let inbox: LoopInbox
     private let timerSequence = Atomic<UInt64>(0)
-    /// How many times the thread has come back from sleeping in `epoll_wait` (see `wakeUps`).
+    /// How many times the thread has come back from `epoll_wait`, slept or not (see `wakeUps`).
     private let wakeUpCount = Atomic<Int>(0)
     /// How many pieces of queued work (jobs and `execute` closures) the thread has run (see `workRun`).
     private let workCount = Atomic<Int>(0)
@@ -101,9 +101,11 @@ package final class EventLoop: Sendable {
     /// here (never from `ContinuousClock.now`), so that it runs on a manual clock in tests.
     package var now: ContinuousClock.Instant { self.clock.now }
 
-    /// How many times the loop's thread has woken up: returned from an `epoll_wait` that was allowed to sleep (for a
-    /// descriptor, a timer, or another thread's work). A turn that runs work queued by the turn before, without
-    /// sleeping, is not a wake-up. Benchmarks and tests read it to show that idle connections cost no polling.
+    /// How many turns the loop's thread has taken: every return from `epoll_wait`, whether it slept (for a
+    /// descriptor, a timer, or another thread's work) or found work queued by the turn before and did not (a zero
+    /// timeout). A loop that spins, re-queueing work or re-arming a timer already due, counts every turn, so an idle
+    /// test that sees this stay still has seen the thread asleep. Benchmarks and tests read it to show that idle
+    /// connections cost no polling.
     package var wakeUps: Int { self.wakeUpCount.load(ordering: .relaxed) }
 
     /// How many pieces of queued work the loop's thread has run: jobs of the tasks and actors it executes, and
@@ -214,7 +216,7 @@ package final class EventLoop: Sendable {
         while true {
             let timeout = self.pollTimeout(state)
             let count = self.poller.wait(into: state.events, timeout: timeout)
-            if timeout != 0 { self.wakeUpCount.add(1, ordering: .relaxed) }
+            self.wakeUpCount.add(1, ordering: .relaxed)
             for index in 0..<count {
                 let event = state.events[index]
                 let id = event.data.u64
@@ -309,7 +311,8 @@ package final class EventLoop: Sendable {
         return false
     }
 
-    private static let taskRoundsPerTurn = 4
+    /// Rounds of queued work one turn runs before the next `epoll_wait` (internal for tests).
+    static let taskRoundsPerTurn = 4
 
     /// Runs the work `atEndOfTurn` deferred, including what that work defers in turn.
     private func runEndOfTurn(_ state: LoopState) {

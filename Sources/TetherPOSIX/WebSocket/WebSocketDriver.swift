@@ -32,21 +32,25 @@ package enum WebSocketFlowEvent: Equatable, Sendable {
     case resumedAfterWriteRoom
 }
 
-/// Runs a `WebSocketConnection` engine's actions over a `ByteStream`: the one I/O glue of the WebSocket protocol,
-/// for the client transport and the test server alike. The owner feeds it what the stream reports (`received`,
-/// `streamEnded`), its own facts (`withEngine` then `runActions`), and hears the results as its delegate.
+/// The one way to a WebSocket connection once it is open: it runs a `WebSocketConnection` engine over a
+/// `ByteStream`, for the client transport and the test server alike. Its owner tells it each fact with one method
+/// (bytes read, the stream's end, a message to send, a ping, a pong, our close, a reset, the consumer's hold), which
+/// runs the actions that fact leads to, and hears the results as its delegate. Nothing else touches the engine or
+/// writes to the stream.
 ///
-/// The engine is behind a lock, so that a sender on another thread encodes its message on its own thread
-/// (`encodeMessage`, `sendPing`) instead of queueing behind the messages the loop is delivering; everything else
-/// runs on the loop thread. Writes the engine asks for are made with the lock held, so they reach the stream in the
-/// engine's order, and nothing follows our close frame.
+/// The engine is behind a lock, so that a sender on another thread encodes (compresses, masks) its message on its
+/// own thread (`send`, `sendPing`) instead of queueing behind the messages the loop is delivering; everything else
+/// runs on the loop thread. Every write is made with the lock held, in the same hold as the encoding that produced
+/// it: the stream's write queue takes frames in the order the engine encoded them, whatever the number of threads
+/// sending, which permessage-deflate's context takeover needs (the peer inflates each message against the ones
+/// before it), and nothing follows our close frame.
 ///
 /// Not generic, like the engine: a generic driver ran unspecialized in the modules that use it.
 package final class WebSocketDriver: @unchecked Sendable {
     // Why `@unchecked Sendable` is safe (as in `TLSStream`): the engine, the one state that is not Sendable, is
     // touched only inside `withEngine(_:)`, which holds `lock` for the whole access, and it is handed over with
     // `sending`; the loop-side state is a `LoopBound`, which checks its thread on every access; `stream` is Sendable.
-    package typealias Engine = WebSocketConnection
+    private typealias Engine = WebSocketConnection
 
     private final class EngineBox {
         var engine: Engine
@@ -98,20 +102,19 @@ package final class WebSocketDriver: @unchecked Sendable {
         /// Our close frame was handed to the stream and is not all in the kernel yet.
         var sealPending = false
         var sealWaiters: [() -> Void] = []
-
     }
 
-    package let stream: any ByteStream
+    private let stream: any ByteStream
     private let lock = Mutex(())
     /// Only inside `withEngine(_:)`.
     private let unguardedEngine: EngineBox
     private let side: LoopBound<LoopSide>
 
-    /// Call on the stream's loop thread. The driver holds `delegate` weakly.
+    /// Call on the stream's loop thread; nothing runs until `start()`. The driver holds `delegate` weakly.
     /// - Parameter tracksArrival: note the time of every read (one reading of the loop's clock per read), so that
     ///   `inboundArrival(now:)` can say when bytes came; off (the default), nothing is noted.
     package init(
-        stream: any ByteStream, engine: sending Engine, delegate: any WebSocketDriverDelegate,
+        stream: any ByteStream, engine: sending WebSocketConnection, delegate: any WebSocketDriverDelegate,
         tracksArrival: Bool = false
     ) {
         self.stream = stream
@@ -121,6 +124,12 @@ package final class WebSocketDriver: @unchecked Sendable {
     }
 
     // MARK: - Facts, on the loop thread
+
+    /// The owner is ready for the delegate's calls: runs what the engine has to do from the start (messages that
+    /// came in the handshake's read, a hold asked for before the open).
+    package func start() {
+        self.runActions()
+    }
 
     /// Bytes the stream read.
     package func received(_ bytes: UnsafeRawBufferPointer) {
@@ -149,15 +158,156 @@ package final class WebSocketDriver: @unchecked Sendable {
         self.runActions()
     }
 
-    /// Tells the engine a fact of the owner's own (send, ping, pong, close, echo, reset); call `runActions` after.
-    /// Any thread; the body runs with the engine locked.
-    package func withEngine<Result>(_ body: (inout Engine) -> Result) -> Result {
-        self.lock.withLock { _ in body(&self.unguardedEngine.engine) }
+    /// Starts the closing handshake (see `WebSocketConnection.close(code:reason:)`): our close frame is the last
+    /// write. False (nothing sent) unless open.
+    @discardableResult
+    package func close(code: UInt16, reason: String) -> Bool {
+        let closing = self.withEngine { $0.close(code: code, reason: reason) }
+        self.runActions()
+        return closing
+    }
+
+    /// Gives up on the connection: the stream is reset (what is queued is dropped) and `ended` follows.
+    package func reset() {
+        self.withEngine { $0.reset() }
+        self.runActions()
+    }
+
+    /// A ping with any payload, not tracked by id (see `sendPing(id:)` for ours); false unless open.
+    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
+    @discardableResult
+    package func ping(_ payload: [UInt8]) throws(WireUsageError) -> Bool {
+        let sent = try self.withEngine { engine throws(WireUsageError) in try engine.ping(payload) }
+        self.runActions()
+        return sent
+    }
+
+    /// A pong of the owner's own (without automatic pongs); false unless open.
+    /// - Throws: `WireUsageError` when the payload is over 125 bytes.
+    @discardableResult
+    package func pong(_ payload: [UInt8]) throws(WireUsageError) -> Bool {
+        let sent = try self.withEngine { engine throws(WireUsageError) in try engine.pong(payload) }
+        self.runActions()
+        return sent
+    }
+
+    /// Sends the message just delivered back as it came (from `deliverReceived()`, so that the echoes of one read
+    /// go out in one write); false unless open and it was a data message.
+    @discardableResult
+    package func echoLastMessage() -> Bool {
+        let echoed = self.withEngine { $0.echoLastMessage() }
+        self.runActions()
+        return echoed
+    }
+
+    /// A message compressed by the caller, sent as one frame with RSV1 (a test peer's crafted message); false unless
+    /// open with permessage-deflate negotiated.
+    @discardableResult
+    package func sendPrecompressed(_ opcode: Opcode, deflated payload: [UInt8]) -> Bool {
+        let sent = self.withEngine { $0.sendPrecompressed(opcode, deflated: payload) }
+        self.runActions()
+        return sent
+    }
+
+    /// Messages the loop sends together, in one write. `body` encodes each with `send`, which returns how many bytes
+    /// the batch holds so far, or nil (nothing encoded) once the connection no longer sends; `body` returns what to
+    /// call once the batch is in the kernel (on the next loop turn when nothing was written), if anything: how a
+    /// stream of messages goes out one batch at a time, with reads (and pongs) in between.
+    package func sendBatch(
+        _ body: (_ send: (Opcode, UnsafeRawBufferPointer) -> Int?) -> TCPConnection.WriteCompletion?
+    ) {
+        let completion = self.withEngine { engine in
+            let start = engine.outputByteCount
+            return body { opcode, payload in
+                engine.send(opcode, payload: payload) ? engine.outputByteCount - start : nil
+            }
+        }
+        self.runActions(completion: completion)
+    }
+
+    /// Calls `body` once our close frame is all in the kernel, or the connection has ended (now if neither is
+    /// pending).
+    package func whenCloseFrameWritten(_ body: @escaping () -> Void) {
+        let side = self.side.value
+        guard side.sealPending else { return body() }
+        side.sealWaiters.append(body)
+    }
+
+    // MARK: - Sending, from any thread
+
+    /// What `send` did.
+    package enum Sending: Sendable {
+        /// The frame is in the stream's write queue, whole, after every frame encoded before it: `finish()` returns
+        /// once it is all in the kernel, or throws the error that stopped it.
+        case started(StartedSend)
+        /// More than the high watermark is queued: nothing was encoded. Wait for room (`waitForRoom`), then send
+        /// again without checking.
+        case waitForRoom(atMost: Int)
+        /// Not open: our close frame went first, or the connection is over. Nothing was encoded.
+        case notOpen
+    }
+
+    /// Sends a data message: encodes (compresses, masks) it on the caller's thread and queues it on the stream,
+    /// both with the engine locked, so that frames reach the wire in the order they were compressed whatever the
+    /// number of senders. Once started, the frame is written whole whatever becomes of the caller (a cancelled task
+    /// included): the stream is never left with part of a frame, unless the connection breaks.
+    /// - Parameter checkingRoom: refuse with `.waitForRoom` above the high watermark (false after waiting once).
+    package func send(
+        _ opcode: Opcode, payload: UnsafeRawBufferPointer, compression: MessageCompression = .automatic,
+        checkingRoom: Bool = true
+    ) -> Sending {
+        self.withEngine { engine in
+            let decision = engine.encodeMessage(
+                opcode, payload: payload, queuedWriteBytes: checkingRoom ? self.stream.queuedWriteBytes : nil,
+                compression: compression)
+            switch decision {
+            case .frame(let frame):
+                let started = frame.withUnsafeBytes {
+                    self.stream.startWrite($0, array: frame, sealing: false, delivery: .awaited)
+                }
+                return .started(started)
+            case .waitForRoom(let low):
+                return .waitForRoom(atMost: low)
+            case .notOpen:
+                return .notOpen
+            }
+        }
+    }
+
+    /// Returns once at most `limit` bytes are queued for the kernel, or the connection has ended (a sender told
+    /// `.waitForRoom`). Not cancellable: the queue drains, or the connection ends (its close timeout and the
+    /// heartbeat bound how long that takes).
+    package func waitForRoom(atMost limit: Int) async {
+        await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
+            self.stream.whenQueuedWrites(atMost: limit) { room.resume() }
+        }
+    }
+
+    /// Bytes queued for the kernel and not yet taken (what the outbound watermarks measure).
+    package var queuedWriteBytes: Int { self.stream.queuedWriteBytes }
+
+    /// Sends our ping `id` and writes it at once; false (it failed) unless open. Its pong arrives as
+    /// `pongReceived(id:)`; a ping never answered is among the `failedPings` of `ended`.
+    package func sendPing(id: UInt64) -> Bool {
+        self.withEngine { engine in
+            guard engine.sendPing(id: id) else { return false }
+            // A failure ends the stream, which `ended` reports (with this ping among the failed ones).
+            _ = engine.takeOutput { output, _ in self.write(output, sealing: false, completion: nil) }
+            return true
+        }
+    }
+
+    // MARK: - Running actions
+
+    private func withEngine<Result, Failure: Error>(
+        _ body: (inout Engine) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try self.lock.withLock { _ throws(Failure) in try body(&self.unguardedEngine.engine) }
     }
 
     /// Runs the engine's actions until it needs a new fact. `completion`, if any, follows the last write of this run
     /// (or the next loop turn when nothing was written).
-    package func runActions(completion: TCPConnection.WriteCompletion? = nil) {
+    private func runActions(completion: TCPConnection.WriteCompletion? = nil) {
         let side = self.side.value
         guard !side.running else {
             // Called from a delegate inside the running loop, which picks the new actions up.
@@ -179,14 +329,6 @@ package final class WebSocketDriver: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` once our close frame is all in the kernel, or the connection has ended (now if neither is
-    /// pending).
-    package func whenCloseFrameWritten(_ body: @escaping () -> Void) {
-        let side = self.side.value
-        guard side.sealPending else { return body() }
-        side.sealWaiters.append(body)
-    }
-
     /// What has arrived so far, as of `now` on the stream's loop clock, when the driver tracks arrival (nil
     /// otherwise): for a heartbeat that tells a link delivering a large frame from a dead one. Any thread.
     package func inboundArrival(now: ContinuousClock.Instant) -> InboundArrival? {
@@ -202,34 +344,6 @@ package final class WebSocketDriver: @unchecked Sendable {
                 sinceLastFrameCompleted: arrival.lastFrameCompleted.map { $0.duration(to: now) })
         }
     }
-
-    // MARK: - Sending, from any thread
-
-    /// Encodes a data message on the caller's thread, or says why it may not be sent now (see
-    /// `WebSocketConnection.encodeMessage`). The caller writes the frame with `stream.send`.
-    package func encodeMessage(
-        _ opcode: Opcode, payload: UnsafeRawBufferPointer, checkingRoom: Bool,
-        compression: MessageCompression = .automatic
-    ) -> Engine.SendDecision {
-        self.withEngine { engine in
-            engine.encodeMessage(
-                opcode, payload: payload, queuedWriteBytes: checkingRoom ? self.stream.queuedWriteBytes : nil,
-                compression: compression)
-        }
-    }
-
-    /// Sends our ping `id` and writes it at once; false (it failed) unless open. Its pong arrives as
-    /// `pongReceived(id:)`; a ping never answered is among the `failedPings` of `ended`.
-    package func sendPing(id: UInt64) -> Bool {
-        self.withEngine { engine in
-            guard engine.sendPing(id: id) else { return false }
-            // A failure ends the stream, which `ended` reports (with this ping among the failed ones).
-            _ = engine.takeOutput { output, _ in self.write(output, sealing: false, completion: nil) }
-            return true
-        }
-    }
-
-    // MARK: - Running actions
 
     /// What to do once the engine is unlocked.
     private enum Step {

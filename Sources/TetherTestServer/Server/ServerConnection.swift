@@ -157,8 +157,7 @@ final class ConnectionDriver {
             self.connection.reset()
             return
         }
-        webSocket.withEngine { $0.reset() }
-        webSocket.runActions()
+        webSocket.reset()
     }
 
     // MARK: Handshake
@@ -307,8 +306,7 @@ final class ConnectionDriver {
         }
         if let mebibytes = scenario.deflateBombMebibytes, compression != nil {
             let bomb = DeflateBomb.payload(inflatedMebibytes: mebibytes)
-            let sent = webSocket.withEngine { $0.sendPrecompressed(.binary, deflated: bomb) }
-            if sent {
+            if webSocket.sendPrecompressed(.binary, deflated: bomb) {
                 self.recorder.update(self.index) { record, _ in
                     record.sentMessageCount += 1
                     record.sentMessageBytes += mebibytes << 20
@@ -319,12 +317,12 @@ final class ConnectionDriver {
         if let stream = scenario.stream, stream.count > 0 {
             self.streamPayload = [UInt8](repeating: UInt8(ascii: "."), count: stream.size)
             if stream.intervalMilliseconds == 0 {
-                self.sendStreamBatch(webSocket, shell: shell)
+                self.sendStreamBatch(webSocket, shell: shell)  // runs the engine's actions, as `start()` does
                 return
             }
             self.schedule(.stream, after: 0, shell: shell)
         }
-        webSocket.runActions()
+        webSocket.start()
     }
 
     private func reject(status: Int, retryAfterSeconds: Int?) {
@@ -433,7 +431,7 @@ final class ConnectionDriver {
         guard case .webSocket(let webSocket) = self.phase, let shell = self.shell else { return }
         switch delivery {
         case .echo:
-            webSocket.withEngine { _ = $0.echoLastMessage() }
+            webSocket.echoLastMessage()
         case .pongLater(let payload):
             guard case .delayed(let milliseconds) = self.scenario.pong else { return }
             self.schedule(.pong(payload), after: milliseconds, shell: shell)
@@ -504,25 +502,26 @@ final class ConnectionDriver {
 
     private func sendStreamBatch(_ webSocket: WebSocket, shell: ServerConnection) {
         guard !self.sentClose, let stream = self.scenario.stream else { return }
-        let sent = webSocket.withEngine { engine in
-            let start = engine.outputByteCount
-            var sent = 0
-            while self.streamSent + sent < stream.count, engine.outputByteCount - start < Self.streamBatchBytes {
-                guard self.encodeStreamMessage(stream, number: self.streamSent + sent, into: &engine) else { break }
+        var sent = 0
+        webSocket.sendBatch { send in
+            var refused = false
+            var encoded = 0
+            while self.streamSent + sent < stream.count, encoded < Self.streamBatchBytes {
+                guard let total = self.encodeStreamMessage(stream, number: self.streamSent + sent, with: send) else {
+                    refused = true
+                    break
+                }
+                encoded = total
                 sent += 1
             }
-            return sent
+            guard self.streamSent + sent < stream.count, !refused else { return nil }
+            // The next batch goes out once this one is in the kernel: reads (and pongs) run in between.
+            return { result in
+                guard case .success = result else { return }
+                shell.driver.value.continueStream(shell: shell)
+            }
         }
-        self.recordStreamed(sent, of: stream)
-        guard self.streamSent < stream.count else {
-            webSocket.runActions()
-            return
-        }
-        // The next batch goes out once this one is in the kernel: reads (and pongs) run in between.
-        webSocket.runActions { result in
-            guard case .success = result else { return }
-            shell.driver.value.continueStream(shell: shell)
-        }
+        self.recordStreamed(sent, of: stream)  // once the engine is unlocked
     }
 
     private func continueStream(shell: ServerConnection) {
@@ -530,28 +529,28 @@ final class ConnectionDriver {
         self.sendStreamBatch(webSocket, shell: shell)
     }
 
-    /// Encodes message `number` of the stream (its number in digits, then dots); false when the engine no longer
-    /// sends.
+    /// Encodes message `number` of the stream (its number in digits, then dots) with a batch's `send`: the batch's
+    /// size so far, or nil when the connection no longer sends.
     private func encodeStreamMessage(
-        _ stream: Scenario.Stream, number: Int, into engine: inout ConnectionDriver.WebSocket.Engine
-    ) -> Bool {
-        Self.encodeNumbered(number, kind: stream.kind, cut: true, payload: &self.streamPayload, into: &engine)
+        _ stream: Scenario.Stream, number: Int, with send: (Opcode, UnsafeRawBufferPointer) -> Int?
+    ) -> Int? {
+        Self.encodeNumbered(number, kind: stream.kind, cut: true, payload: &self.streamPayload, with: send)
     }
 
-    /// Encodes `number`'s digits over `payload` (all dots), sends it as `kind` and puts the dots back; the digits are
-    /// cut to the payload's size when `cut`, else the payload grows to hold them. False when the engine no longer
-    /// sends.
+    /// Encodes `number`'s digits over `payload` (all dots), sends it as `kind` with a batch's `send` and puts the
+    /// dots back; the digits are cut to the payload's size when `cut`, else the payload grows to hold them. Returns
+    /// what `send` did: the batch's size so far, or nil when the connection no longer sends.
     private static func encodeNumbered(
         _ number: Int, kind: Scenario.MessageKind, cut: Bool, payload: inout [UInt8],
-        into engine: inout ConnectionDriver.WebSocket.Engine
-    ) -> Bool {
+        with send: (Opcode, UnsafeRawBufferPointer) -> Int?
+    ) -> Int? {
         let digits = Array(String(number).utf8)
         if !cut, payload.count < digits.count {
             payload.append(contentsOf: repeatElement(UInt8(ascii: "."), count: digits.count - payload.count))
         }
         let written = min(digits.count, payload.count)
         payload.replaceSubrange(0..<written, with: digits.prefix(written))
-        let sent = payload.withUnsafeBytes { engine.send(kind == .text ? .text : .binary, payload: $0) }
+        let sent = payload.withUnsafeBytes { send(kind == .text ? .text : .binary, $0) }
         payload.replaceSubrange(0..<written, with: repeatElement(UInt8(ascii: "."), count: written))
         return sent
     }
@@ -574,7 +573,7 @@ final class ConnectionDriver {
         self.pingsSent += 1
         let payload = (0..<8).reversed().map { UInt8(truncatingIfNeeded: self.pingsSent >> (UInt64($0) * 8)) }
         // An 8-byte payload always fits a ping.
-        guard webSocket.withEngine({ (try? $0.ping(payload)) == true }) else { return }
+        guard (try? webSocket.ping(payload)) == true else { return }
         self.recorder.update(self.index) { record, now in
             record.pingsSent.append(ControlFrameRecord(at: now, payload: payload))
             return .pingSent(bytes: payload.count)
@@ -606,11 +605,11 @@ final class ConnectionDriver {
         switch action {
         case .pong(let payload):
             // A ping's payload is at most 125 bytes (the engine checks), so the pong cannot fail.
-            if webSocket.withEngine({ (try? $0.pong(payload)) == true }) { self.recordPongSent(payload) }
+            if (try? webSocket.pong(payload)) == true { self.recordPongSent(payload) }
         case .close:
             guard let close = self.scenario.close else { return }
             // Codes come from a validated scenario. The engine arms the close timeout once the frame is written.
-            guard webSocket.withEngine({ $0.close(code: close.code, reason: close.reason) }) else { return }
+            guard webSocket.close(code: close.code, reason: close.reason) else { return }
             self.sentClose = true
             self.recordCloseSent(code: close.code, reason: close.reason)
             self.cancelTimers()
@@ -619,7 +618,11 @@ final class ConnectionDriver {
             }
         case .stream:
             guard let stream = self.scenario.stream else { return }
-            let sent = webSocket.withEngine { self.encodeStreamMessage(stream, number: self.streamSent, into: &$0) }
+            var sent = false
+            webSocket.sendBatch { send in
+                sent = self.encodeStreamMessage(stream, number: self.streamSent, with: send) != nil
+                return nil
+            }
             self.recordStreamed(sent ? 1 : 0, of: stream)
             if sent, self.streamSent < stream.count {
                 let next = self.scenarioStart + .milliseconds(self.streamSent * stream.intervalMilliseconds)
@@ -635,8 +638,11 @@ final class ConnectionDriver {
             if self.broadcastPayload.count != broadcast.size {
                 self.broadcastPayload = [UInt8](repeating: UInt8(ascii: "."), count: broadcast.size)
             }
-            let sent = webSocket.withEngine {
-                Self.encodeNumbered(number, kind: .text, cut: false, payload: &self.broadcastPayload, into: &$0)
+            var sent = false
+            webSocket.sendBatch { send in
+                sent = Self.encodeNumbered(
+                    number, kind: .text, cut: false, payload: &self.broadcastPayload, with: send) != nil
+                return nil
             }
             guard sent else { break }
             let size = self.broadcastPayload.count
@@ -650,7 +656,6 @@ final class ConnectionDriver {
         case .reset:
             preconditionFailure("handled above")
         }
-        webSocket.runActions()
     }
 
     private func cancelTimers() {

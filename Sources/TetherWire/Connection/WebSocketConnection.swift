@@ -329,6 +329,11 @@ public struct WebSocketConnection {
     /// A message to send as its own frame, for a sender that writes it itself (on its own thread, outside the
     /// owner's loop). With `queuedWriteBytes` over the high watermark, the sender is told to wait (pass nil after the
     /// wait: it sends then).
+    ///
+    /// The bytes returned start with whatever the engine had encoded and not yet handed out (an owner's pong, a
+    /// batch the loop has not written yet), so that written as they come, in the order of these calls, the wire
+    /// carries every frame in the order it was encoded: with permessage-deflate's context takeover, the order the
+    /// peer must inflate them in.
     public mutating func encodeMessage(
         _ opcode: Opcode, payload: UnsafeRawBufferPointer, queuedWriteBytes: Int?,
         compression: MessageCompression = .automatic
@@ -338,7 +343,12 @@ public struct WebSocketConnection {
             return .waitForRoom(atMost: self.configuration.outbound.low)
         }
         var frame: [UInt8] = []
-        frame.reserveCapacity(payload.count + 14)
+        frame.reserveCapacity(self.output.count + payload.count + 14)
+        if !self.output.isEmpty {
+            // While open the output never holds our close frame (it ends `open`): nothing here seals.
+            frame.append(contentsOf: self.output)
+            self.output.removeAll(keepingCapacity: self.output.capacity <= Self.retainedOutputCapacity)
+        }
         Self.encodeMessage(
             opcode, payload: payload, compression: compression, deflate: self.deflate, with: &self.encoder,
             into: &frame)

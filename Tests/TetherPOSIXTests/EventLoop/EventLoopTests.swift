@@ -173,6 +173,27 @@ extension EventLoopTests {
 }
 
 extension EventLoopTests {
+    /// A loop made to spin (work that queues the next piece of work, turn after turn, so that it never sleeps) is
+    /// counted by `wakeUps`, the counter the idle tests assert stays still: each turn runs at most
+    /// `taskRoundsPerTurn` rounds of queued work, so a chain of 200 steps takes at least 200 / 4 turns, each one a
+    /// return from `epoll_wait` (with a zero timeout, as work is queued). A counter of sleeping returns only saw one.
+    @Test func aSpinningLoopIsCountedTurnByTurn() async throws {
+        let loop = try EventLoop(name: "test-spin")
+        defer { loop.shutdown() }
+        await loop.settle()
+        let before = loop.wakeUps
+        let steps = 200
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            @Sendable func step(_ left: Int) {
+                guard left > 0 else { return done.resume() }
+                loop.execute { step(left - 1) }
+            }
+            loop.execute { step(steps) }
+        }
+        let turns = loop.wakeUps - before
+        #expect(turns >= steps / EventLoop.taskRoundsPerTurn, "\(steps) chained steps counted as \(turns) turns")
+    }
+
     @Test func timersWithOverlappingLeewayFireOnOneWakeUpAndNeverEarly() async throws {
         let loop = try EventLoop(name: "test-leeway")
         defer { loop.shutdown() }

@@ -62,6 +62,25 @@ struct ClientInteropTests {
         }
     }
 
+    /// What an app does with a compressed connection: eight tasks send 400 JSON texts each at once, each awaiting its
+    /// own sends, to websockets' echo with context takeover (its default), which inflates each message against the
+    /// ones before it on the wire. Every echo comes back exactly as it was sent, each task's in its order: frames
+    /// reach the wire in the order they were compressed.
+    @Test func concurrentCompressedSendersGetEveryEchoBackExactlyFromWebsocketsWithContextTakeover() async throws {
+        try await withPythonServer(
+            path: "/deflate-echo", serverArguments: ["--deflate"], compression: .standard
+        ) { client, recorder in
+            #expect(await recorder.message() == .text("permessage-deflate no_context_takeover=False,False"))
+            let senders = ConcurrentSenders(tasks: 8, count: 400)
+            try await senders.send { try await client.send(.text($0)) }
+            await senders.expectEchoes {
+                guard case .text(let text)? = await recorder.message(timeout: .seconds(30)) else { return nil }
+                return text
+            }
+            #expect(recorder.records.filter { $0.kind == .closed }.isEmpty)
+        }
+    }
+
     @Test func websocketsAnswersTheHeartbeatAndTheConnectionStaysOpen() async throws {
         try await withPythonServer(
             path: "/echo", interval: .milliseconds(50), timeout: .seconds(1)

@@ -177,5 +177,25 @@ enum InteropPayload {
     static func binary(bytes size: Int) -> Data {
         Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 8)) })
     }
+
+    /// Message `sequence` of sending task `task`: a JSON text of a few hundred bytes, alike enough across messages
+    /// that permessage-deflate with context takeover refers back from each to the ones before it (as an app's
+    /// stream of quotes or chat events would).
+    static func json(task: Int, sequence: Int) -> String {
+        let quotes = (0..<(2 + sequence % 5)).map { index in
+            #"{"symbol":"TTHR","price":\#(100 + (sequence + index) % 7).25,"size":\#(sequence * 10 + index)}"#
+        }
+        return #"{"task":\#(task),"seq":\#(sequence),"quotes":[\#(quotes.joined(separator: ","))]}"#
+    }
+
+    /// The task and sequence of a text `json(task:sequence:)` made exactly, nil for anything else.
+    static func parseJSON(_ text: String) -> (task: Int, sequence: Int)? {
+        let fields = text.split(separator: ",", maxSplits: 2)
+        guard fields.count == 3, let task = Int(fields[0].dropFirst(#"{"task":"#.count)),
+              let sequence = Int(fields[1].dropFirst(#""seq":"#.count)),
+              text == Self.json(task: task, sequence: sequence)
+        else { return nil }
+        return (task, sequence)
+    }
 }
 #endif

@@ -384,6 +384,20 @@ private struct Harness {
         #expect(harness.run().first == .write([.close(code: 1000, reason: "")], seals: true))
     }
 
+    /// What the engine encoded and has not handed out yet (a batch the loop writes at its end) goes out before a
+    /// frame encoded after it for a sender on another thread, in the same bytes: written as they come, frames keep
+    /// the order they were encoded in, which permessage-deflate's context takeover needs.
+    @Test func aSendersFrameCarriesTheOutputEncodedBeforeIt() {
+        var harness = Harness(role: .server)
+        let first = Array("first".utf8)
+        let second = Array("second".utf8)
+        let sent = first.withUnsafeBytes { harness.engine.send(.text, payload: $0) }
+        #expect(sent)
+        let frame = second.withUnsafeBytes { harness.engine.encodeMessage(.text, payload: $0, queuedWriteBytes: 0) }
+        #expect(frame == .frame(hex("81 05") + first + hex("81 06") + second))
+        #expect(harness.run() == [])  // nothing is left for the loop to write
+    }
+
     @Test func aServerEchoesTheMessageItWasLentWholeAndFragmented() {
         var harness = Harness(role: .server)
         var echoes: [Bool] = []

@@ -12,10 +12,11 @@ import TetherWire
 /// and timers run there by construction; `close` and `waitUntilCloseSent` hop there with `EventLoop.execute`, which
 /// runs work in call order. `LoopBound` checks the thread on every access, so a mistake traps instead of racing.
 ///
-/// Sending does not hop: once open, `send` and `sendPing` ask the WebSocket engine (behind its driver's lock) on the
-/// caller's thread, which encodes and masks the frame there, so a send never queues behind the messages the loop is
-/// delivering. The engine is the one answer to "may we still send": after our close frame, or once the connection
-/// is over, it refuses.
+/// Sending does not hop: once open, `send` and `sendPing` go to the WebSocket driver on the caller's thread, which
+/// encodes (compresses, masks) the frame there and queues it on the stream in the same hold of its lock, so a send
+/// never queues behind the messages the loop is delivering, and any number of concurrent senders put their frames
+/// on the wire in the order they were compressed. The engine is the one answer to "may we still send": after our
+/// close frame, or once the connection is over, it refuses.
 final class SocketConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
     private let loop: EventLoop
@@ -89,24 +90,25 @@ final class SocketConnection: TransportConnection {
         guard let webSocket = self.slot.webSocket else { throw WebSocketSendError.notOpen }
         var checkingRoom = true
         while true {
-            let decision: ClientWebSocket.Engine.SendDecision
+            let sending: ClientWebSocket.Sending
             switch message {
             case .text(var text):
-                decision = text.withUTF8 {
-                    webSocket.encodeMessage(
-                        .text, payload: UnsafeRawBufferPointer($0), checkingRoom: checkingRoom,
-                        compression: compression)
+                sending = text.withUTF8 {
+                    webSocket.send(
+                        .text, payload: UnsafeRawBufferPointer($0), compression: compression,
+                        checkingRoom: checkingRoom)
                 }
             case .binary(let data):
-                decision = data.withUnsafeBytes {
-                    webSocket.encodeMessage(
-                        .binary, payload: $0, checkingRoom: checkingRoom, compression: compression)
+                sending = data.withUnsafeBytes {
+                    webSocket.send(.binary, payload: $0, compression: compression, checkingRoom: checkingRoom)
                 }
             }
-            switch decision {
-            case .frame(let frame):
+            switch sending {
+            case .started(let write):
+                // The frame is queued whole: a cancelled caller still waits here, so that `send` returns only once
+                // it is in the kernel (or failed), never leaving the caller unsure whether it went.
                 do {
-                    try await webSocket.stream.send(frame, sealing: false)
+                    try await write.finish()
                 } catch .closed {
                     throw WebSocketSendError.notOpen  // the connection just ended
                 } catch {
@@ -115,10 +117,8 @@ final class SocketConnection: TransportConnection {
                 return
             case .waitForRoom(let low):
                 // Above the high watermark: wait for the queue to be down to the low one (or for the end).
-                self.flowObserver?(.sendWaitingForRoom(queuedBytes: webSocket.stream.queuedWriteBytes))
-                await withCheckedContinuation { (room: CheckedContinuation<Void, Never>) in
-                    webSocket.stream.whenQueuedWrites(atMost: low) { room.resume() }
-                }
+                self.flowObserver?(.sendWaitingForRoom(queuedBytes: webSocket.queuedWriteBytes))
+                await webSocket.waitForRoom(atMost: low)
                 checkingRoom = false
             case .notOpen:
                 throw WebSocketSendError.notOpen  // our close frame went first, or the connection ended

@@ -276,7 +276,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.state = .open(webSocket)
         self.slot.open(webSocket)
         self.outlet.emit(.opened(subprotocol: response.subprotocol))
-        webSocket.runActions()
+        webSocket.start()
     }
 
     private func handshakeFailed(_ error: HandshakeError) {
@@ -318,8 +318,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         case .tunneling, .handshaking:
             self.decide(.closedLocally, graceful: false)
         case .open(let webSocket):
-            webSocket.withEngine { _ = $0.close(code: code, reason: reason) }
-            webSocket.runActions()
+            webSocket.close(code: code, reason: reason)
         case .idle, .finishing, .ended:
             break  // nothing to close, or already closing
         }

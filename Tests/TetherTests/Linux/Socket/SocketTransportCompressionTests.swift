@@ -33,6 +33,50 @@ import TetherWire
         await server.stop()
     }
 
+    /// Eight tasks send at once on a connection compressed with context takeover both ways, each awaiting its own
+    /// sends: the test server inflates every message against the ones before it as they came on the wire, and
+    /// echoes it; every echo is what was sent, each task's in its order (a frame overtaking one compressed before it
+    /// fails to inflate, or inflates into another message).
+    @Test func concurrentSendersOnACompressedConnectionArriveIntactAndInEachTasksOrder() async throws {
+        let server = try TestServer(scenario: Scenario.echo.deflating())
+        var client = self.connect(server, .standard)
+        #expect(await client.next() == .opened(nil))
+        let connection = client.connection
+        let senders = ConcurrentSenders(tasks: 8, count: 400)
+        try await senders.send { try await connection.send(.text($0)) }
+        await senders.expectEchoes {
+            guard case .text(let text)? = await client.next() else { return nil }
+            return text
+        }
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        let record = try await server.waitForEnd(ofConnection: 1)
+        #expect(record.messageCount == senders.tasks * senders.count)
+        #expect(record.closeReceived?.code == 1000)
+        await server.stop()
+    }
+
+    /// Sending tasks cancelled while they have sends to do (a view's task that goes away) are not interrupted: a
+    /// send returns once its frame is in the kernel, so no frame is left half-written and the compression contexts of
+    /// both sides stay in step: every message arrives whole, each task's in its order.
+    @Test func cancelledSendersLeaveNoFrameHalfWrittenAndEveryMessageArrivesWhole() async throws {
+        let server = try TestServer(scenario: Scenario.echo.deflating())
+        var client = self.connect(server, .standard)
+        #expect(await client.next() == .opened(nil))
+        let connection = client.connection
+        let senders = ConcurrentSenders(tasks: 4, count: 100)
+        let sending = Task { try await senders.send { try await connection.send(.text($0)) } }
+        sending.cancel()
+        try await sending.value
+        await senders.expectEchoes {
+            guard case .text(let text)? = await client.next() else { return nil }
+            return text
+        }
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        await server.stop()
+    }
+
     @Test func withoutContextTakeoverAndSmallWindowsTheAgreementHoldsAndMessagesArrive() async throws {
         let policy = PerMessageDeflateServerPolicy(
             serverNoContextTakeover: true, clientNoContextTakeover: true, serverMaxWindowBits: 10,

@@ -28,6 +28,34 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    /// Dropped without `close` right after several tasks sent on it (a view model that owned it went away): every
+    /// message they sent is on the wire, whole and in each task's order, then a close frame with 1001 ("going
+    /// away"); once the peer answers, the connection lets go of its socket and reports its end.
+    @Test func aConnectionDroppedWithoutCloseAfterConcurrentSendsClosesWithGoingAway() async throws {
+        var peer = try ScriptedPeer()
+        var events: AsyncStream<TransportEvent>.AsyncIterator
+        let server: PeerConnection
+        let senders = ConcurrentSenders(tasks: 4, count: 25)
+        do {
+            let connection = SocketTransport().connect(TransportRequest(url: peer.url()))
+            events = connection.events.makeAsyncIterator()
+            server = await peer.accept()
+            try await server.open()
+            #expect(await events.next().map(Seen.init) == .opened(nil))
+            try await senders.send { try await connection.send(.text($0)) }
+        }
+        await senders.expectEchoes {
+            guard case .text(let text)? = try? await server.nextMessage() else { return nil }
+            return text
+        }
+        #expect(try await server.nextMessage() == .close(code: 1001, reason: ""))
+        try await server.sendClose(code: 1001)
+        #expect(await server.waitForEnd() == .endOfStream)
+        #expect(await events.next().map(Seen.init) == .ended(.closedLocally))
+        #expect(await events.next() == nil)
+        await peer.stop()
+    }
+
     @Test func peerCloseWithoutPayloadIsAnsweredWithAnEmptyCloseAndReportsNoCode() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())

@@ -202,22 +202,19 @@ import TetherPOSIX
 
         // A backlog in the client's write queue: the peer stops reading and the client writes three 16 MiB
         // messages, more than both kernels' socket buffers hold (loopback autotunes up to 32 + 4 MiB here). They are
-        // encoded by the engine and written as `send` does, but synchronously, so that the backlog is there before
-        // the burst.
+        // queued by the driver as `send` does, without awaiting the kernel, so that the backlog is there before the
+        // burst.
         server.tcp.pauseReading()
         let webSocket = try #require(connection.slot.webSocket)
         let large = [UInt8](repeating: 0x2a, count: 16 << 20)
         for _ in 0..<3 {
-            let decision = large.withUnsafeBytes {
-                webSocket.encodeMessage(.binary, payload: $0, checkingRoom: false)
-            }
-            guard case .frame(let frame) = decision else {
-                Issue.record("the engine refused the message: \(decision)")
+            let sending = large.withUnsafeBytes { webSocket.send(.binary, payload: $0, checkingRoom: false) }
+            guard case .started = sending else {
+                Issue.record("the driver refused the message: \(sending)")
                 return
             }
-            webSocket.stream.write(frame, sealing: false, completion: nil)
         }
-        #expect(webSocket.stream.queuedWriteBytes > 0)
+        #expect(webSocket.queuedWriteBytes > 0)
 
         var encoder = WebSocketEncoder(role: .server)
         var burst: [UInt8] = []
