@@ -18,8 +18,10 @@ import TetherWire
 /// for await event in client.events { ... }
 /// ```
 public actor WebSocketClient {
-    /// Everything the client reports, in order. Unicast: iterate it from one task only.
-    /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
+    /// Everything the client reports, in order: one stream with backpressure, read by one reader at a time. A
+    /// cancelled reader detaches (the events wait for the next one, within `inboundWatermarks`); a new iterator
+    /// takes over from the previous one, which ends. It finishes when the client is deinitialized. See
+    /// `WebSocketEvents`.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
 
     nonisolated let eventSink: EventChannel
