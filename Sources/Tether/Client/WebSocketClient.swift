@@ -24,7 +24,13 @@ public actor WebSocketClient {
     /// `WebSocketEvents`.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
 
+    /// The connection state, starting with the current one, then each change, for any number of observers at once;
+    /// a slow observer skips to the latest. See `WebSocketStates`; for SwiftUI, `ObservableConnectionState`.
+    public nonisolated var states: WebSocketStates { WebSocketStates(broadcast: self.stateBroadcast) }
+
     nonisolated let eventSink: EventChannel
+    /// The latest published state and the observers of `states`.
+    nonisolated let stateBroadcast: StateBroadcast
     let configuration: Configuration
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
@@ -80,10 +86,13 @@ public actor WebSocketClient {
         #endif
         self.configuration = configuration
         self.request = configuration.transportRequest
-        self.clock = ClockAdapter(clock)
+        let adapter = ClockAdapter(clock)
+        self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
-        self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        let machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        self.machine = machine
+        self.stateBroadcast = StateBroadcast(ConnectionState(machine.status, origin: adapter.continuousOrigin))
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
             bufferingPolicy: .bufferingNewest(1))
     }
@@ -96,6 +105,7 @@ public actor WebSocketClient {
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.stateBroadcast.finish()
         self.sendsWaitingSink.finish()
     }
 
@@ -201,9 +211,10 @@ public actor WebSocketClient {
     }
     #endif
 
-    /// The current connection state.
+    /// The current connection state. To follow it from several places at once, iterate `states` (or use
+    /// `ObservableConnectionState`).
     public var state: ConnectionState {
-        self.machine.status
+        ConnectionState(self.machine.status, origin: self.clock.continuousOrigin)
     }
 
     // MARK: - Lifecycle
@@ -396,7 +407,9 @@ public actor WebSocketClient {
         if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
         if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
         if let change = self.machine.statusChange() {
-            self.publish(.stateChanged(change.status, cause: change.cause))
+            let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
+            self.publish(.stateChanged(state, cause: change.cause))
+            self.stateBroadcast.publish(state)
         }
     }
 
