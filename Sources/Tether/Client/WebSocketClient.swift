@@ -15,6 +15,7 @@ import TetherWire
 /// let configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!)
 /// let client = try WebSocketClient(configuration: configuration)
 /// await client.start()
+/// try await client.waitUntilOpen(timeout: .seconds(10))
 /// for await event in client.events { ... }
 /// ```
 public actor WebSocketClient {
@@ -34,7 +35,7 @@ public actor WebSocketClient {
     let configuration: Configuration
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
-    private let clock: any ClientClock
+    let clock: any ClientClock
     var machine: SessionMachine<SplitMix64>
 
     /// Live connections and the readers of their events, by generation.

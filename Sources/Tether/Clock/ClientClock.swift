@@ -8,6 +8,8 @@ protocol ClientClock: Sendable {
     /// The continuous clock's instant at which the client was created: this clock's own origin when it is the
     /// continuous clock, else the continuous clock's reading then (`ConnectionState.retryInstant` counts from it).
     var continuousOrigin: ContinuousClock.Instant { get }
+    /// Sleeps for `duration` on this clock; throws `CancellationError` when the task is cancelled first.
+    func sleep(for duration: Duration) async throws
     /// The client's wake-up timer: the clock's own timer on `executor` when it offers one (`ExecutorTimerClock`),
     /// else a task sleeping on the clock per arming. `fire` runs isolated to `owner`.
     func makeTimer(
@@ -42,6 +44,10 @@ struct ClockAdapter<Base: Clock>: ClientClock where Base.Duration == Duration {
 
     func now() -> Int {
         self.origin.duration(to: self.base.now).milliseconds
+    }
+
+    func sleep(for duration: Duration) async throws {
+        try await self.base.sleep(until: self.base.now.advanced(by: duration), tolerance: nil)
     }
 
     func makeTimer(
