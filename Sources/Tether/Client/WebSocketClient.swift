@@ -9,7 +9,10 @@ import TetherWire
 /// machine's action is run by `run(_:)` on the connection the action names by its generation. One timer
 /// sleeps until the machine's next wake time; nothing polls.
 ///
-/// A started client keeps running (its readers hold it) until `stop()` or the cancellation of `run()`.
+/// A started client keeps running until `stop()`, the cancellation of `run()`, or until nothing outside it holds
+/// it any more: nothing inside it (its connections, timer, path monitor, tasks, nor the readers of `events` and
+/// `states`) keeps it alive, and a client that is dropped without `stop()` closes its connections with 1001 and
+/// releases everything it holds (docs/client.md "A client that is dropped").
 ///
 /// ```swift
 /// let configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!)
@@ -98,10 +101,17 @@ public actor WebSocketClient {
             bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Dropped without `stop()`: nothing inside the client held it (its connections and timer call it through weak
+    /// references, its tasks hold it only while they run an event). Its connections close with 1001 ("going away")
+    /// and end on their own within the close timeout; its timer and path monitor stop; a greeting being prepared is
+    /// cancelled; the readers of `events` and `states` get what they had not read yet, then the end.
     deinit {
         self.timer.cancel()
         self.pathMonitor?.monitor.cancel()
         self.pathMonitor?.reader.cancel()
+        for greeter in self.greeters.values {
+            greeter.cancel()
+        }
         for connection in self.connections.all {
             connection.close(code: 1001, reason: "")
         }
@@ -118,8 +128,7 @@ public actor WebSocketClient {
             self.listensForRelease = true
             // The consumer brought `events` back to the low watermark (on its own thread): read again.
             self.eventSink.onRelease { [weak self] in
-                guard let self else { return }
-                Task { await self.consumerCaughtUp() }
+                Task { await self?.consumerCaughtUp() }
             }
         }
         if self.pathMonitor == nil, let monitor = self.configuration.pathMonitoring.makeMonitor() {
@@ -277,12 +286,15 @@ public actor WebSocketClient {
     /// Opens generation `generation`'s connection, whose events enter `transportEvent` on this actor, in order,
     /// tagged with the generation: by a direct call from the transport on this actor's executor when it offers that
     /// (`WebSocketTransport.connect(_:deliveringOn:_:)`), else from a task reading its `events`.
+    ///
+    /// The connection reaches the client through a weak reference: a connection, which lives until its end, never
+    /// keeps the client alive (a client dropped without `stop()` closes it with 1001 from its `deinit`).
     private func connect(generation: Int) -> any TransportConnection {
         let transport = self.configuration.transport
         self.connections.startReading(generation)
         if let executor = Self.serialExecutor(self.configuration),
-           let connection = transport.connect(self.request, deliveringOn: executor, { [self] event in
-               self.assumeIsolated { client in
+           let connection = transport.connect(self.request, deliveringOn: executor, { [weak self] event in
+               self?.assumeIsolated { client in
                    client.transportEvent(event, generation: generation)
                    if case .ended = event { client.readerFinished(generation) }
                }
@@ -291,19 +303,15 @@ public actor WebSocketClient {
         }
         let connection = transport.connect(self.request)
         // The task prefers the transport's executor, so that this actor's work runs where the event was read when
-        // the two share it.
-        Task(executorPreference: connection.preferredExecutor) {
-            await self.read(connection, generation: generation)
+        // the two share it. It holds the client only while it hands an event over.
+        Task(executorPreference: connection.preferredExecutor) { [weak self] in
+            for await event in connection.events {
+                guard let self else { return }  // the client is gone: it closed this connection
+                await self.transportEvent(event, generation: generation)
+            }
+            await self?.readerFinished(generation)
         }
         return connection
-    }
-
-    /// Hands `connection`'s events to `transportEvent` until its `events` finish.
-    private func read(_ connection: any TransportConnection, generation: Int) async {
-        for await event in connection.events {
-            self.transportEvent(event, generation: generation)
-        }
-        self.readerFinished(generation)
     }
 
     /// The connection of `generation` has nothing more to deliver.
@@ -311,6 +319,11 @@ public actor WebSocketClient {
         var waiters = self.connections.readingFinished(generation)
         self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
         waiters.resumeAll()
+    }
+
+    /// The close frame of `generation`'s connection went out (`closeTransport`'s `reportSent`).
+    private func closeFrameSent(generation: Int) {
+        self.handle(self.machine.closeSent(generation: generation, now: self.now()))
     }
 
     /// The armed wake time has come.
@@ -345,9 +358,7 @@ public actor WebSocketClient {
             guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
                 return
             }
-            self.greeters[generation] = Task {
-                await self.greet(connection, generation: generation, greeting: greeting)
-            }
+            self.greet(connection, generation: generation, greeting: greeting)
         case .closeTransport(let generation, let reason, let code, let reportSent):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
@@ -355,9 +366,9 @@ public actor WebSocketClient {
             self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
             if reportSent {
-                Task {
+                Task { [weak self] in
                     await connection.waitUntilCloseSent()
-                    self.handle(self.machine.closeSent(generation: generation, now: self.now()))
+                    await self?.closeFrameSent(generation: generation)
                 }
             }
         case .writeQueued(let generation, let ticket):
