@@ -34,6 +34,27 @@ enum ClientExamples {
         // example end
     }
 
+    static func waitUntilOpen(_ client: WebSocketClient) async throws {
+        // example begin: docs/client.md#wait-until-open
+        await client.start()
+        try await client.waitUntilOpen(timeout: .seconds(10))  // or throws WebSocketOpenError
+        try await client.send(text: "hello")
+        // example end
+    }
+
+    static func states(_ client: WebSocketClient) {
+        // example begin: docs/client.md#states
+        Task {
+            for await state in client.states {               // the current state first, then every change (the latest)
+                updateBanner(state, nil)
+                if let left = state.timeUntilRetry() {       // waiting: "retrying in 4 s"
+                    showRetry(in: left)
+                }
+            }
+        }
+        // example end
+    }
+
     static func eventsOnTheLoop(_ client: WebSocketClient) {
         // example begin: docs/client.md#event-executor
         Task(executorPreference: client.eventExecutor) {
@@ -115,4 +136,5 @@ enum ClientExamples {
     static func handle(_ event: WebSocketEvent) {}
     static func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {}
     static func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
+    static func showRetry(in time: Duration) {}
 }
