@@ -99,7 +99,7 @@ import TetherTesting
         connection.emit(.ended(.connectFailed(.refused)))
         let waiting = try #require(await probe.state(.waiting))
         let left = try #require(waiting.timeUntilRetry())
-        #expect(left > .zero && left <= .seconds(4))
+        #expect(left <= .seconds(4))  // (zero only if this test was held up for the whole backoff)
         let retry = try #require(waiting.retryInstant)
         #expect(failed.duration(to: retry) >= .milliseconds(3_999))  // the machine counts whole milliseconds
         await client.stop()
