@@ -4,8 +4,9 @@ import TetherCore
 
 /// Keeps everything a client reports and lets a test wait for what it expects, without sleeping or polling.
 ///
-/// A task reads the client's `events` from the moment the recorder is made (`events` is unicast: the recorder
-/// is its consumer). Every event re-checks the waiting calls. A wait's `timeout` is only a guard that turns a
+/// A task reads the client's `events` from the moment the recorder is made: the recorder is their reader (a later
+/// iterator of `events` would take over from it, and the recorder would see the end). Every event re-checks the
+/// waiting calls. A wait's `timeout` is only a guard that turns a
 /// missing event into a failed expectation (nil) instead of a hung test; a wait normally ends on the event
 /// itself. A cancelled wait returns nil at once.
 ///

@@ -170,6 +170,7 @@ func updateBanner(_ state: ConnectionState, _ cause: CloseReason?) {
 }
 func report(_ message: WebSocketMessage, _ reason: OutboxDropReason) {}
 func decide(_ messages: [WebSocketMessage]) {}
+func showRetry(in time: Duration) {}
 /// What a connection of the app's own transport tells the heartbeat, and what a lost connection may not have
 /// delivered, named with `import Tether` alone.
 func progress(of connection: any TransportConnection) -> InboundProgress? { connection.inboundProgress() }

@@ -105,7 +105,7 @@ public struct WebSocketConfiguration: Sendable {
     public var retryPolicy = RetryPolicy()
     /// The messages to send first on every successful open — authentication, subscriptions —, in order, before any
     /// queued message and before the session is reported open (so a consumer never sends into an unauthenticated
-    /// connection). Called once per open, on the client's executor; it may await (to fetch a fresh token, say).
+    /// connection). Called once per open, in a task of the client's; it may await (to fetch a fresh token, say).
     /// The connect deadline (`connectTimeout`) covers it: a greeting that cannot be written in time closes the
     /// attempt as `connect_timeout`. Nil (the default): no greeting, open at once.
     public var greeting: (@Sendable () async -> [WebSocketMessage])?

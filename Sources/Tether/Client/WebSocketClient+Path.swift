@@ -10,10 +10,12 @@ extension WebSocketClient {
         self.stopPathMonitor()
         // One stream per monitor keeps its snapshots in order; the reader tags them with the generation.
         let (updates, sink) = AsyncStream.makeStream(of: PathSnapshot.self, bufferingPolicy: .unbounded)
-        // Isolated to this actor (it uses `self`), so the snapshots are handled on the actor's executor.
-        let reader = Task {
+        // It holds the client only while it hands a snapshot over: a running monitor never keeps the client alive
+        // (a client dropped without `stop()` cancels it from its `deinit`).
+        let reader = Task { [weak self] in
             for await snapshot in updates {
-                self.pathDelivered(snapshot, monitor: generation)
+                guard let self else { return }
+                await self.pathDelivered(snapshot, monitor: generation)
             }
         }
         self.pathMonitor = PathFeed(monitor: monitor, reader: reader)

@@ -108,27 +108,24 @@ extension WebSocketClient {
     }
 
     /// Writes `message` to the connection of `generation` (none: it closed before the write began) in a task, then
-    /// hands the failure, if any, to `written` and reports the outcome to the machine.
+    /// hands the failure, if any, to `written` and reports the outcome to the machine. The task holds the client
+    /// only once the write is over: a write waiting for room on a slow socket never keeps a dropped client alive.
     func write(
         _ message: OutgoingMessage, generation: Int,
-        then written: @escaping (isolated WebSocketClient, WebSocketSendError?) -> Void
+        then written: @escaping @Sendable (isolated WebSocketClient, WebSocketSendError?) -> Void
     ) {
         let connection = self.connections[generation]
-        self.writer = Task {
+        self.writer = Task { [weak self] in
             var failure: WebSocketSendError? = .notOpen
             if let connection {
                 do throws(WebSocketSendError) {
                     try await Self.write(message, to: connection)
                     failure = nil
-                    self.recordWritten(message.message, generation: generation)
                 } catch {
                     failure = error
                 }
             }
-            written(self, failure)
-            self.writer = nil
-            self.handle(self.machine.writeFinished(
-                generation: generation, result: WriteResult(failure), now: self.now()))
+            await self?.writeFinished(message.message, generation: generation, failure: failure, written)
         }
     }
 
@@ -145,21 +142,54 @@ extension WebSocketClient {
         await self.publish(.unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
     }
 
-    /// Sends the greeting on `connection`, then tells the machine, which reports the session open.
+
+    /// The write of `message` to `generation`'s connection is over: a written message is recorded (until a pong
+    /// proves it delivered), then `written` hears the failure, if any, and the machine the outcome.
+    private func writeFinished(
+        _ message: WebSocketMessage, generation: Int, failure: WebSocketSendError?,
+        _ written: @Sendable (isolated WebSocketClient, WebSocketSendError?) -> Void
+    ) {
+        if failure == nil {
+            self.recordWritten(message, generation: generation)
+        }
+        written(self, failure)
+        self.writer = nil
+        self.handle(self.machine.writeFinished(generation: generation, result: WriteResult(failure), now: self.now()))
+    }
+
+    /// Sends the greeting on `connection` in a task, then tells the machine, which reports the session open. The
+    /// task holds the client only once the greeting is over: a greeting that takes its time (fetching a token) never
+    /// keeps a dropped client alive. Cancelled by `stop()` (the connection is closing: nothing is left to greet).
     func greet(
         _ connection: any TransportConnection, generation: Int,
-        greeting: @Sendable () async -> [WebSocketMessage]
-    ) async {
-        defer { self.greeters[generation] = nil }
-        for message in await greeting() {
-            guard !Task.isCancelled else { return }  // stopped: the connection is closing
-            do {
-                try await connection.send(message)
-            } catch {
-                return self.handle(self.machine.greetingFailed(generation: generation, now: self.now()))
+        greeting: @escaping @Sendable () async -> [WebSocketMessage]
+    ) {
+        self.greeters[generation] = Task { [weak self] in
+            var sent: Bool? = true
+            for message in await greeting() {
+                guard !Task.isCancelled else {
+                    sent = nil
+                    break
+                }
+                do {
+                    try await connection.send(message)
+                } catch {
+                    sent = false
+                    break
+                }
             }
+            await self?.greetingFinished(generation: generation, sent: sent)
         }
-        self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
+    }
+
+    /// The greeting of `generation` went out (`sent`), failed, or was cancelled (nil).
+    private func greetingFinished(generation: Int, sent: Bool?) {
+        self.greeters[generation] = nil
+        switch sent {
+        case true?: self.handle(self.machine.greetingSent(generation: generation, now: self.now()))
+        case false?: self.handle(self.machine.greetingFailed(generation: generation, now: self.now()))
+        case nil: break  // stopped
+        }
     }
 
     /// Sends a text message. See `send(_:)`.

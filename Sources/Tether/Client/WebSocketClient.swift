@@ -9,24 +9,36 @@ import TetherWire
 /// machine's action is run by `run(_:)` on the connection the action names by its generation. One timer
 /// sleeps until the machine's next wake time; nothing polls.
 ///
-/// A started client keeps running (its readers hold it) until `stop()` or the cancellation of `run()`.
+/// A started client keeps running until `stop()`, the cancellation of `run()`, or until nothing outside it holds
+/// it any more: nothing inside it (its connections, timer, path monitor, tasks, nor the readers of `events` and
+/// `states`) keeps it alive, and a client that is dropped without `stop()` closes its connections with 1001 and
+/// releases everything it holds (docs/client.md "A client that is dropped").
 ///
 /// ```swift
 /// let configuration = WebSocketConfiguration(url: URL(string: "wss://example.com/feed")!)
 /// let client = try WebSocketClient(configuration: configuration)
 /// await client.start()
+/// try await client.waitUntilOpen(timeout: .seconds(10))
 /// for await event in client.events { ... }
 /// ```
 public actor WebSocketClient {
-    /// Everything the client reports, in order. Unicast: iterate it from one task only.
-    /// Unbounded, so that no received message is ever dropped; it finishes when the client is deinitialized.
+    /// Everything the client reports, in order: one stream with backpressure, read by one reader at a time. A
+    /// cancelled reader detaches (the events wait for the next one, within `inboundWatermarks`); a new iterator
+    /// takes over from the previous one, which ends. It finishes when the client is deinitialized. See
+    /// `WebSocketEvents`.
     public nonisolated var events: WebSocketEvents { WebSocketEvents(channel: self.eventSink) }
 
+    /// The connection state, starting with the current one, then each change, for any number of observers at once;
+    /// a slow observer skips to the latest. See `WebSocketStates`; for SwiftUI, `ObservableConnectionState`.
+    public nonisolated var states: WebSocketStates { WebSocketStates(broadcast: self.stateBroadcast) }
+
     nonisolated let eventSink: EventChannel
+    /// The latest published state and the observers of `states`.
+    nonisolated let stateBroadcast: StateBroadcast
     let configuration: Configuration
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
-    private let clock: any ClientClock
+    let clock: any ClientClock
     var machine: SessionMachine<SplitMix64>
 
     /// Live connections and the readers of their events, by generation.
@@ -81,22 +93,33 @@ public actor WebSocketClient {
         self.configuration = configuration
         self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
-        self.clock = ClockAdapter(clock)
+        let adapter = ClockAdapter(clock)
+        self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
-        self.machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        let machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        self.machine = machine
+        self.stateBroadcast = StateBroadcast(ConnectionState(machine.status, origin: adapter.continuousOrigin))
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
             bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Dropped without `stop()`: nothing inside the client held it (its connections and timer call it through weak
+    /// references, its tasks hold it only while they run an event). Its connections close with 1001 ("going away")
+    /// and end on their own within the close timeout; its timer and path monitor stop; a greeting being prepared is
+    /// cancelled; the readers of `events` and `states` get what they had not read yet, then the end.
     deinit {
         self.timer.cancel()
         self.pathMonitor?.monitor.cancel()
         self.pathMonitor?.reader.cancel()
+        for greeter in self.greeters.values {
+            greeter.cancel()
+        }
         for connection in self.connections.all {
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.stateBroadcast.finish()
         self.sendsWaitingSink.finish()
     }
 
@@ -108,8 +131,7 @@ public actor WebSocketClient {
             self.listensForRelease = true
             // The consumer brought `events` back to the low watermark (on its own thread): read again.
             self.eventSink.onRelease { [weak self] in
-                guard let self else { return }
-                Task { await self.consumerCaughtUp() }
+                Task { await self?.consumerCaughtUp() }
             }
         }
         if self.pathMonitor == nil, let monitor = self.configuration.pathMonitoring.makeMonitor() {
@@ -202,9 +224,10 @@ public actor WebSocketClient {
     }
     #endif
 
-    /// The current connection state.
+    /// The current connection state. To follow it from several places at once, iterate `states` (or use
+    /// `ObservableConnectionState`).
     public var state: ConnectionState {
-        self.machine.status
+        ConnectionState(self.machine.status, origin: self.clock.continuousOrigin)
     }
 
     // MARK: - Lifecycle
@@ -266,12 +289,15 @@ public actor WebSocketClient {
     /// Opens generation `generation`'s connection, whose events enter `transportEvent` on this actor, in order,
     /// tagged with the generation: by a direct call from the transport on this actor's executor when it offers that
     /// (`WebSocketTransport.connect(_:deliveringOn:_:)`), else from a task reading its `events`.
+    ///
+    /// The connection reaches the client through a weak reference: a connection, which lives until its end, never
+    /// keeps the client alive (a client dropped without `stop()` closes it with 1001 from its `deinit`).
     private func connect(generation: Int) -> any TransportConnection {
         let transport = self.configuration.transport
         self.connections.startReading(generation)
         if let executor = Self.serialExecutor(self.configuration),
-           let connection = transport.connect(self.request, deliveringOn: executor, { [self] event in
-               self.assumeIsolated { client in
+           let connection = transport.connect(self.request, deliveringOn: executor, { [weak self] event in
+               self?.assumeIsolated { client in
                    client.transportEvent(event, generation: generation)
                    if case .ended = event { client.readerFinished(generation) }
                }
@@ -280,19 +306,15 @@ public actor WebSocketClient {
         }
         let connection = transport.connect(self.request)
         // The task prefers the transport's executor, so that this actor's work runs where the event was read when
-        // the two share it.
-        Task(executorPreference: connection.preferredExecutor) {
-            await self.read(connection, generation: generation)
+        // the two share it. It holds the client only while it hands an event over.
+        Task(executorPreference: connection.preferredExecutor) { [weak self] in
+            for await event in connection.events {
+                guard let self else { return }  // the client is gone: it closed this connection
+                await self.transportEvent(event, generation: generation)
+            }
+            await self?.readerFinished(generation)
         }
         return connection
-    }
-
-    /// Hands `connection`'s events to `transportEvent` until its `events` finish.
-    private func read(_ connection: any TransportConnection, generation: Int) async {
-        for await event in connection.events {
-            self.transportEvent(event, generation: generation)
-        }
-        self.readerFinished(generation)
     }
 
     /// The connection of `generation` has nothing more to deliver.
@@ -301,6 +323,11 @@ public actor WebSocketClient {
         var waiters = self.connections.readingFinished(generation)
         self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
         waiters.resumeAll()
+    }
+
+    /// The close frame of `generation`'s connection went out (`closeTransport`'s `reportSent`).
+    private func closeFrameSent(generation: Int) {
+        self.handle(self.machine.closeSent(generation: generation, now: self.now()))
     }
 
     /// The armed wake time has come. When a pong is overdue the machine hears first what its connection has
@@ -343,9 +370,7 @@ public actor WebSocketClient {
             guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
                 return
             }
-            self.greeters[generation] = Task {
-                await self.greet(connection, generation: generation, greeting: greeting)
-            }
+            self.greet(connection, generation: generation, greeting: greeting)
         case .closeTransport(let generation, let reason, let code, let reportSent):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
@@ -353,9 +378,9 @@ public actor WebSocketClient {
             self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
             if reportSent {
-                Task {
+                Task { [weak self] in
                     await connection.waitUntilCloseSent()
-                    self.handle(self.machine.closeSent(generation: generation, now: self.now()))
+                    await self?.closeFrameSent(generation: generation)
                 }
             }
         case .writeQueued(let generation, let ticket):
@@ -412,7 +437,9 @@ public actor WebSocketClient {
         if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
         if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
         if let change = self.machine.statusChange() {
-            self.publish(.stateChanged(change.status, cause: change.cause))
+            let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
+            self.publish(.stateChanged(state, cause: change.cause))
+            self.stateBroadcast.publish(state)
         }
     }
 

@@ -1,9 +1,6 @@
 import Foundation
 import TetherCore
 
-/// A snapshot of a client's connection, as a UI or a test sees it: the session machine's status.
-public typealias ConnectionState = SessionStatus
-
 /// What a client reports, in the order it happened.
 public enum WebSocketEvent: Sendable, CustomStringConvertible {
     /// The connection state changed; `cause` is the reason of the close that led here, if any. A new round-trip

@@ -3,21 +3,32 @@ import TetherWire
 
 /// A client's events, in the order they happened (`WebSocketClient.events`).
 ///
-/// Unicast: iterate it from one task at a time; a second task waiting for the next event at the same time traps.
-/// No event is ever dropped; instead, once the events not read yet weigh more than the configuration's
-/// `inboundWatermarks.high`, the client stops reading its socket until they are down to the low watermark, so a
-/// slow consumer slows the server through TCP and memory stays bounded. It ends (`next()` returns nil) once the client is
-/// deinitialized and every event before that was read, or when the task iterating it is cancelled (after the
-/// events already buffered); events after the end are dropped. That is `AsyncStream`'s contract, kept by a
-/// channel written for this one element type: the stream's generic storage looks up type metadata on every event.
+/// One stream with backpressure, read by one reader at a time. No event is ever dropped; instead, once the events
+/// not read yet weigh more than the configuration's `inboundWatermarks.high`, the client stops reading its socket
+/// until they are down to the low watermark, so a slow consumer slows the server through TCP and memory stays
+/// bounded, whether a reader is attached or not.
+///
+/// Readers come and go (docs/client.md "Readers that come and go"):
+/// - **Cancelling** the task that iterates detaches it: its `next()` returns nil at once (its `for await` loop ends),
+///   nothing is taken from the buffer for it, and the events wait, within the watermarks, for the next reader.
+/// - **The newest iterator takes over**: `makeAsyncIterator()` (a new `for await`) makes the new iterator the
+///   reader; the older one's `next()` returns nil from then on (at once if it is waiting), and the new one goes on
+///   from the first event the older one did not take. A SwiftUI view replaced by another may start its `.task`
+///   before the old one's is cancelled: the new one reads, the old one ends. Nothing traps.
+/// - It ends (`next()` returns nil) once the client is deinitialized and every event before that was read; events
+///   after the end are dropped.
+///
+/// A channel written for this one element type: `AsyncStream`'s generic storage looks up type metadata on every
+/// event.
 public struct WebSocketEvents: AsyncSequence, Sendable {
     public typealias Element = WebSocketEvent
     public typealias Failure = Never
 
     let channel: EventChannel
 
+    /// A new reader, which takes over from the current one (see the type's documentation).
     public func makeAsyncIterator() -> Iterator {
-        Iterator(channel: self.channel)
+        Iterator(channel: self.channel, reader: self.channel.attachReader())
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -25,34 +36,49 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
         public typealias Failure = Never
 
         let channel: EventChannel
+        /// This iterator's number: it reads while it is the channel's newest.
+        let reader: Int
 
-        /// The next event, or nil once the sequence has ended. Resumes on the caller's isolation.
+        /// The next event; nil once the sequence has ended, once a newer iterator took over, or when the calling
+        /// task is cancelled (the events stay for the next reader). Resumes on the caller's isolation.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketEvent? {
-            await self.channel.next(isolation: actor)
+            await self.channel.next(reader: self.reader, isolation: actor)
         }
 
         public mutating func next() async -> WebSocketEvent? {
-            await self.channel.next(isolation: nil)
+            await self.channel.next(reader: self.reader, isolation: nil)
         }
     }
 }
 
-/// The buffer between a client (which yields, on its executor) and the one task that reads its events, with the
-/// weight of what it holds: above the high watermark it is `held` until the reader has brought it down to the low
-/// one, and tells `onRelease` then.
+/// The buffer between a client (which yields, on its executor) and the task that reads its events, with the weight
+/// of what it holds: above the high watermark it is `held` until a reader has brought it down to the low one, and
+/// tells `onRelease` then. Readers are numbered as they attach; only the newest reads, and a cancelled one takes
+/// nothing (`WebSocketEvents`).
 final class EventChannel: Sendable {
     private typealias Reader = UnsafeContinuation<WebSocketEvent?, Never>
+
+    /// What a reader gets when it asks.
+    private enum Take {
+        case event(WebSocketEvent)
+        /// The sequence ended for this reader: the channel finished and is empty, or a newer reader took over.
+        case end
+        /// Nothing buffered yet: wait.
+        case nothingYet
+    }
 
     private struct State {
         /// Events not read yet: `buffer[head...]`.
         var buffer: [WebSocketEvent] = []
         var head = 0
-        /// The reader waiting for the next event, if it found none.
+        /// The number of the newest reader (0: none attached yet); older ones get the end.
+        var newestReader = 0
+        /// The newest reader, waiting for the next event because it found none.
         var reader: Reader?
         /// The reader's wake-up was deferred to the end of the yielding thread's turn (`WakeBatcher`): the events
         /// yielded meanwhile are buffered, and the reader is resumed with the first of them then.
         var wakeDeferred = false
-        /// Finished by the client (the buffer is still read to its end) or by the reader's cancellation.
+        /// Finished by the client: the buffer is still read to its end.
         var finished = false
         /// What `buffer[head...]` weighs (`EventChannel.weight(of:)`).
         var weight = 0
@@ -85,6 +111,23 @@ final class EventChannel: Sendable {
                 self.head = 0
             }
             return (event, released)
+        }
+
+        /// What reader number `reader` gets now, and what to tell (outside the lock) when taking it ended a hold.
+        mutating func take(for reader: Int, low: Int) -> (Take, release: (@Sendable () -> Void)?) {
+            guard reader == self.newestReader else { return (.end, nil) }
+            if let (event, released) = self.popFirst(low: low) {
+                return (.event(event), released ? self.onRelease : nil)
+            }
+            return (self.finished ? .end : .nothingYet, nil)
+        }
+
+        /// Takes the waiting reader out, with its deferred wake-up: the caller resumes it with nil, and the events it
+        /// did not take wait for the next reader.
+        mutating func detachReader() -> Reader? {
+            self.wakeDeferred = false  // a deferred wake-up that finds no reader does nothing
+            defer { self.reader = nil }
+            return self.reader
         }
     }
 
@@ -175,7 +218,7 @@ final class EventChannel: Sendable {
         self.resumeReader { state in
             guard state.wakeDeferred else { return false }
             state.wakeDeferred = false
-            return true  // unless `finish` resumed the reader meanwhile
+            return true  // unless `finish` resumed the reader meanwhile, or it left (cancelled, or replaced)
         }
     }
 
@@ -195,17 +238,6 @@ final class EventChannel: Sendable {
         reader.resume(returning: event)
     }
 
-    /// Takes the next buffered event; tells `onRelease` when that ended a hold.
-    private func popFirst() -> WebSocketEvent? {
-        let taken = self.state.withLock { state -> (WebSocketEvent, (@Sendable () -> Void)?)? in
-            guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return nil }
-            return (event, released ? state.onRelease : nil)
-        }
-        guard let (event, release) = taken else { return nil }
-        release?()
-        return event
-    }
-
     /// Ends the sequence after the events already buffered. A reader whose wake-up was deferred gets the events
     /// buffered meanwhile first, then the end.
     func finish() {
@@ -215,26 +247,50 @@ final class EventChannel: Sendable {
         }
     }
 
-    func next(isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
+    /// Attaches a new reader, which takes over: the reader waiting now, if any, gets the end (nil), and the events it
+    /// did not take wait for the new one. Returns the new reader's number.
+    func attachReader() -> Int {
+        let (number, superseded) = self.state.withLock { state -> (Int, Reader?) in
+            state.newestReader += 1
+            return (state.newestReader, state.detachReader())
+        }
+        superseded?.resume(returning: nil)
+        return number
+    }
+
+    /// The next event for reader number `reader`: nil once the channel finished and is empty, once a newer reader
+    /// attached, or when the calling task is cancelled (it takes nothing then: the events wait for the next reader).
+    func next(reader: Int, isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
+        guard !Task.isCancelled else { return nil }
         // The common case when events come faster than they are read: no continuation, no cancellation handler.
-        if let event = self.popFirst() {
-            return event
+        let (first, release) = self.state.withLock { $0.take(for: reader, low: self.watermarks.low) }
+        release?()
+        switch first {
+        case .event(let event): return event
+        case .end: return nil
+        case .nothingYet: break
         }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Reader) in
-                // Under the lock: a cancellation either came first (and finished the channel) or finds the reader.
                 var release: (@Sendable () -> Void)?
+                var superseded: Reader?
                 let ready: WebSocketEvent?? = self.state.withLock { state in
-                    if let (event, released) = state.popFirst(low: self.watermarks.low) {
-                        release = released ? state.onRelease : nil
-                        return .some(event)
+                    let taken: Take
+                    (taken, release) = state.take(for: reader, low: self.watermarks.low)
+                    switch taken {
+                    case .event(let event): return .some(event)
+                    case .end: return .some(nil)
+                    case .nothingYet: break
                     }
-                    if state.finished { return .some(nil) }
-                    precondition(state.reader == nil, "WebSocketClient.events is unicast: one task may wait on it")
+                    // The cancellation flag is set before the handler runs, and the handler takes this lock: a
+                    // cancellation either is seen here or finds this reader waiting.
+                    if Task.isCancelled { return .some(nil) }
+                    superseded = state.detachReader()  // none: only the newest reader waits, one call at a time
                     state.reader = continuation
                     return .none
                 }
                 release?()
+                superseded?.resume(returning: nil)
                 if let ready {
                     continuation.resume(returning: ready)
                 } else {
@@ -242,8 +298,11 @@ final class EventChannel: Sendable {
                 }
             }
         } onCancel: {
-            // Cancelling the waiting task ends the sequence as the client's end does: later events are dropped.
-            self.finish()
+            // Cancelling the waiting task detaches it: its loop ends, the events wait for the next reader.
+            let detached = self.state.withLock { state in
+                state.newestReader == reader ? state.detachReader() : nil
+            }
+            detached?.resume(returning: nil)
         }
     }
 }

@@ -5,6 +5,11 @@
 protocol ClientClock: Sendable {
     /// Milliseconds since the client was created.
     func now() -> Int
+    /// The continuous clock's instant at which the client was created: this clock's own origin when it is the
+    /// continuous clock, else the continuous clock's reading then (`ConnectionState.retryInstant` counts from it).
+    var continuousOrigin: ContinuousClock.Instant { get }
+    /// Sleeps for `duration` on this clock; throws `CancellationError` when the task is cancelled first.
+    func sleep(for duration: Duration) async throws
     /// The client's wake-up timer: the clock's own timer on `executor` when it offers one (`ExecutorTimerClock`),
     /// else a task sleeping on the clock per arming. `fire` runs isolated to `owner`.
     func makeTimer(
@@ -29,14 +34,20 @@ protocol ClientTimer: Sendable {
 struct ClockAdapter<Base: Clock>: ClientClock where Base.Duration == Duration {
     let base: Base
     let origin: Base.Instant
+    let continuousOrigin: ContinuousClock.Instant
 
     init(_ base: Base) {
         self.base = base
         self.origin = base.now
+        self.continuousOrigin = self.origin as? ContinuousClock.Instant ?? .now
     }
 
     func now() -> Int {
         self.origin.duration(to: self.base.now).milliseconds
+    }
+
+    func sleep(for duration: Duration) async throws {
+        try await self.base.sleep(until: self.base.now.advanced(by: duration), tolerance: nil)
     }
 
     func makeTimer(

@@ -15,7 +15,9 @@
 ///   old one is closed at once.
 /// - Both transports are live until their own end: the side's events are never stale while it exists (no ping goes
 ///   out on it, so a pong on it changes nothing); after its end they are.
-/// - A switch during a handover replaces its new transport (closed, another opened), or ends a drain at once.
+/// - A switch during a handover replaces its new transport (closed, another opened), or ends a drain at once. A
+///   transport closed so, or still closing when the switch came, stays expected until its end (`closedSides`): what
+///   it reads until then is delivered, as the README promises of the old connection.
 /// - Stopping or going to the background closes both.
 ///
 /// An event here may need two actions (two transports to close, or one to close and one to probe): the first is
@@ -45,7 +47,10 @@ extension SessionMachine {
         case .draining(let old, _)?:
             first = self.closeSide(old, reason: .handedOver, now: now)  // the drain ends at once
         case .closing?, nil:
-            break  // a side still closing is forgotten: its end will be stale
+            break
+        }
+        if case .closing(let closed)? = self.state.side {
+            self.state.closedSides.append(closed)  // delivered until its end, beside the new side
         }
         self.state.issued += 1
         let generation = self.state.issued
@@ -57,9 +62,22 @@ extension SessionMachine {
 
     // MARK: - The side's events
 
+    /// Whether `generation` is a handover's transport: the side, or one closed before its end (`closedSides`).
+    func isSide(_ generation: Int) -> Bool {
+        self.state.side?.generation == generation || self.state.closedSides.contains(generation)
+    }
+
+    /// An event of a side closed before its end (`closedSides`) that is not its end: nothing (it is closing); nil
+    /// for any other generation.
+    private func closedSideEvent(_ generation: Int) -> SessionAction? {
+        self.state.closedSides.contains(generation) ? SessionAction.none : nil
+    }
+
     /// The side's transport opened: the greeting first, or the move.
     mutating func sideOpened(generation: Int, now: Int) -> SessionAction? {
-        guard let side = self.state.side, side.generation == generation else { return nil }
+        guard let side = self.state.side, side.generation == generation else {
+            return self.closedSideEvent(generation)
+        }
         guard case .opening(_, let deadline, greeting: false) = side else { return SessionAction.none }
         guard !self.configuration.greets else {
             self.state.side = .opening(generation: generation, deadline: deadline, greeting: true)
@@ -71,20 +89,28 @@ extension SessionMachine {
 
     /// The side's greeting went out: the move.
     mutating func sideGreetingSent(generation: Int, now: Int) -> SessionAction? {
-        guard let side = self.state.side, side.generation == generation else { return nil }
+        guard let side = self.state.side, side.generation == generation else {
+            return self.closedSideEvent(generation)
+        }
         guard case .opening(_, _, greeting: true) = side else { return SessionAction.none }
         return self.move(to: generation, now: now)
     }
 
     /// The side's greeting could not be written: its transport is failing, the handover is abandoned.
     mutating func sideGreetingFailed(generation: Int, now: Int) -> SessionAction? {
-        guard let side = self.state.side, side.generation == generation else { return nil }
+        guard let side = self.state.side, side.generation == generation else {
+            return self.closedSideEvent(generation)
+        }
         guard case .opening(_, _, greeting: true) = side else { return SessionAction.none }
         return self.abandon(generation, reason: .receiveFailed, code: nil, close: true, now: now)
     }
 
     /// The side's transport reported its end.
     mutating func sideEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction? {
+        if let closed = self.state.closedSides.firstIndex(of: generation) {
+            self.state.closedSides.remove(at: closed)
+            return SessionAction.none  // the end of a close the machine ordered (recorded then)
+        }
         guard let side = self.state.side, side.generation == generation else { return nil }
         self.state.side = nil
         switch side {
@@ -103,7 +129,7 @@ extension SessionMachine {
 
     /// A message read on the side: delivered while it exists, recorded under its generation.
     mutating func sideMessage(generation: Int, bytes: Int, now: Int) -> MessageDelivery? {
-        guard self.state.side?.generation == generation else { return nil }
+        guard self.isSide(generation) else { return nil }
         if self.configuration.recordsMessages {
             self.record(.message(bytes: bytes), now: now, from: self.state.phase, generation: generation)
         }

@@ -181,6 +181,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         var issued = 0
         /// A make-before-break handover's second transport beside the session's (`InterfaceSwitchPolicy`).
         var side: Side?
+        /// Transports of earlier handovers that the machine closed and that a later switch replaced as the side
+        /// before their end: what they read is delivered and their end is expected, as for a `.closing` side. Each
+        /// leaves at its end, which every transport reports within its close timeout.
+        var closedSides: [Int] = []
         /// The request id of the latest ping sent, strictly increasing across connections.
         var lastPingID: UInt64 = 0
         /// True while the consumer is behind (`consumerBacklogChanged`): every transport is held, and no heartbeat
@@ -486,7 +490,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The pong for ping `ping` of `generation`. Counts only for the outstanding ping before its deadline; the
     /// first accepted pong of a connection proves it healthy (attempts reset).
     public mutating func pongReceived(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.state.side?.generation != generation else { return .none }  // no ping goes out on the side
+        guard !self.isSide(generation) else { return .none }  // no ping goes out on the side
         guard self.isLive(generation) else { return self.stale(.pong, generation: generation, now: now) }
         let accepted = self.state.stage.updateConnection { connection -> (rtt: Int, proved: Bool)? in
             guard let rtt = connection.heartbeat.pong(ping: ping, now: now) else { return nil }
@@ -510,7 +514,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// Sending ping `ping` of `generation` failed. Closes (1001, `.pingFailed`) when it is the outstanding ping;
     /// a failure reported for a ping already settled (a second completion) is ignored.
     public mutating func pingFailed(generation: Int, ping: UInt64, now: Int) -> SessionAction {
-        guard self.state.side?.generation != generation else { return .none }  // no ping goes out on the side
+        guard !self.isSide(generation) else { return .none }  // no ping goes out on the side
         guard self.isLive(generation) else { return self.stale(.pingFailed, generation: generation, now: now) }
         guard let outstanding = self.state.stage.connection?.heartbeat.outstanding, outstanding.id == ping else {
             return .none  // race: the ping was already answered, timed out or abandoned
@@ -586,7 +590,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
     /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
     public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
-        if let side = self.state.side, side.generation == generation {
+        if self.isSide(generation) {
             // The side's stream finishing is its end: expected when closing, a break otherwise.
             return self.transportEnded(generation: generation, end: .receiveFailed, now: now)
         }

@@ -182,7 +182,8 @@ extension SessionMachineTests {
             == .closeTransport(generation: 2, reason: .handedOver, code: 1001))
         #expect(m.followUp() == .openTransport(generation: 3))
         #expect(m.generation == 1)
-        #expect(m.transportEnded(generation: 2, end: .closedLocally, now: 1_060) == .none)  // forgotten: stale
+        #expect(m.transportEnded(generation: 2, end: .closedLocally, now: 1_060) == .none)  // the end of its close
+        #expect(m.staleEvents == 0)
         #expect(m.transportOpened(generation: 3, now: 1_100) == .none)
         #expect(m.generation == 3)
         // During the drain of 1, a switch back to Wi-Fi closes 1 at once and opens 4 beside 3.
@@ -191,6 +192,38 @@ extension SessionMachineTests {
         #expect(m.followUp() == .openTransport(generation: 4))
         #expect(m.transportOpened(generation: 4, now: 1_300) == .none)
         #expect(m.generation == 4 && m.phase == .open && m.attempts == 0)
+    }
+
+    /// The README promises everything the old connection receives until its end: a second switch during the drain
+    /// closes it at once, and what it still reads before its end is delivered (it was discarded as stale: the new
+    /// handover's side replaced the old one's, and the machine forgot the connection it had just closed).
+    @Test func aSecondSwitchDuringTheDrainStillDeliversWhatTheOldConnectionReadsUntilItsEnd() {
+        var (m, monitor) = self.openForHandover(recordsMessages: true)
+        #expect(m.pathReported(monitor: monitor, Self.cellular, now: 1_000) == .openTransport(generation: 2))
+        #expect(m.transportOpened(generation: 2, now: 1_100) == .none)  // moved: 1 drains until 1_600
+        #expect(m.messageReceived(generation: 1, bytes: 1, now: 1_150) == .deliver)
+        #expect(m.pathReported(monitor: monitor, Self.ethernet, now: 1_200)
+            == .closeTransport(generation: 1, reason: .handedOver, code: 1001))
+        #expect(m.followUp() == .openTransport(generation: 3))
+        #expect(m.messageReceived(generation: 1, bytes: 2, now: 1_210) == .deliver)  // read before its end
+        #expect(m.pongReceived(generation: 1, ping: 9, now: 1_215) == .none)  // a late pong: nothing, no stale
+        #expect(m.messageReceived(generation: 2, bytes: 3, now: 1_220) == .deliver)  // the session's
+        #expect(m.transportEnded(generation: 1, end: .peerClosed(code: 1001), now: 1_250) == .none)
+        #expect(m.staleEvents == 0)
+        #expect(m.messageReceived(generation: 1, bytes: 4, now: 1_260) == .discard)  // after its end: stale
+        #expect(m.staleEvents == 1)
+        // The same for a side that was already closing when the next switch came: 2 drains, its drain ends, then a
+        // switch before its end.
+        #expect(m.transportOpened(generation: 3, now: 1_300) == .none)  // moved to 3: 2 drains
+        #expect(m.timerFired(now: 1_800) == .closeTransport(generation: 2, reason: .handedOver, code: 1001))
+        #expect(m.pathReported(monitor: monitor, Self.wifi, now: 1_850) == .openTransport(generation: 4))
+        #expect(m.messageReceived(generation: 2, bytes: 5, now: 1_860) == .deliver)
+        #expect(m.transportEventsFinished(generation: 2, now: 1_870) == .none)  // its stream finishing is its end
+        #expect(m.messageReceived(generation: 2, bytes: 6, now: 1_880) == .discard)
+        #expect(m.staleEvents == 2)
+        #expect(m.phase == .open && m.generation == 3 && m.attempts == 0)
+        let delivered = self.records(&m).filter { $0.kind == .message }.map { "\($0.generation)" }
+        #expect(delivered == ["1", "1", "2", "2"])
     }
 
     @Test func underProbeASwitchOpensNothingAndProbes() {

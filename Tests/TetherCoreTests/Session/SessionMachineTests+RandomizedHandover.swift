@@ -37,8 +37,9 @@ extension SessionMachineTests {
                     now += fuzzer.below(1_000)
                 }
                 let before = m.state
-                // The generations whose events are not stale: the session's (live or closing) and the side's.
-                var current = Set<Int>()
+                // The generations whose events are not stale: the session's (live or closing), the side's, and the
+                // sides a later switch replaced before their end.
+                var current = Set<Int>(before.closedSides)
                 if before.link != .none { current.insert(before.generation) }
                 if let side = before.side { current.insert(side.generation) }
                 let candidates = [before.generation, before.side?.generation ?? before.generation, before.issued,

@@ -11,6 +11,7 @@ import TetherTesting
     let transport = InMemoryTransport()
     static let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi])
     static let cellular = PathSnapshot(status: .satisfied, isExpensive: true, interfaces: [.cellular])
+    static let ethernet = PathSnapshot(status: .satisfied, interfaces: [.wiredEthernet])
 
     func makeClient(monitor: ScriptedPathMonitor, greeting: Bool = false) throws -> (WebSocketClient, EventRecorder) {
         var configuration = WebSocketClient.Configuration(
@@ -95,6 +96,43 @@ import TetherTesting
         async let stopped: Void = client.stop()
         #expect(await old.nextCommand() == .close(code: 1000, reason: "user_stopped"))
         old.emit(.ended(.peerClosed(code: 1000)))
+        await stopped
+    }
+
+    /// A second switch during the drain closes the old connection at once; what it still receives before its end
+    /// reaches `events`, as the README promises (it was discarded: the machine forgot the connection it had closed).
+    @Test func aSecondSwitchDuringTheDrainStillDeliversTheOldConnectionsLastMessages() async throws {
+        let monitor = ScriptedPathMonitor(current: Self.wifi)
+        let (client, probe) = try self.makeClient(monitor: monitor)
+        await client.start()
+        let first = try await self.nextConnection()
+        first.emit(.opened(subprotocol: nil))
+        #expect(await probe.state(.open) != nil)
+        monitor.deliver(Self.cellular)
+        let second = try await self.nextConnection()
+        second.emit(.opened(subprotocol: nil))
+        _ = await probe.record(.handover) { $0.event == .handover(.moved) }  // the first one drains
+
+        monitor.deliver(Self.ethernet)  // a second switch during the drain: the first one closes at once
+        #expect(await first.nextCommand() == .close(code: 1001, reason: "handed_over"))
+        let third = try await self.nextConnection()
+        first.emit(.message(.text("last of 1")))  // read before its end
+        first.emit(.ended(.peerClosed(code: 1001)))
+        third.emit(.opened(subprotocol: nil))
+        second.emit(.message(.text("on 2")))
+        let all = try #require(await probe.wait { snapshot in
+            snapshot.messages.contains(.text("on 2"))
+                && snapshot.records.contains { $0.generation == 3 && $0.event == .handover(.moved) }
+        })
+        let delivered = all.events.compactMap { event -> String? in
+            if case .message(.text(let text), let generation) = event { "\(text)@\(generation)" } else { nil }
+        }
+        #expect(delivered.contains("last of 1@1"), "\(delivered)")
+        #expect(await client.staleEvents == 0)
+        async let stopped: Void = client.stop()
+        #expect(await third.nextCommand() == .close(code: 1000, reason: "user_stopped"))
+        third.emit(.ended(.peerClosed(code: 1000)))
+        second.emit(.ended(.peerClosed(code: 1001)))
         await stopped
     }
 }

@@ -5,8 +5,8 @@ import Synchronization
 @testable import Tether
 @testable import TetherWire
 
-/// The client's event sequence: every event once, in order, to one reader; the end and cancellation as
-/// `AsyncStream` has them.
+/// The client's event sequence: every event once, in order, to the newest reader; a cancelled reader detaches and
+/// takes nothing, a newer one takes over, and the client's end as `AsyncStream` has it.
 @Suite struct WebSocketEventsTests {
     func rtt(_ milliseconds: Int) -> WebSocketEvent {
         .roundTrip(milliseconds: milliseconds)
@@ -74,17 +74,20 @@ import Synchronization
         #expect(await self.read(reader.result) == [nil])
     }
 
-    @Test func cancellingAParkedReaderEndsTheSequence() async {
+    /// A view's `.task` cancelled while it waits: its loop ends, and what comes next waits for the next reader.
+    @Test func cancellingAParkedReaderDetachesItAndTheNextReaderGetsWhatCameAfter() async {
         var (channel, parked) = self.parkingChannel()
         let reader = self.startReader(channel, count: 1)
         await parked.next()
         reader.task.cancel()
         #expect(await self.read(reader.result) == [nil])
-        channel.yield(self.rtt(1))  // after the end: dropped
-        #expect(await self.read(self.startReader(channel, count: 1).result) == [nil])
+        channel.yield(self.rtt(1))
+        channel.yield(self.rtt(2))
+        #expect(await self.read(self.startReader(channel, count: 2).result) == [1, 2])
     }
 
-    @Test func aCancelledReaderStillReadsWhatWasBufferedThenTheEnd() async {
+    /// A cancelled task takes nothing, not even what is buffered: that is the next reader's.
+    @Test func aCancelledTaskTakesNothingAndTheBufferedEventsWaitForTheNextReader() async {
         let channel = EventChannel()
         channel.yield(self.rtt(1))
         channel.yield(self.rtt(2))
@@ -97,7 +100,61 @@ import Synchronization
             }
             sink.yield(read)
         }
-        #expect(await self.read(result) == [1, 2])
+        #expect(await self.read(result) == [])
+        #expect(await self.read(self.startReader(channel, count: 2).result) == [1, 2])
+    }
+
+    /// A second reader while the first waits: the newest takes over, the first sees the end, and the events are the
+    /// second's from where the first stopped. A late cancellation of the first changes nothing.
+    @Test func aNewReaderTakesOverFromAParkedOneWhichSeesTheEnd() async {
+        var (channel, parked) = self.parkingChannel()
+        let first = self.startReader(channel, count: 2)
+        channel.yield(self.rtt(1))
+        await parked.next()  // the first took 1 and waits for more
+        let second = self.startReader(channel, count: 2)
+        #expect(await self.read(first.result) == [1, nil])
+        await parked.next()  // the second waits
+        first.task.cancel()
+        channel.yield(self.rtt(2))
+        channel.yield(self.rtt(3))
+        #expect(await self.read(second.result) == [2, 3])
+    }
+
+    /// An iterator that was replaced stays ended: asking it again gives nil and takes nothing.
+    @Test func aReplacedIteratorStaysEndedAndTakesNothing() async {
+        let channel = EventChannel()
+        let events = WebSocketEvents(channel: channel)
+        var old = events.makeAsyncIterator()
+        channel.yield(self.rtt(1))
+        #expect(self.milliseconds(await old.next()) == 1)
+        var new = events.makeAsyncIterator()
+        channel.yield(self.rtt(2))
+        #expect(await old.next() == nil)
+        #expect(self.milliseconds(await new.next()) == 2)
+    }
+
+    /// Readers that come and go any number of times, some cancelled while they wait, some replaced: every event is
+    /// taken once, in order, by exactly one reader, and none is lost.
+    @Test func readersThatComeAndGoTakeEveryEventOnceInOrder() async {
+        var (channel, parked) = self.parkingChannel()
+        var taken: [Int] = []
+        var next = 0
+        for round in 0..<50 {
+            let reader = self.startReader(channel, count: 3)
+            for _ in 0..<(round % 3) {
+                await parked.next()
+                channel.yield(self.rtt(next))
+                next += 1
+            }
+            await parked.next()
+            if round.isMultiple(of: 2) {
+                reader.task.cancel()
+            } else {
+                _ = channel.attachReader()  // replaced by an iterator that never reads
+            }
+            taken += (await self.read(reader.result) ?? []).compactMap { $0 }
+        }
+        #expect(taken == Array(0..<next))
     }
 
     actor Consumer {
