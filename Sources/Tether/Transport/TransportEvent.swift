@@ -3,8 +3,9 @@ import TetherCore
 /// An event from one transport connection. The consumer tags it with the generation captured
 /// when the connection was created; the transport itself never needs to know generations.
 public enum TransportEvent: Sendable {
-    /// The opening handshake completed. `subprotocol` is the one the server selected, if any.
-    case opened(subprotocol: String?)
+    /// The opening handshake completed, with what it agreed (the subprotocol the server selected, the extensions,
+    /// the response headers `TransportRequest.responseHeaderNames` asks for).
+    case opened(HandshakeResult)
     /// A complete data message, in the order the peer sent it.
     case message(WebSocketMessage)
     /// The pong for the ping with this id arrived. Reported at most once per id.
@@ -13,4 +14,12 @@ public enum TransportEvent: Sendable {
     case pingFailed(id: UInt64)
     /// The terminal event: exactly one per connection, always the last element of `events`.
     case ended(TransportEnd)
+}
+
+extension TransportEvent {
+    /// The opening handshake completed with `subprotocol` selected and nothing else to report: what a transport
+    /// that sees no more of the response (or was written before `HandshakeResult`) reports.
+    public static func opened(subprotocol: String?) -> TransportEvent {
+        .opened(HandshakeResult(subprotocol: subprotocol))
+    }
 }

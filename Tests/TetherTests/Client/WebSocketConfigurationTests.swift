@@ -43,9 +43,9 @@ import TetherCore
         ("interfaceSwitch.drain", { $0.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1)) }),
         ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
         ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
-        ("backoff.base", { $0.backoff.base = -1 }),
+        ("backoff.base", { $0.backoff.base = .milliseconds(-1) }),
         ("backoff.factor", { $0.backoff = BackoffPolicy(factor: 0) }),
-        ("backoff.cap", { $0.backoff.cap = -1 }),
+        ("backoff.cap", { $0.backoff.cap = .milliseconds(-1) }),
         ("backoff.jitterPercent", { $0.backoff.jitterPercent = -10 }),
     ]
 
@@ -120,7 +120,7 @@ import TetherCore
         configuration.closeTimeout = .zero
         configuration.timerTolerance = .zero
         configuration.maximumMessageSize = 1
-        configuration.backoff = BackoffPolicy(base: 0, factor: 1, cap: 0, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(base: .zero, factor: 1, cap: .zero, jitterPercent: 0)
         try configuration.validate()
         _ = try WebSocketClient(configuration: configuration)
     }

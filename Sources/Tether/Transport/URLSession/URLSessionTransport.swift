@@ -52,6 +52,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     let events: AsyncStream<TransportEvent>
     private let sink: AsyncStream<TransportEvent>.Continuation
     private let closeTimeout: Int
+    /// The response headers to keep, by name (`TransportRequest.responseHeaderNames`).
+    private let responseHeaderNames: [String]
     private let clock: any Clock<Duration>
     private let state = Mutex(State())
     // Set once in init, before the task is resumed (no callback comes before that); read-only afterwards.
@@ -77,14 +79,15 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
         (self.events, self.sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        self.closeTimeout = request.closeTimeout
+        self.closeTimeout = request.closeTimeout.milliseconds
+        self.responseHeaderNames = request.responseHeaderNames
         self.clock = clock
         guard let scheme = request.url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
             self.finish(.connectFailed(.unsupported))
             return
         }
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.timeoutInterval = Double(request.connectTimeout) / 1000
+        urlRequest.timeoutInterval = Double(request.connectTimeout.milliseconds) / 1000
         for header in request.headers {
             urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
         }
@@ -203,7 +206,7 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             state.opened = true
             return true
         }
-        if first { self.sink.yield(.opened(subprotocol: subprotocol)) }
+        if first { self.sink.yield(.opened(self.handshake(subprotocol: subprotocol))) }
     }
 
     func taskDidClose(code: Int, reason: Data?) {
@@ -247,6 +250,21 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     }
 
     // MARK: Internals
+
+    /// What the handshake agreed, read from the task's response: its `Sec-WebSocket-Extensions` (the platform's own
+    /// offer; Tether offers none through this transport) and the headers asked for, each as the platform gives it (a
+    /// header the server repeated, as one value joined with commas).
+    private func handshake(subprotocol: String?) -> HandshakeResult {
+        let response = self.task.withLock { $0 }?.response
+        let extensions = response?.value(forHTTPHeaderField: "Sec-WebSocket-Extensions").map(ExtensionElement.list)
+        let headers = self.responseHeaderNames.compactMap { name in
+            response?.value(forHTTPHeaderField: name).map { (name: name, value: $0) }
+        }
+        return HandshakeResult(
+            subprotocol: subprotocol, extensions: (extensions ?? []).map(WebSocketExtension.init),
+            compression: extensions.flatMap { PerMessageDeflate.agreement(in: $0.map(\.headerText)) },
+            headers: headers)
+    }
 
     private func receiveNext(_ task: any WebSocketTask) {
         task.receive { [weak self] result in
