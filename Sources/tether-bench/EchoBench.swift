@@ -342,7 +342,7 @@ enum EchoBench {
                     return
                 case .ended(let end):
                     throw Failure("connection ended: \(end)")
-                case .message, .pong, .pingFailed:
+                case .message, .pong, .pingFailed, .redirected:
                     continue
                 }
             }
@@ -563,7 +563,7 @@ struct TransportEndpoint: EchoEndpoint {
                 return TransportEndpoint(connection: connection, events: events)
             case .ended(let end):
                 throw EchoBench.Failure("cannot connect: \(end)")
-            case .message, .pong, .pingFailed:
+            case .message, .pong, .pingFailed, .redirected:
                 continue
             }
         }
@@ -579,7 +579,7 @@ struct TransportEndpoint: EchoEndpoint {
             switch event {
             case .message(let message): return message
             case .ended(let end): throw EchoBench.Failure("connection ended: \(end)")
-            case .opened, .pong, .pingFailed: continue
+            case .opened, .pong, .pingFailed, .redirected: continue
             }
         }
         throw EchoBench.Failure("the connection's events ended")

@@ -123,6 +123,14 @@ public struct WebSocketConfiguration: Sendable {
     /// connections overlap for a moment; a message broadcast on both arrives twice, each naming its generation).
     /// A drain below 0 is refused. See the README's "Switching networks".
     public var interfaceSwitch = InterfaceSwitchPolicy.probe
+    /// How many redirects of the opening handshake (301, 302, 303, 307, 308) one attempt follows; 0 follows none (a
+    /// redirect is then `handshake_rejected` with its status, not retried). Default 5. Each hop is checked as the
+    /// URL is (scheme, host, port), goes through the proxy `proxy` names for its host, and is a `redirected` record
+    /// (the status and the URL without user info or query); the hops share `connectTimeout`. A redirect that cannot
+    /// be followed — one more than this, a loop, `wss` to `ws`, a `Location` that is not a URL — stops the session
+    /// (`redirect_failed`, not retried). `Authorization` and `Cookie` go only to the first URL's origin. Every attempt
+    /// starts from `url` again. See docs/client.md "Redirects".
+    public var maximumRedirects = 5
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -180,6 +188,11 @@ public struct WebSocketConfiguration: Sendable {
         if let problem = self.session.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
+        }
+        if self.maximumRedirects < 0 {
+            throw WebSocketConfigurationError(
+                property: "maximumRedirects", requirement: "at least 0 (0 follows none)",
+                value: "\(self.maximumRedirects)")
         }
         if self.unconfirmedLimits.count < 0 || self.unconfirmedLimits.bytes < 0 {
             throw WebSocketConfigurationError(
@@ -288,7 +301,8 @@ public struct WebSocketConfiguration: Sendable {
             outboundWatermarks: self.outboundWatermarks,
             tls: self.tls,
             proxy: self.proxy,
-            compression: self.compression
+            compression: self.compression,
+            maximumRedirects: self.maximumRedirects
         )
     }
 }

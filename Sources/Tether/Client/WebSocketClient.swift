@@ -266,6 +266,10 @@ public actor WebSocketClient {
     private func transportEvent(_ event: TransportEvent, generation: Int) {
         let now = self.now()
         switch event {
+        case .redirected(let status, let url):
+            self.machine.transportRedirected(
+                generation: generation, status: status, location: url.redactedForLogs, now: now)
+            self.afterEvent()
         case .opened:
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):

@@ -309,6 +309,7 @@ package enum ConnectCommand {
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
+        case .redirectFailed(let failure)?: " (\(failure))"
         default: ""
         }
     }

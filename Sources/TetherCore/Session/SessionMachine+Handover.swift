@@ -228,7 +228,7 @@ extension SessionMachine {
     static func code(of end: TransportEnd) -> Int? {
         switch end {
         case .peerClosed(let code): code.map { Int($0) }
-        case .handshakeRejected(let status, _), .proxyRejected(let status, _): status
+        case .handshakeRejected(let status, _), .proxyRejected(let status, _), .redirectFailed(_, let status): status
         case .protocolViolation(let code): Int(code)
         case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable,
             .socksRejected:

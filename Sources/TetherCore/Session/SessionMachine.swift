@@ -21,9 +21,11 @@
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
 ///   accepted pong, or `stablePeriod` ms open; the latter is evaluated when the connection ends, so it needs no
 ///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
-/// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
-///   `connectFailed(.unsupported)`, a proxy's refusal by the same status rules as a handshake's, and a permanent
-///   `tlsFailed` (the certificate does not verify) fail for good
+/// - Retry: peer close 1003 or 1008, HTTP 3xx (a redirect the transport did not follow: redirects off, or a status
+///   other than 301, 302, 303, 307, 308) and 4xx other than 408 and 429, a redirect that could not be followed
+///   (`redirectFailed`: a loop, too many, a downgrade to `ws://`, a bad `Location`), `connectFailed(.unsupported)`,
+///   a proxy's refusal by the same status rules as a handshake's, and a permanent `tlsFailed` (the certificate does
+///   not verify) fail for good
 ///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
 ///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? retryLaterDelay)`: Retry-After is honoured even above the
 ///   backoff cap, never beyond `maximumRetryAfter` (docs/ARCHITECTURE.md §10: every delay from the peer is capped,
@@ -445,6 +447,25 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             return .sendGreeting(generation: generation)
         }
         return self.opened(now: now)
+    }
+
+    /// The transport of `generation`, still connecting, follows a redirect of its opening handshake (`status`) to
+    /// `location`, the new URL as logs may show it (redacted: no user info, query or fragment). Recorded as
+    /// `.redirected`; nothing else changes: the hops share the attempt's connect deadline, and a redirect that
+    /// cannot be followed ends the attempt (`transportEnded` with `.redirectFailed`). From any other generation:
+    /// stale.
+    public mutating func transportRedirected(generation: Int, status: Int, location: String, now: Int) {
+        let event = LogRecord.Event.redirected(status: status, location: location)
+        if case .opening(generation, _, greeting: false)? = self.state.side {
+            self.record(event, now: now, from: self.state.phase, generation: generation)  // a handover's new path
+            return
+        }
+        guard case .live(.connecting(_, greeting: false)) = self.state.stage, generation == self.state.generation
+        else {
+            _ = self.stale(.redirected, generation: generation, now: now)
+            return
+        }
+        self.record(event, now: now, from: self.state.phase)
     }
 
     /// The greeting of `generation` was handed to its transport, every message of it: the session is open (the
@@ -1000,6 +1021,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case 300..<500: return .never
             default: return .backoff
             }
+        case .redirectFailed:
+            return .never  // the server's configuration (or an attack): the next attempt is answered the same way
         case .socksRejected(let refusal):
             return refusal.isPermanent ? .never : .backoff
         case .tlsFailed(_, let permanent):

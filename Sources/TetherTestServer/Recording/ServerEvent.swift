@@ -13,6 +13,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case opened(subprotocol: String?, extensions: String? = nil)
         /// The scenario rejected the handshake.
         case rejected(status: Int, retryAfterSeconds: Int?)
+        /// The scenario redirected the handshake.
+        case redirected(status: Int)
         /// Not a valid upgrade; answered 400.
         case badUpgrade(reason: String)
         /// The request was recorded and will never be answered.
@@ -64,6 +66,7 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
                 "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "") + (extensions.map { " with \($0)" } ?? "")
             case .rejected(let status, let retryAfter):
                 "rejected \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? "")
+            case .redirected(let status): "redirected \(status)"
             case .badUpgrade(let reason): "bad upgrade (\(reason)), answered 400"
             case .handshakeIgnored: "handshake ignored"
             case .message(let kind, let bytes): "\(kind) \(bytes) bytes"

@@ -14,6 +14,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         /// An HTTP error `status` (200...999, not 101) with `Connection: close`, optionally with
         /// `Retry-After: seconds`; then the TCP connection is closed.
         case reject(status: Int, retryAfterSeconds: Int?)
+        /// A redirect: `status` (300...399) with `Location: location` (sent as given, relative or absolute) and
+        /// `Connection: close`; then the TCP connection is closed. Recorded as `HandshakeOutcome.redirected`.
+        case redirect(status: Int, location: String)
         /// The request is read and recorded but never answered (a client's handshake timeout fires).
         /// Of the other settings only `resetAfterMilliseconds` applies.
         case ignore
@@ -182,6 +185,14 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         return scenario
     }
 
+    /// Redirects the handshake to `location` with `status` (default 302, Found): pick it by path to build a chain,
+    /// a loop or a downgrade, for example `{ $0.path == "/old" ? .redirect(to: "/new") : .echo }`.
+    public static func redirect(status: Int = 302, to location: String) -> Scenario {
+        var scenario = Scenario()
+        scenario.handshake = .redirect(status: status, location: location)
+        return scenario
+    }
+
     /// Accepts the TCP connection, reads the request and never answers it.
     public static let silentHandshake: Scenario = {
         var scenario = Scenario()
@@ -312,6 +323,12 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check((200...999).contains(status), "reject status must be 200...999")
             try check((retryAfter ?? 0) >= 0, "Retry-After must not be negative")
         }
+        if case .redirect(let status, let location) = self.handshake {
+            try check((300...399).contains(status), "redirect status must be 300...399")
+            try check(
+                !location.isEmpty && location.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F },
+                "redirect location must be a non-empty header value without control characters")
+        }
         if case .delayed(let milliseconds) = self.pong {
             try check(milliseconds >= 0, "pong delay must not be negative")
         }
@@ -362,6 +379,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         case .accept: parts.append("accept")
         case .reject(let status, let retryAfter):
             parts.append("reject \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? ""))
+        case .redirect(let status, _): parts.append("redirect \(status)")  // the location may hold a token
         case .ignore: parts.append("never answer the handshake")
         }
         if let subprotocol = self.subprotocol { parts.append("subprotocol \(subprotocol)") }

@@ -247,6 +247,15 @@ final class ConnectionDriver {
         switch scenario.handshake {
         case .reject(let status, let retryAfterSeconds):
             self.reject(status: status, retryAfterSeconds: retryAfterSeconds)
+        case .redirect(let status, let location):
+            self.endReason = .handshakeRejected(status: status)
+            self.answerAndClose(ServerHandshake.reject(
+                status: status, reason: Self.reasonPhrase(status), retryAfterSeconds: nil,
+                headers: [(name: "Location", value: location)]))
+            self.recorder.update(self.index) { record, _ in
+                record.handshake = .redirected(status: status)
+                return .redirected(status: status)
+            }
         case .ignore:
             self.phase = .ignoring
             self.recorder.update(self.index) { record, _ in
@@ -341,7 +350,7 @@ final class ConnectionDriver {
             switch error {
             case .malformed(let detail), .invalidUpgrade(let detail): detail
             case .headerTooLarge(let limit): "header block over \(limit) bytes"
-            case .rejected(let status, _): "unexpected status \(status)"
+            case .rejected(let status, _), .redirected(let status, _): "unexpected status \(status)"
             }
         self.endReason = .handshakeRejected(status: 400)
         self.answerAndClose(ServerHandshake.reject(status: 400, reason: "Bad Request"))
@@ -361,6 +370,11 @@ final class ConnectionDriver {
 
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"
