@@ -33,6 +33,8 @@ public typealias RetryContext = TetherCore.RetryContext
 public typealias RetryDecision = TetherCore.RetryDecision
 /// One privacy-safe log record (`WebSocketEvent.record`).
 public typealias LogRecord = TetherCore.LogRecord
+/// How much a log record matters, on swift-log's scale (`LogRecord.level`, `LogSink.minimumLevel`).
+public typealias LogLevel = TetherCore.LogLevel
 /// Why a redirect of the opening handshake was not followed (`CloseReason.redirectFailed`).
 public typealias RedirectFailure = TetherCore.RedirectFailure
 /// The network-path hint (`ConnectionState.path`).

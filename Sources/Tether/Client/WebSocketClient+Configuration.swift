@@ -131,6 +131,9 @@ public struct WebSocketConfiguration: Sendable {
     /// (`redirect_failed`, not retried). `Authorization` and `Cookie` go only to the first URL's origin. Every attempt
     /// starts from `url` again. See docs/client.md "Redirects".
     public var maximumRedirects = 5
+    /// Where the session's log records go besides `events`, as log entries with a level and metadata: see `LogSink`
+    /// and docs/logging.md for swift-log and `os.Logger`. Nil (the default): `events` only.
+    public var logSink: LogSink?
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -193,6 +196,10 @@ public struct WebSocketConfiguration: Sendable {
             throw WebSocketConfigurationError(
                 property: "maximumRedirects", requirement: "at least 0 (0 follows none)",
                 value: "\(self.maximumRedirects)")
+        }
+        if let sink = self.logSink, sink.capacity < 1 {
+            throw WebSocketConfigurationError(
+                property: "logSink.capacity", requirement: "at least 1 record", value: "\(sink.capacity)")
         }
         if self.unconfirmedLimits.count < 0 || self.unconfirmedLimits.bytes < 0 {
             throw WebSocketConfigurationError(

@@ -61,6 +61,8 @@ public actor WebSocketClient {
     var writer: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     var greeters: [Int: Task<Void, Never>] = [:]
+    /// Runs `configuration.logSink`, if any: the records go to it as they are published.
+    private let logSink: LogSinkDelivery?
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
@@ -93,6 +95,7 @@ public actor WebSocketClient {
         self.configuration = configuration
         self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
+        self.logSink = configuration.logSink.map(LogSinkDelivery.init)
         let adapter = ClockAdapter(clock)
         self.clock = adapter
         var system = SystemRandomNumberGenerator()
@@ -119,6 +122,7 @@ public actor WebSocketClient {
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.logSink?.finish()
         self.stateBroadcast.finish()
         self.sendsWaitingSink.finish()
     }
@@ -420,7 +424,10 @@ public actor WebSocketClient {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
         self.publishSendRoute()
-        self.machine.drainRecords { self.publish(.record($0)) }
+        self.machine.drainRecords { record in
+            self.publish(.record(record))
+            self.logSink?.deliver(record)
+        }
         if let rtt = self.machine.roundTripToPublish() {
             self.publish(.roundTrip(milliseconds: rtt))
         }

@@ -67,6 +67,7 @@ extension SessionMachineTests {
                       event: .closed(reason: .redirectFailed(failure), code: status)),
         ])
         #expect(records.first?.reason?.name == "redirect_failed" && records.first?.reason?.detail == detail)
+        #expect(records.first?.level == .error)
         #expect(m.timerFired(now: 1_000_000) == .none)
         #expect(m.start(now: 1_000_001) == .openTransport(generation: 2))  // the user's start tries again
     }
