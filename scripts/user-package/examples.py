@@ -13,6 +13,10 @@ A block is the body of an `async throws` function unless the HTML comment on the
   file               the block is a whole file (declarations), not a function's body
   test               the block goes to the test target (TetherTesting, TetherTestServer, Swift Testing)
   manifest           the block is the package's Package.swift (the README's; its `.package(url:` line is replaced)
+  swift-log          the block goes to a target that also depends on `Logging`, a stand-in of swift-log's `Logger`
+                     API (scripts/user-package/Logging.swift; the machine cannot fetch the package), and may import it
+  apple              the block needs an Apple SDK (`import os`): not built here, but type-checked by
+                     scripts/apple-typecheck.sh against its stand-ins (`apple_blocks`), and may import `os`
 A block's leading `import` lines are its file's imports; without them a file imports Foundation and Tether (and, in
 the test target, Testing, TetherTesting and TetherTestServer). The app target depends on the `Tether` product only,
 and its blocks may import Foundation and Tether only: what an app names must be reachable through `import Tether`.
@@ -26,12 +30,24 @@ import re
 import shutil
 import sys
 
+HERE = pathlib.Path(__file__).resolve().parent
+
 APP_IMPORTS = ["Foundation", "Tether"]
 APP_ALLOWED = {"Foundation", "Tether"}
 TEST_IMPORTS = ["Foundation", "Testing", "Tether", "TetherTesting", "TetherTestServer"]
 MARKER = re.compile(r"^<!-- example: (.*) -->$")
 PARAMETERS = re.compile(r"\((.*)\)")
-WORDS = {"file", "test", "manifest"}
+WORDS = {"file", "test", "manifest", "swift-log", "apple"}
+# What a block may import beyond Foundation and Tether, by its marker word.
+EXTRA_IMPORTS = {"swift-log": {"Logging"}, "apple": {"os"}}
+# The targets the manifest gets besides the README's: the swift-log stand-in and the examples that use it.
+EXTRA_TARGETS = '''
+// Added by scripts/user-package.sh: a stand-in of swift-log's API, and the pages' examples that use it.
+package.targets += [
+    .target(name: "Logging"),
+    .target(name: "SwiftLogAdapter", dependencies: ["Logging", .product(name: "Tether", package: "tether")]),
+]
+'''
 SETTING = re.compile(r"\bconfiguration((?:\.[a-z][A-Za-z0-9]*)+)")
 DEPENDENCY = re.compile(r'\.package\(url: "[^"]*/tether\.git", [^)]*\)')
 
@@ -63,12 +79,14 @@ class Block:
         return f"{self.page}:{self.line}"
 
 
-def blocks(root):
-    """Every ```swift block of README.md and docs/*.md, in page order."""
+def blocks(root, read=None):
+    """Every ```swift block of README.md and docs/*.md, in page order; `read(page)` gives a page's text (default: the
+    file's)."""
     pages = ["README.md"] + sorted(str(p.relative_to(root)) for p in (root / "docs").glob("*.md"))
+    read = read or (lambda page: (root / page).read_text(encoding="utf-8"))
     found = []
     for page in pages:
-        lines = (root / page).read_text(encoding="utf-8").split("\n")
+        lines = read(page).split("\n")
         index = 0
         while index < len(lines):
             if lines[index] == "```swift":
@@ -106,7 +124,8 @@ def swift_file(block, name):
     imports, start = split_imports(block)
     in_tests = "test" in block.words
     if not in_tests:
-        extra = set(imports) - APP_ALLOWED
+        allowed = APP_ALLOWED.union(*(EXTRA_IMPORTS.get(word, set()) for word in block.words))
+        extra = set(imports) - allowed
         if extra:
             raise Failure(f"{block.where}: an app's example imports {', '.join(sorted(extra))}: "
                           "`import Tether` (and Foundation) must be enough")
@@ -136,7 +155,17 @@ def manifest(block, tether_path):
     if count != 1:
         raise Failure(f"{block.where}: the manifest needs one `.package(url: \".../tether.git\", ...)` dependency")
     return "// Written by scripts/user-package.sh from " + block.where + ": the README's manifest, Tether by path.\n" \
-        + replaced
+        + replaced + EXTRA_TARGETS
+
+
+def apple_blocks(root, read=None):
+    """The blocks marked `apple`, each as a Swift file (name, text), for scripts/apple-typecheck.sh."""
+    return [(stem(block) + ".swift", swift_file(block, "example_" + stem(block)))
+            for block in blocks(root, read) if "apple" in block.words]
+
+
+def stem(block):
+    return re.sub(r"[^A-Za-z0-9]", "_", block.page.removesuffix(".md")) + f"_line{block.line}"
 
 
 def settings(root):
@@ -186,20 +215,27 @@ def main():
         raise Failure("README.md must show exactly one manifest block (<!-- example: manifest -->)")
     for folder in ("Sources", "Tests"):
         shutil.rmtree(package / folder, ignore_errors=True)
-    (package / "Sources/App").mkdir(parents=True)
-    (package / "Tests/AppTests").mkdir(parents=True)
+    for target in ("Sources/App", "Tests/AppTests", "Sources/Logging", "Sources/SwiftLogAdapter"):
+        (package / target).mkdir(parents=True)
+    shutil.copy(HERE / "Logging.swift", package / "Sources/Logging/Logging.swift")
     (package / "Package.swift").write_text(manifest(manifests[0], tether_path))
     (package / "Sources/App/AppCode.swift").write_text(APP_CODE)
     (package / "Sources/App/DocumentedSettings.swift").write_text(settings(root))
     count = 0
+    apple = 0
     for block in found:
         if block in manifests:
             continue
+        if "apple" in block.words:
+            apple += 1  # scripts/apple-typecheck.sh type-checks it
+            continue
         count += 1
-        stem = re.sub(r"[^A-Za-z0-9]", "_", block.page.removesuffix(".md")) + f"_line{block.line}"
-        target = "Tests/AppTests" if "test" in block.words else "Sources/App"
-        (package / target / f"{stem}.swift").write_text(swift_file(block, "example_" + stem))
-    print(f"user-package: {count} examples from {len({block.page for block in found})} pages, and the manifest")
+        name = stem(block)
+        target = "Tests/AppTests" if "test" in block.words else \
+            "Sources/SwiftLogAdapter" if "swift-log" in block.words else "Sources/App"
+        (package / target / f"{name}.swift").write_text(swift_file(block, "example_" + name))
+    print(f"user-package: {count} examples from {len({block.page for block in found})} pages, and the manifest "
+          f"({apple} Apple-only examples left to scripts/apple-typecheck.sh)")
 
 
 if __name__ == "__main__":
