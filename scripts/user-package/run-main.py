@@ -100,18 +100,16 @@ def start_server(tether):
 
 def use_port(package, scratch, mains, port):
     """Rewrites only the port of the programs' URL, then rebuilds them."""
-    for main in mains:
-        source = package / main["source"]
+    for program in mains:
+        source = package / program["source"]
         text = source.read_text()
-        if URL not in text:
-            raise Failure(f"{main['where']}: the program does not connect to {URL}, the server the page names")
         source.write_text(text.replace(URL, f"ws://127.0.0.1:{port}/"))
-        print(f"user-package: {main['where']}: the program connects to port {port} instead of {PORT} (rewritten)")
+        print(f"user-package: {program['where']}: the program connects to port {port} instead of {PORT} (rewritten)")
         build = subprocess.run(
             ["swift", "build", "--package-path", str(package), "--scratch-path", str(scratch),
-             "--product", main["target"]], capture_output=True, text=True)
+             "--product", program["target"]], capture_output=True, text=True)
         if build.returncode != 0:
-            raise Failure(f"{main['where']}: the program does not build with the port rewritten:\n"
+            raise Failure(f"{program['where']}: the program does not build with the port rewritten:\n"
                           + build.stdout[-4000:] + build.stderr[-4000:])
 
 
@@ -132,7 +130,7 @@ def shortened(text, keep=12):
     return "".join(lines[:keep]) + f"... ({len(lines) - keep} more lines)\n"
 
 
-def run(main, binary, server):
+def run(program, binary, server):
     started = time.monotonic()
     # Line by line (stdbuf), so that a program stopped at the bound has shown how far it got.
     command = (["stdbuf", "-oL"] if shutil.which("stdbuf") else []) + [str(binary)]
@@ -141,19 +139,19 @@ def run(main, binary, server):
     except subprocess.TimeoutExpired as timeout:
         shown = timeout.stdout.decode(errors="replace") if isinstance(timeout.stdout, bytes) \
             else (timeout.stdout or "")
-        raise Failure(f"{main['where']}: the program did not exit within {BOUND} s; it printed:\n{shown}"
+        raise Failure(f"{program['where']}: the program did not exit within {BOUND} s; it printed:\n{shown}"
                       f"server:\n{''.join(server.output)}")
     elapsed = time.monotonic() - started
     output = result.stdout
     told = f"stdout:\n{output}stderr:\n{shortened(result.stderr)}server:\n{''.join(server.output)}"
     if result.returncode != 0:
-        raise Failure(f"{main['where']}: the program exited with status {result.returncode} "
+        raise Failure(f"{program['where']}: the program exited with status {result.returncode} "
                       f"(a signal, if negative) after {elapsed:.1f} s\n{told}")
-    missing = contains_in_order(output, main["prints"])
+    missing = contains_in_order(output, program["prints"])
     if missing is not None:
-        raise Failure(f"{main['where']}: the program did not print `{missing}` (after the page's lines before "
+        raise Failure(f"{program['where']}: the program did not print `{missing}` (after the page's lines before "
                       f"it)\n{told}")
-    print(f"user-package: {main['where']} ran against tether serve on port {server.port}: exit 0 in "
+    print(f"user-package: {program['where']} ran against tether serve on port {server.port}: exit 0 in "
           f"{elapsed:.1f} s, printing what the page shows:")
     for line in output.splitlines():
         print(f"    {line}")
@@ -164,6 +162,9 @@ def main():
     mains = json.loads((package / "mains.json").read_text())
     if not mains:
         return
+    for program in mains:
+        if URL not in (package / program["source"]).read_text():
+            raise Failure(f"{program['where']}: the program does not connect to {URL}, the server the page names")
     bin_path = subprocess.run(
         ["swift", "build", "--package-path", str(package), "--scratch-path", str(scratch), "--show-bin-path"],
         capture_output=True, text=True, check=True).stdout.strip()
@@ -173,8 +174,8 @@ def main():
     try:
         if server.port != PORT:
             use_port(package, scratch, mains, server.port)
-        for main_ in mains:
-            run(main_, pathlib.Path(bin_path) / main_["target"], server)
+        for program in mains:
+            run(program, pathlib.Path(bin_path) / program["target"], server)
     finally:
         server.stop()
 
