@@ -34,6 +34,9 @@ extension WebSocketClient {
         }
     }
 
+    /// Queued messages not settled yet, acknowledged sends waiting for their acknowledgement included.
+    package var queuedCount: Int { self.machine.queuedCount }
+
     /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
     /// greeting, the outbox); all zero once `stop()` has returned.
     package var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {

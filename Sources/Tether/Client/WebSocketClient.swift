@@ -271,7 +271,7 @@ public actor WebSocketClient {
         case .message(let message):
             // The machine decides: everything the latest connection reads before its end is delivered, in any
             // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
-            switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
+            switch self.delivery(of: message, generation: generation, now: now) {
             case .deliver: self.publish(.message(message, generation: generation))
             case .discard: break  // stale: counted and recorded by the machine
             }
@@ -367,7 +367,7 @@ public actor WebSocketClient {
             self.unconfirmed.pingSent(ping, generation: generation)  // before the ping: its pong proves what came first
             connection.sendPing(id: ping)
         case .sendGreeting(let generation):
-            guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
+            guard let connection = self.connections[generation], let greeting = self.greetingMessages else {
                 return
             }
             self.greet(connection, generation: generation, greeting: greeting)
@@ -434,6 +434,7 @@ public actor WebSocketClient {
                 }
             }
         }
+        self.publishDeliveryNotices()
         if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
         if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
         if let change = self.machine.statusChange() {

@@ -209,6 +209,8 @@ package enum ConnectCommand {
             case .unconfirmed(let unconfirmed):
                 await status.error("connection lost: \(unconfirmed.messages.count + unconfirmed.notKept) sent "
                     + "messages may not have arrived (gen \(unconfirmed.generation))\n")
+            case .delivery(let delivery):
+                await status.error(Self.describe(delivery))
             }
         }
     }
@@ -310,6 +312,20 @@ package enum ConnectCommand {
         case .protocolViolation(let code)?: " \(code)"
         case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
         default: ""
+        }
+    }
+
+    /// The stderr line of a delivery event: what became of a `--acknowledged` line, or a gap in a `--feed`.
+    static func describe(_ delivery: DeliveryEvent) -> String {
+        switch delivery {
+        case .acknowledged(let id, let writes):
+            "acknowledged \(id)" + (writes > 1 ? " (written \(writes) times)" : "") + "\n"
+        case .expired(let id, let message, let writes):
+            "not acknowledged in time: \(id), \(message.byteCount) bytes, written \(writes) times\n"
+        case .gaveUp(let id, let message, let writes, let reason):
+            "gave up (\(reason)): \(id), \(message.byteCount) bytes, written \(writes) times\n"
+        case .gap(let gap):
+            "gap in feed \(gap.stream): \(gap.lastDelivered) then \(gap.firstReceived) (\(gap.missing) missing)\n"
         }
     }
 

@@ -14,7 +14,8 @@
 struct AcknowledgementLedger: Equatable, Sendable {
     struct Pending: Equatable, Sendable {
         var id: String
-        /// Writes that completed (or broke midway): the times the server may have received it.
+        /// Writes started and not refused before anything of them left (`notOpen`, `tooLarge`): the times the server
+        /// may have received it, the one in flight included.
         var writes = 0
         /// The connection it waits on for its acknowledgement; nil while it waits to be written or is being written.
         var awaitingOn: Int?
@@ -48,6 +49,15 @@ struct AcknowledgementLedger: Equatable, Sendable {
     mutating func queued(ticket: Int, id: String) {
         self.pending[ticket] = Pending(id: id)
         self.tickets[id] = ticket
+    }
+
+    /// The acknowledged send of `ticket` is being written: one write more (counted from its start, so that an
+    /// acknowledgement that overtakes the report of the write's end counts it).
+    mutating func writing(_ ticket: Int) {
+        guard var send = self.pending[ticket] else { return }
+        send.writes += 1
+        if send.writes > 1 { self.counts.rewrites += 1 }
+        self.pending[ticket] = send
     }
 
     /// Acknowledgements of `ids` arrived: each settles its send wherever it is (`inFlight`: the ticket being written).
@@ -86,18 +96,18 @@ struct AcknowledgementLedger: Equatable, Sendable {
         guard var send = self.pending[ticket] else { return }
         switch result {
         case .written, .interrupted:
-            send.writes += 1
-            if send.writes > 1 { self.counts.rewrites += 1 }
-        case .notOpen, .tooLarge:
             break
+        case .notOpen, .tooLarge:
+            if send.writes > 1 { self.counts.rewrites -= 1 }  // nothing of it left: not a write
+            send.writes -= 1
         }
         guard !send.settled else {
             self.forget(ticket)  // acknowledged meanwhile, and reported then
             return
         }
+        self.pending[ticket] = send
         switch result {
         case .written, .interrupted:
-            self.pending[ticket] = send
             if self.over.contains(generation) {
                 _ = self.putBack([entry], stopped: stopped, outbox: &outbox, notices: &notices)  // written next
             } else {

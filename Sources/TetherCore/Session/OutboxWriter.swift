@@ -113,6 +113,7 @@ struct OutboxWriter: Equatable, Sendable {
             return .writeParkedSend(generation: generation)
         }
         guard let entry = self.outbox.popFirst(now: now, expired: { _ in }) else { return .none }
+        self.acknowledgements.writing(entry.element)
         self.inFlight = .queued(generation: generation, entry)
         return .writeQueued(generation: generation, ticket: entry.element)
     }
