@@ -50,22 +50,11 @@ package final class FaultProxy: Sendable {
     package init(
         upstreamPort: Int, latency: Duration = .zero, splitting: Bool = false, loop: EventLoop? = nil
     ) throws(SocketError) {
-        self.ownsLoop = loop == nil
-        let proxyLoop: EventLoop
-        if let loop {
-            proxyLoop = loop
-        } else {
-            proxyLoop = try EventLoop(name: "tether-faults")
-        }
-        let loop = proxyLoop
+        let listening = try ProxyListening(loop: loop, name: "tether-faults")
+        let loop = listening.loop
+        let listener = listening.listener
         self.loop = loop
-        let listener: TCPListener
-        do throws(SocketError) {
-            listener = try TCPListener.bind(host: "127.0.0.1", loop: loop)
-        } catch {
-            if self.ownsLoop { loop.shutdown() }
-            throw error
-        }
+        self.ownsLoop = listening.ownsLoop
         self.listener = listener
         self.port = listener.port
         let controls = Controls(latency: latency, splitting: splitting)

@@ -4,7 +4,7 @@ import TetherPOSIX
 /// One connection relayed by `FaultProxy`: the client's socket, the server's, and a pipe each way whose chunks pass
 /// after the proxy's latency, in halves when it splits, not at all while it black-holes. Loop-confined (it lives in a
 /// `LoopBound`).
-final class FaultyLink: TCPConnectionHandler {
+final class FaultyLink: RelayedConnection {
     private struct Pipe {
         /// Chunks read and not passed yet, from `head` on, each with when it may pass.
         var chunks: [(due: ContinuousClock.Instant, bytes: [UInt8])] = []
@@ -23,7 +23,7 @@ final class FaultyLink: TCPConnectionHandler {
     /// Bytes a direction holds before it stops reading its source.
     private static let bufferLimit = 64 << 10
 
-    private let client: TCPConnection
+    let client: TCPConnection
     private var server: TCPConnection?
     private let loop: EventLoop
     private let controls: FaultProxy.Controls
@@ -108,7 +108,7 @@ final class FaultyLink: TCPConnectionHandler {
     // MARK: - TCPConnectionHandler
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
-        let direction: ThrottlingProxy.Direction = connection === self.client ? .toServer : .toClient
+        let direction = self.direction(of: connection)
         let due = self.loop.now + self.controls.latency
         let halves: [[UInt8]]
         if self.controls.splitting, bytes.count >= 2 {
@@ -130,17 +130,9 @@ final class FaultyLink: TCPConnectionHandler {
         self.schedule(direction)
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        let direction: ThrottlingProxy.Direction = connection === self.client ? .toServer : .toClient
-        switch end {
-        case .closedLocally:
-            return  // we closed it
-        case .failed:
-            self.reset()  // a reset (or an error) goes through at once
-        case .endOfStream:
-            self.withPipe(direction) { $0.sourceEnded = true }
-            self.schedule(direction)  // the rest passes, then the other side is closed
-        }
+    func sourceEnded(_ direction: ThrottlingProxy.Direction) {
+        self.withPipe(direction) { $0.sourceEnded = true }
+        self.schedule(direction)
     }
 
     // MARK: - Passing bytes
