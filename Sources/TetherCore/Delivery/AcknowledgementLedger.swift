@@ -61,7 +61,9 @@ struct AcknowledgementLedger: Equatable, Sendable {
     }
 
     /// Acknowledgements of `ids` arrived: each settles its send wherever it is (`inFlight`: the ticket being written).
-    mutating func acknowledge(_ ids: [String], outbox: inout Outbox<Int>, inFlight: Int?, notices: inout MachineNotices) {
+    mutating func acknowledge(
+        _ ids: [String], outbox: inout Outbox<Int>, inFlight: Int?, notices: inout MachineNotices
+    ) {
         for id in ids {
             guard let ticket = self.tickets[id], var send = self.pending[ticket], !send.settled else {
                 self.counts.unmatchedAcknowledgements += 1

@@ -13,7 +13,9 @@ public struct DeliverySettings: Equatable, Sendable {
     /// `feedLimits.maximumStreams` streams.
     public var feedPositions: [String: UInt64]
 
-    public init(maximumWrites: Int? = 10, feedLimits: FeedLimits = FeedLimits(), feedPositions: [String: UInt64] = [:]) {
+    public init(
+        maximumWrites: Int? = 10, feedLimits: FeedLimits = FeedLimits(), feedPositions: [String: UInt64] = [:]
+    ) {
         self.maximumWrites = maximumWrites
         self.feedLimits = feedLimits
         self.feedPositions = feedPositions

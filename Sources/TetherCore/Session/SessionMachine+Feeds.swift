@@ -15,7 +15,8 @@ extension SessionMachine {
             self.state.outgoing.acknowledge(labels.acknowledges, notices: &self.outboxNotices)
         }
         // The rule of `messageReceived(generation:bytes:now:)`: the latest connection until its end, or a handover's.
-        let delivers = self.isSide(generation) || (generation == self.state.generation && self.state.stage.link != .none)
+        let delivers = self.isSide(generation)
+            || (generation == self.state.generation && self.state.stage.link != .none)
         guard delivers else { return self.messageReceived(generation: generation, bytes: bytes, now: now) }
         guard labels.forApp else {
             self.state.feeds.count { $0.notForApp += 1 }

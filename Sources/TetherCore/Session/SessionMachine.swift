@@ -299,7 +299,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             backoff: Backoff(policy: configuration.backoff),
             outgoing: OutboxWriter(
                 limits: configuration.outboxLimits, maximumWrites: configuration.delivery.maximumWrites),
-            feeds: FeedLedger(limits: configuration.delivery.feedLimits, positions: configuration.delivery.feedPositions)
+            feeds: FeedLedger(
+                limits: configuration.delivery.feedLimits, positions: configuration.delivery.feedPositions)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
         self.publishedStatus = self.status

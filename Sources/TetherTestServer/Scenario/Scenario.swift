@@ -390,7 +390,8 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             parts.append("broadcast a number every \(broadcast.intervalMilliseconds) ms x \(broadcast.size) B")
         }
         if let delivery = self.delivery {
-            parts.append("delivery protocol: " + (delivery.acknowledges ? "acknowledges sends" : "takes sends unacknowledged")
+            let sends = delivery.acknowledges ? "acknowledges sends" : "takes sends unacknowledged"
+            parts.append("delivery protocol: " + sends
                 + ", feeds \(delivery.streams.joined(separator: " ")) every \(delivery.intervalMilliseconds) ms, "
                 + "\(delivery.retained) retained")
         }

@@ -89,7 +89,8 @@ extension SessionMachineTests {
         let a = self.queueAcknowledged(&m, "a", now: 200) { .writeQueued(generation: 1, ticket: $0) }
         let plain = self.queue(&m, now: 201)
         let b = self.queueAcknowledged(&m, "b", now: 202)
-        #expect(m.writeFinished(generation: 1, result: .written, now: 203) == .writeQueued(generation: 1, ticket: plain))
+        #expect(m.writeFinished(generation: 1, result: .written, now: 203)
+            == .writeQueued(generation: 1, ticket: plain))
         #expect(m.writeFinished(generation: 1, result: .written, now: 204) == .writeQueued(generation: 1, ticket: b))
         #expect(m.writeFinished(generation: 1, result: .written, now: 205) == .none)
         // The server acknowledges b only: a waits.
@@ -210,7 +211,9 @@ extension SessionMachineTests {
         #expect(self.deliveryNotices(&m) == [.expired(ticket: a, id: "a", writes: 1)])
         #expect(m.queuedCount == 0 && m.nextWake == 15_100)
         // Expired before its first write: writes 0.
-        let b = self.queueAcknowledged(&m, "b", expiresAfter: 100, now: 1_300) { .writeQueued(generation: 1, ticket: $0) }
+        let b = self.queueAcknowledged(&m, "b", expiresAfter: 100, now: 1_300) {
+            .writeQueued(generation: 1, ticket: $0)
+        }
         #expect(m.writeFinished(generation: 1, result: .notOpen, now: 1_310) == .none)  // the connection broke first
         #expect(m.timerFired(now: 1_400) == .none)
         #expect(self.deliveryNotices(&m) == [.expired(ticket: b, id: "b", writes: 0)])

@@ -106,7 +106,9 @@ import TetherTesting
     @Test func aFeedCutInTheMiddleOfAFrameResumesAfterTheLastNumberDeliveredWithoutLossOrRepeat() async throws {
         let setup = try Setup(recordsPayloads: true, splitting: true)
         await setup.client.start()
-        let first = try #require(await setup.probe.wait(timeout: .seconds(20)) { Self.feedNumbers($0.events).count >= 20 })
+        let first = try #require(await setup.probe.wait(timeout: .seconds(20)) {
+            Self.feedNumbers($0.events).count >= 20
+        })
         await setup.proxy.cutConnections()
         let before = Self.feedNumbers(first.events).count
         let snapshot = try #require(await setup.probe.wait(timeout: .seconds(20)) { snapshot in
@@ -158,7 +160,9 @@ import TetherTesting
         // Another client watches the feed move on by more than the server retains.
         try await Setup.watch(setup.server, until: stoppedAt + 20)
         await setup.client.start()
-        let gapEvent = await setup.probe.next(timeout: .seconds(20)) { if case .delivery(.gap) = $0 { true } else { false } }
+        let gapEvent = await setup.probe.next(timeout: .seconds(20)) {
+            if case .delivery(.gap) = $0 { true } else { false }
+        }
         guard case .delivery(.gap(let gap))? = gapEvent else {
             Issue.record("no gap reported")
             return

@@ -53,7 +53,9 @@ import TetherTesting
                 case .message(let message, _):
                     guard let position = TestServerDeliveryProtocol.feedPosition(in: message) else { break }
                     let number = Int(position.sequence)
-                    if state.feed.count <= number { state.feed += [UInt8](repeating: 0, count: number + 1 - state.feed.count) }
+                    if state.feed.count <= number {
+                        state.feed += [UInt8](repeating: 0, count: number + 1 - state.feed.count)
+                    }
                     state.feed[number] &+= 1
                     state.feedFirst = state.feedFirst ?? position.sequence
                     state.feedLast = max(state.feedLast, position.sequence)
