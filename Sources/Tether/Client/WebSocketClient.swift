@@ -157,7 +157,9 @@ public actor WebSocketClient {
     /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
     /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. `.now`
     /// sends waiting behind the outbox throw `WebSocketSendError.notOpen` (nothing of them was sent). A greeting
-    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
+    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for). An acknowledged
+    /// send waiting to be written is given up (`.delivery(.gaveUp(…, reason: .stopped))`); one written and waiting for
+    /// its acknowledgement is given up so at its connection's end, unless the closing handshake brought it.
     public func stop() async {
         self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))  // drops the outbox; no connection for `send` any more
