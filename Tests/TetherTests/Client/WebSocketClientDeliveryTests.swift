@@ -151,6 +151,34 @@ import TetherTesting
         await setup.stop()
     }
 
+    @Test func theOverlapOfAMakeBeforeBreakHandoverDeliversEachNumberOnce() async throws {
+        let wifi = PathSnapshot(status: .satisfied, interfaces: [.wifi], interfaceNames: ["wlan0"])
+        let cellular = PathSnapshot(status: .satisfied, interfaces: [.cellular], interfaceNames: ["rmnet0"])
+        let monitor = ScriptedPathMonitor(current: wifi)
+        let setup = try Setup { configuration in
+            configuration.pathMonitoring = .custom { monitor }
+            configuration.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(300))
+        }
+        await setup.client.start()
+        _ = await setup.probe.wait(timeout: .seconds(20)) { Self.feedNumbers($0.events).count >= 10 }
+        monitor.deliver(cellular)
+        let snapshot = try #require(await setup.probe.wait(timeout: .seconds(20)) { snapshot in
+            snapshot.records.contains { $0.kind == .closed && $0.generation == 1 }
+                && Self.feedNumbers(snapshot.events).count >= 60
+        })
+        let numbers = Self.feedNumbers(snapshot.events)
+        #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
+        let generations = Set(snapshot.events.compactMap { event -> Int? in
+            guard case .message(_, let generation) = event else { return nil }
+            return generation
+        })
+        #expect(generations == [1, 2])
+        // Both connections carried the feed during the drain: what came twice was dropped.
+        #expect(await setup.client.deliveryCounts.duplicatesDropped > 0)
+        #expect(await setup.client.deliveryCounts.gaps == 0)
+        await setup.stop()
+    }
+
     @Test func whatTheServerNoLongerRetainsIsReportedAsAGapAndNothingElseIsMissing() async throws {
         let setup = try Setup(retained: 5)
         await setup.client.start()
