@@ -467,10 +467,9 @@ extension UIApplicationLifecycleObserver {
     ("a URLSession delegate method named unlike Apple's (didOpenWith: for didOpenWithProtocol:)",
      "iOS", replace("Sources/Tether/Transport/URLSession/FoundationWebSocketTask.swift", "didOpenWithProtocol protocol",
                     "didOpenWith protocol"), None),
-    ("the redirect delegate method with a non-Sendable completion handler (Apple's is NS_SWIFT_SENDABLE)",
+    ("the redirect delegate method named unlike Apple's (willPerformRedirection: for willPerformHTTPRedirection:)",
      "iOS", replace("Sources/Tether/Transport/URLSession/FoundationWebSocketTask.swift",
-                    "completionHandler: @escaping @Sendable (URLRequest?) -> Void",
-                    "completionHandler: @escaping (URLRequest?) -> Void"), None),
+                    "willPerformHTTPRedirection response", "willPerformRedirection response"), None),
     ("a page's os.Logger example calling a method os.Logger does not have (warn for warning)",
      "iOS", replace("docs/logging.md", "logger.warning(", "logger.warn("), None),
 ]
@@ -487,7 +486,8 @@ def self_test(compiler, dump):
             typecheck(compiler, mutated_dump, configs[config_name], overrides)
         except CheckFailed as failure:
             lines = str(failure).splitlines()
-            first = next((line for line in lines if re.search(r"\.swift:\d+:\d+: (error|warning):", line)), lines[0])
+            diagnostic = r"\.(swift|md):\d+:\d+: (error|warning):"
+            first = next((line for line in lines if re.search(diagnostic, line)), lines[0])
             print(f"   fails as it must ({time.monotonic() - started:.0f} s): {description}\n      {first.strip()}")
             continue
         failures.append(description)

@@ -65,9 +65,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     }
 
     /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail, why a redirect
-    /// was not followed (`redirect loop`), the SOCKS refusal (`SOCKS host unreachable`), the addresses a failed connect tried (`tried 192.0.2.2:80: refused,
-    /// [2001:db8::2]:80: unreachable`); nil for every other reason (a close code or HTTP status is in the
-    /// record's `code`).
+    /// was not followed (`redirect loop`), the SOCKS refusal (`SOCKS host unreachable`), the addresses a failed
+    /// connect tried (`tried 192.0.2.2:80: refused, [2001:db8::2]:80: unreachable`); nil for every other reason (a
+    /// close code or HTTP status is in the record's `code`).
     public var detail: String? {
         switch self {
         case .handshakeInvalid(let detail), .tlsFailed(let detail): detail

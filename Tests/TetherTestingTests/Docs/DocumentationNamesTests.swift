@@ -24,7 +24,9 @@ import Testing
         "SecTrustEvaluateWithError", "SecTrustSetAnchorCertificatesOnly", "SecIdentity", "SecTrust",
         "NSURLAuthenticationMethodClientCertificate", "NSURLAuthenticationMethodServerTrust", "SwiftUI",
         "URLAuthenticationChallenge", "URLRequest", "URLResponse", "URLError", "NotificationCenter", "OperationQueue",
-        "CFString",
+        "CFString", "Logger",
+        // HTTP header fields (RFC 9110).
+        "Location", "Authorization", "Cookie",
         // OpenSSL, and ASN.1 structures of the standards.
         "SSL_read", "SSL_write", "RSAPublicKey", "SubjectPublicKeyInfo",
         // The targets of the app's package in the README's manifest.
@@ -32,6 +34,8 @@ import Testing
         // Other projects the pages compare with or model on.
         "HTTP1ConnectionStateMachine", "ConnectionStateMachine", "WebSocketFrameDecoder", "NIOWebSocket",
         "MockWebServer", "Starscream",
+        // swift-log, which the logging page adapts to (`Logger` is its name and os's).
+        "StreamLogHandler",
     ]
 
     /// The repository's root, from this file's place in it.

@@ -54,7 +54,8 @@ import TetherTesting
     @Test func entriesComeInOrderWithTheirLevelAndMetadataAndNothingBelowTheMinimum() async throws {
         let collected = Collected()
         let transport = InMemoryTransport()
-        let (client, recorder) = try self.client(LogSink(minimumLevel: .info, write: collected.append), transport: transport)
+        let sink = LogSink(minimumLevel: .info, write: collected.append)
+        let (client, recorder) = try self.client(sink, transport: transport)
         await client.start()
         let connection = try #require(await transport.nextConnection())
         connection.emit(.redirected(status: 302, to: URL(string: "wss://b.example/next?token=t")!))
@@ -67,7 +68,8 @@ import TetherTesting
         #expect(collected.entries.map(\.level) == [.info, .info, .notice, .warning, .info])
         let redirected = collected.entries[1]
         #expect(redirected.metadata.map(\.key) == ["t", "gen", "from", "to", "status", "location"])
-        #expect(redirected.metadataText == "t=0 gen=1 from=connecting to=connecting status=302 location=wss://b.example/next")
+        #expect(redirected.metadataText
+            == "t=0 gen=1 from=connecting to=connecting status=302 location=wss://b.example/next")
         #expect(redirected.record?.kind == .redirected)
         #expect(collected.entries[3].metadataText.hasSuffix("reason=peer_closed code=1001"))
         await client.stop()
@@ -106,7 +108,9 @@ import TetherTesting
         #expect(await collected.wait { $0.record?.event == .message(bytes: 2) })  // the 50th message's record
         let written = collected.entries.filter { $0.record != nil }
         let dropped = collected.entries.compactMap { entry -> Int? in
-            guard entry.message == "records_dropped", case .number(let count) = entry.metadata[0].value else { return nil }
+            guard entry.message == "records_dropped", case .number(let count) = entry.metadata[0].value else {
+                return nil
+            }
             return count
         }
         #expect(written.count <= 1 + 4)  // the stuck one, and at most `capacity` waiting
@@ -122,11 +126,12 @@ import TetherTesting
         let collected = Collected()
         let transport = InMemoryTransport()
         let (client, recorder) = try self.client(
-            LogSink(minimumLevel: .trace, write: collected.append), url: "wss://alice:s3cret@example.test/feed?token=s3cret",
-            transport: transport
+            LogSink(minimumLevel: .trace, write: collected.append),
+            url: "wss://alice:s3cret@example.test/feed?token=s3cret", transport: transport
         ) { configuration in
             configuration.headers = [(name: "Authorization", value: "Bearer s3cret")]
-            configuration.proxy = .http(HTTPProxy(host: "proxy.test", credentials: .init(user: "alice", password: "s3cret")))
+            let credentials = HTTPProxy.Credentials(user: "alice", password: "s3cret")
+            configuration.proxy = .http(HTTPProxy(host: "proxy.test", credentials: credentials))
             configuration.recordsMessages = true
         }
         await client.start()
@@ -136,7 +141,8 @@ import TetherTesting
         #expect(await recorder.state(.failed) != nil)
         #expect(await collected.wait { $0.message == "closed" })
         let text = collected.entries.map { "\($0.message) \($0.metadataText) \(String(describing: $0.record))" }
-        #expect(!text.isEmpty && text.allSatisfy { !$0.contains("s3cret") && !$0.contains("alice") && !$0.contains("bob") })
+        #expect(!text.isEmpty)
+        #expect(text.allSatisfy { !$0.contains("s3cret") && !$0.contains("alice") && !$0.contains("bob") })
         #expect(collected.entries.last?.level == .error)  // the session failed
         await client.stop()
     }
@@ -169,7 +175,8 @@ import TetherTesting
     }
 
     @Test func aCapacityUnderOneIsRefused() {
-        var configuration = WebSocketConfiguration(url: URL(string: "ws://example.test/")!, transport: InMemoryTransport())
+        var configuration = WebSocketConfiguration(
+            url: URL(string: "ws://example.test/")!, transport: InMemoryTransport())
         configuration.logSink = LogSink(capacity: 0) { _ in }
         #expect(throws: WebSocketConfigurationError(
             property: "logSink.capacity", requirement: "at least 1 record", value: "0")) {

@@ -69,7 +69,8 @@ import Testing
     @Test(arguments: [301, 302, 303, 307, 308])
     func aRedirectCarriesItsLocationAsSent(status: Int) {
         #expect(throws: HandshakeError.redirected(status: status, location: "/next?token=t")) {
-            try self.parse(Self.response(["HTTP/1.1 \(status) Moved", "Location:  /next?token=t ", "Content-Length: 0"]))
+            try self.parse(
+                Self.response(["HTTP/1.1 \(status) Moved", "Location:  /next?token=t ", "Content-Length: 0"]))
         }
         #expect(HandshakeError.redirected(status: status, location: "/next?token=t").detail == "redirect \(status)")
     }

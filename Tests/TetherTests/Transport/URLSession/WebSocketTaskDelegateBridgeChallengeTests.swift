@@ -144,20 +144,23 @@ import FoundationNetworking
         #expect(harness.ask(.serverTrust, through: .session)?.disposition == .useCredential)
         let task = harness.session.webSocketTask(with: Self.url)
         let response = HTTPURLResponse(url: Self.url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: [:])!
-        let followed = Mutex<URLRequest??>(nil)
-        harness.bridge.urlSession(
-            harness.session, task: task, willPerformHTTPRedirection: response,
-            newRequest: URLRequest(url: URL(string: "wss://other.example.test/socket")!)
-        ) { request in followed.withLock { $0 = .some(request) } }
-        #expect(followed.withLock { $0??.url?.host } == "other.example.test")
+        /// Asks the bridge about a redirect to `url`, as URLSession does; the URL it follows, nil for a refusal.
+        func redirect(to url: String) -> URL? {
+            let followed = Mutex<URL?>(nil)
+            harness.bridge.urlSession(
+                harness.session, task: task, willPerformHTTPRedirection: response,
+                newRequest: URLRequest(url: URL(string: url)!)
+            ) { request in
+                let url = request?.url
+                followed.withLock { $0 = url }
+            }
+            return followed.withLock { $0 }
+        }
+        #expect(redirect(to: "wss://other.example.test/socket") == URL(string: "wss://other.example.test/socket")!)
         #expect(harness.ask(.serverTrust, through: .task)?.disposition == .useCredential)
         #expect(harness.credentials.hostsRequired == ["feed.example.test", "other.example.test"])
         // A refused hop changes nothing: the task ends with the redirect.
-        harness.bridge.urlSession(
-            harness.session, task: task, willPerformHTTPRedirection: response,
-            newRequest: URLRequest(url: URL(string: "ws://third.example.test/socket")!)
-        ) { request in followed.withLock { $0 = .some(request) } }
-        #expect(followed.withLock { $0 } == .some(nil))
+        #expect(redirect(to: "ws://third.example.test/socket") == nil)
         #expect(harness.bridge.host == "other.example.test")
         #expect(await harness.end() == .redirectFailed(.downgrade, status: 302))
     }
