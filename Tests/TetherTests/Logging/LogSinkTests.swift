@@ -103,9 +103,12 @@ import TetherTesting
             snapshot.events.filter { if case .message = $0 { true } else { false } }.count == 50
         }
         #expect(delivered != nil)  // all of them, with the sink stuck
-        let recordCount = recorder.records.count
+        connection.emit(.ended(.receiveFailed))
+        await client.stop()  // returns with the sink still stuck: it waits for no logger
+        let stopped = await recorder.wait { $0.records.contains { $0.kind == .stopped } }
+        let recordCount = stopped?.records.count ?? -1
         firstWrite.signal()
-        #expect(await collected.wait { $0.record?.event == .message(bytes: 2) })  // the 50th message's record
+        #expect(await collected.wait { $0.record?.kind == .stopped })  // the last record
         let written = collected.entries.filter { $0.record != nil }
         let dropped = collected.entries.compactMap { entry -> Int? in
             guard entry.message == "records_dropped", case .number(let count) = entry.metadata[0].value else {
@@ -118,8 +121,6 @@ import TetherTesting
         #expect(written.count + dropped.reduce(0, +) == recordCount)  // every record written or counted
         #expect(written.map(\.record!.time) == written.map(\.record!.time).sorted())
         #expect(collected.entries.first { $0.record == nil }?.level == .warning)
-        connection.emit(.ended(.receiveFailed))
-        await client.stop()
     }
 
     @Test func noSecretOfTheConfigurationReachesTheSink() async throws {
@@ -172,6 +173,30 @@ import TetherTesting
         }
         #expect(gone == true)  // the writer ended and let the sink (and what it holds) go
         #expect(collected.messages == ["connecting"])
+    }
+
+    /// One sink for several clients started from several tasks at once: each client's task calls it, so the closure
+    /// must be safe from several threads (as `Collected` is); every client's records arrive.
+    @Test func oneSinkServesSeveralClientsStartedAtOnce() async throws {
+        let collected = Collected()
+        let sink = LogSink(minimumLevel: .info, write: collected.append)
+        let transports = (0..<5).map { _ in InMemoryTransport() }
+        let clients = try transports.map { try self.client(sink, transport: $0).0 }
+        await withTaskGroup(of: Void.self) { group in
+            for client in clients {
+                group.addTask { await client.start() }
+            }
+        }
+        #expect(await collected.wait { _ in collected.messages.filter { $0 == "connecting" }.count == 5 })
+        for transport in transports {
+            await transport.nextConnection()?.emit(.ended(.connectFailed(.refused)))  // in-memory: ends when told
+        }
+        #expect(await collected.wait { _ in collected.messages.filter { $0 == "retry_scheduled" }.count == 5 })
+        await withTaskGroup(of: Void.self) { group in
+            for client in clients {
+                group.addTask { await client.stop() }
+            }
+        }
     }
 
     @Test func aCapacityUnderOneIsRefused() {

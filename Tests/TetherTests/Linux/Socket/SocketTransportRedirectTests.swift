@@ -141,6 +141,48 @@ import TetherTestSupport
         await server.stop()
     }
 
+    @Test func manyConnectionsFollowTheSameChainAtOnce() async throws {
+        let secure = try self.server([:], tls: true)
+        let plain = try self.server(["/a": (302, "/b"), "/b": (307, secure.url(path: "/c"))])
+        let transport = SocketTransport()  // one transport: its TLS contexts are shared by every hop of every connection
+        let opened = await withTaskGroup(of: [Seen].self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    let request = TransportRequest(
+                        url: URL(string: plain.url(path: "/a"))!, connectTimeout: 10_000, tls: Self.trusting)
+                    var client = ClientProbe(transport.connect(request))
+                    var seen: [Seen] = []
+                    for _ in 0..<3 { seen.append(await client.next() ?? .ended(.closedLocally)) }
+                    client.connection.close(code: 1000, reason: "")
+                    _ = await client.rest()
+                    return seen
+                }
+            }
+            return await group.reduce(into: [[Seen]]()) { $0.append($1) }
+        }
+        let expected: [Seen] = [
+            .redirected(302, plain.url(path: "/b")), .redirected(307, secure.url(path: "/c")), .opened(nil),
+        ]
+        #expect(opened.count == 10 && opened.allSatisfy { $0 == expected })
+        #expect(plain.acceptedConnectionCount == 20 && secure.acceptedConnectionCount == 10)
+        await plain.stop()
+        await secure.stop()
+    }
+
+    @Test func closingBetweenTwoHopsEndsAtOnceAndLeavesNoSocket() async throws {
+        let silent = try TestServer(scenario: .silentHandshake)  // the next hop never answers its upgrade
+        let first = try self.server(["/a": (302, silent.url(path: "/b"))])
+        var client = self.connect(first.url(path: "/a"))
+        #expect(await client.next() == .redirected(302, silent.url(path: "/b")))
+        _ = try await silent.waitForConnection(1) { $0.request != nil }  // the next hop's request is in
+        client.connection.close(code: 1000, reason: "")
+        #expect(await client.rest() == [.ended(.closedLocally)])
+        #expect(SocketInventory.openClientConnections(port: silent.port).isEmpty)
+        #expect(SocketInventory.openClientConnections(port: first.port).isEmpty)
+        await first.stop()
+        await silent.stop()
+    }
+
     /// The first URL is direct (`no_proxy` names it), the next goes through the proxy `http_proxy` names: a scripted
     /// one, which sees the `CONNECT` for the new host (a name the client never resolves) and then plays the origin.
     @Test func eachHopTakesTheProxyTheConfigurationNamesForItsHost() async throws {
