@@ -29,8 +29,8 @@ import Testing
         "Location", "Authorization", "Cookie",
         // OpenSSL, and ASN.1 structures of the standards.
         "SSL_read", "SSL_write", "RSAPublicKey", "SubjectPublicKeyInfo",
-        // The targets of the app's package in the README's manifest.
-        "App", "AppTests",
+        // The targets of the app's package in the README's manifest, and those scripts/user-package.sh adds.
+        "App", "AppTests", "SwiftLogAdapter", "Logging",
         // Other projects the pages compare with or model on.
         "HTTP1ConnectionStateMachine", "ConnectionStateMachine", "WebSocketFrameDecoder", "NIOWebSocket",
         "MockWebServer", "Starscream",
