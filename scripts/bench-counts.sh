@@ -5,7 +5,10 @@
 # (scripts/peers/bare_c_client.c), each beside its ratio to the bare C reference. The same binary on the same input
 # gives the same counts whatever else the machine is doing, where times on this VM move by ±30 % from run to run.
 #
-#   scripts/bench-counts.sh [--quick]     (--quick, as CI runs it: shorter runs and 200 idle connections)
+#   scripts/bench-counts.sh [--quick] [--clients LIST]
+#       --quick     as CI runs it: shorter runs and 200 idle connections
+#       --clients   only these clients (comma-separated names below, such as tether_loop,tether); the C reference
+#                   (c_epoll) always runs, since every ratio is to it
 #   TETHER_BENCH=PATH uses that tether-bench release binary instead of building one with `swift build -c release`.
 #
 # Units of work:
@@ -45,11 +48,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-case "${1:-}" in
---quick) round_trips=1000 connections=200 hold=2 ;;
-'') round_trips=3000 connections=1000 hold=3 ;;
-*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-esac
+round_trips=3000 connections=1000 hold=3 only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) round_trips=1000 connections=200 hold=2 ;;
+    --clients) only=",${2:?--clients needs a list},c_epoll," && shift ;;
+    *) echo "usage: $0 [--quick] [--clients LIST]" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 peers_script=bench-counts
 # shellcheck source=scripts/peers/setup.sh
@@ -224,8 +231,11 @@ idle_clients=(c_epoll)
 [ "$uring_available" = 1 ] && idle_clients+=(c_uring)
 idle_clients+=(tether tether_records_off tether_transport)
 
-for client in "${echo_clients[@]}"; do count echo "$client" "$round_trips"; done
-for client in "${idle_clients[@]}"; do count idle "$client" "$hold"; done
+chosen() {  # chosen CLIENT: whether --clients (if given) names it
+    [ -z "$only" ] || [[ "$only" == *",$1,"* ]]
+}
+for client in "${echo_clients[@]}"; do chosen "$client" && count echo "$client" "$round_trips"; done
+for client in "${idle_clients[@]}"; do chosen "$client" && count idle "$client" "$hold"; done
 
 # The figures, each with its ratio to the C reference, then the targets' differences.
 show() {  # show NAME VALUE FORMAT
