@@ -39,7 +39,7 @@ public actor WebSocketClient {
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
     let clock: any ClientClock
-    var machine: SessionMachine<SplitMix64>
+    var machine: SessionMachine
 
     /// Live connections and the readers of their events, by generation.
     var connections = ConnectionTable()
