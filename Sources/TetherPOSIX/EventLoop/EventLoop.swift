@@ -177,14 +177,34 @@ package final class EventLoop: Sendable {
         leeway: Duration = .zero,
         _ work: @escaping @Sendable () -> Void
     ) -> TimerHandle {
-        let sequence = self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
-        let timer = ScheduledTimer(deadline: deadline, leeway: leeway, sequence: sequence, work: work)
+        let timer = ScheduledTimer(deadline: deadline, leeway: leeway, sequence: self.nextTimerSequence(), work: work)
         if self.identity.isCurrent {
             self.state.value.timers.push(timer)
         } else {
             self.execute { [state] in state.value.timers.push(timer) }
         }
         return TimerHandle(timer: timer)
+    }
+
+    /// A timer made once and armed any number of times (`LoopTimer`): for a deadline that moves at every event, where a
+    /// `schedule` per move would allocate a timer and leave the replaced one in the heap until its time.
+    package func makeTimer(_ work: @escaping @Sendable () -> Void) -> LoopTimer {
+        LoopTimer(loop: self, work: work)
+    }
+
+    /// The next arming's tie-breaker: timers with equal deadlines fire in the order they were armed. Never 0.
+    func nextTimerSequence() -> UInt64 {
+        self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Puts `timer`'s entry in the heap for this arming, or moves it there. Loop thread only.
+    func place(_ timer: LoopTimer, at deadline: ContinuousClock.Instant, leeway: Duration, sequence: UInt64) {
+        self.state.value.timers.place(timer, at: deadline, leeway: leeway, sequence: sequence)
+    }
+
+    /// Takes `timer`'s entry out of the heap, if it has one. Loop thread only.
+    func unplace(_ timer: LoopTimer) {
+        self.state.value.timers.remove(timer)
     }
 
     /// Stops the loop and waits for its thread to exit. Registered sockets are closed: connections
@@ -271,8 +291,8 @@ package final class EventLoop: Sendable {
         if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
         guard self.clock.movesWithRealTime else {
             // A manual clock fires what its moves make due (`clockMoved`); waiting in real time brings nothing closer.
-            guard let first = state.timers.peekPending() else { return -1 }
-            return first.deadline <= self.clock.now ? 0 : -1
+            guard let first = state.timers.earliestDeadline() else { return -1 }
+            return first <= self.clock.now ? 0 : -1
         }
         guard let wake = state.timers.wakeTime() else { return -1 }
         let remaining = self.clock.now.duration(to: wake)
@@ -284,9 +304,8 @@ package final class EventLoop: Sendable {
 
     private func runDueTimers(_ state: LoopState) {
         let now = self.clock.now
-        while let first = state.timers.peekPending(), first.deadline <= now {
-            state.timers.popFirst()
-            first.take()?()
+        while let (first, sequence) = state.timers.popDue(by: now) {
+            first.fire(sequence: sequence)
         }
     }
 
