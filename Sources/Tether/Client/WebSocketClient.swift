@@ -93,7 +93,7 @@ public actor WebSocketClient {
         self.configuration = configuration
         self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
-        let adapter = ClockAdapter(clock)
+        let adapter = clientClock(for: clock)
         self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
@@ -478,8 +478,11 @@ public actor WebSocketClient {
     }
 
     private func rescheduleTimer() {
-        self.timer.move(to: self.machine.nextWake, tolerance: self.configuration.effectiveTimerTolerance) {
-            self.clock.makeTimer(executor: Self.serialExecutor(self.configuration), owner: self) { client in
+        self.timer.move(to: self.machine.nextWake) {
+            self.clock.makeTimer(
+                executor: Self.serialExecutor(self.configuration), owner: self,
+                tolerance: self.configuration.effectiveTimerTolerance
+            ) { client in
                 client.timerFired()
             }
         }
