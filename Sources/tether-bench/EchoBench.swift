@@ -42,6 +42,9 @@
 //                               transport_rtt_64b_per_s, tls_rtt_64b_per_s) run exactly N round trips with no warm-up
 //                               instead of a timed run: what scripts/bench-counts.sh counts system calls and instructions over (two
 //                               lengths, the difference divided by the difference in round trips)
+//   --large-messages N          the 1 MiB loops (mbps_1m, transport_mbps_1m, tls_mbps_1m) echo exactly N messages with
+//                               no warm-up instead of a timed run (scripts/bench-counts.sh counts them as it counts round
+//                               trips)
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
 //                               profiling one of them alone
@@ -94,6 +97,8 @@ enum EchoBench {
         var seconds = 2.5
         /// `--round-trips`: the 64-byte binary loops' exact length, instead of `seconds` after a warm-up.
         var roundTrips: Int?
+        /// `--large-messages`: the 1 MiB loops' exact length, likewise.
+        var largeMessages: Int?
         var serveOnlyPort: Int?
         var stopOnStandardInputEnd = false
         /// With --serve-only: the server accepts permessage-deflate offers (`Scenario.echo.deflating()`).
@@ -139,6 +144,9 @@ enum EchoBench {
                 case "--round-trips":
                     guard let count = Int(try value()), count > 0 else { throw Failure("bad --round-trips") }
                     self.roundTrips = count
+                case "--large-messages":
+                    guard let count = Int(try value()), count > 0 else { throw Failure("bad --large-messages") }
+                    self.largeMessages = count
                 case "--tls":
                     self.tls = true
                 case "--stop-on-stdin-eof":
@@ -223,7 +231,8 @@ enum EchoBench {
                 print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
             }
             if options.wants("mbps_1m") {
-                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                let mbps = try await self.throughput(
+                    &client, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.mbps_1m \(WireBench.format(mbps))")
             }
             if options.wants("rtt_64b_loop_consumer_per_s") {
@@ -246,7 +255,8 @@ enum EchoBench {
                 print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
             }
             if options.wants("transport_mbps_1m") {
-                let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
+                let transportMBps = try await self.throughput(
+                    &bare, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
             }
             bare.close()
@@ -285,7 +295,8 @@ enum EchoBench {
                 print("echo.tls_rtt_64b_per_s \(WireBench.format(rtt))")
             }
             if options.wants("tls_mbps_1m") {
-                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                let mbps = try await self.throughput(
+                    &client, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.tls_mbps_1m \(WireBench.format(mbps))")
                 let reference = try TLSMemoryReference.measure(
                     seconds: options.seconds, server: certificate.serverOptions,
@@ -382,10 +393,12 @@ enum EchoBench {
     }
 
     /// Sequential round trips of a large message; returns payload MB/s (10^6 bytes) in one direction.
+    /// - Parameter exact: echo exactly this many messages, with no warm-up (`--large-messages`).
     static func throughput(
-        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> Double {
-        let (count, elapsed, _) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 20, seconds: seconds)
+        let (count, elapsed, _) = try await self.repeatRoundTrips(
+            &endpoint, message, warmUp: 20, seconds: seconds, count: exact)
         self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
         return Double(count * message.byteCount) / elapsed / 1e6
     }
