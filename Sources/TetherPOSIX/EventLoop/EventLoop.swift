@@ -316,16 +316,21 @@ package final class EventLoop: Sendable {
     /// finishes in this turn instead of costing another `epoll_wait` per step. The bound keeps sockets served
     /// while work keeps re-queueing itself.
     private func runTasks(_ state: LoopState) -> Bool {
+        // The work runs from a local array, swapped with the state's spare one: an access to the state's storage
+        // that lasts while work runs (or elements are destroyed) is checked for exclusivity at run time, each time.
+        var tasks: [@Sendable () -> Void] = []
+        swap(&tasks, &state.spareTasks)
+        defer { swap(&tasks, &state.spareTasks) }
         for _ in 0..<Self.taskRoundsPerTurn {
-            let (stop, more) = self.inbox.withLock { inbox in
-                swap(&inbox.tasks, &state.spareTasks)
-                return (inbox.isShutdown, !state.spareTasks.isEmpty)
+            let stop = self.inbox.withLock { inbox in
+                swap(&inbox.tasks, &tasks)
+                return inbox.isShutdown
             }
-            self.workCount.add(state.spareTasks.count, ordering: .relaxed)
-            for task in state.spareTasks { task() }
-            state.spareTasks.removeAll(keepingCapacity: true)
+            guard !tasks.isEmpty else { return stop }
+            self.workCount.add(tasks.count, ordering: .relaxed)
+            for task in tasks { task() }
+            tasks.removeAll(keepingCapacity: true)
             if stop { return true }
-            guard more else { return false }
         }
         return false
     }
@@ -335,11 +340,16 @@ package final class EventLoop: Sendable {
 
     /// Runs the work `atEndOfTurn` deferred, including what that work defers in turn.
     private func runEndOfTurn(_ state: LoopState) {
-        while !state.endOfTurn.isEmpty {
-            swap(&state.endOfTurn, &state.spareEndOfTurn)
-            for work in state.spareEndOfTurn { work() }
-            state.spareEndOfTurn.removeAll(keepingCapacity: true)
-        }
+        guard !state.endOfTurn.isEmpty else { return }
+        // From a local array, as `runTasks` does.
+        var work: [() -> Void] = []
+        swap(&work, &state.spareEndOfTurn)
+        defer { swap(&work, &state.spareEndOfTurn) }
+        repeat {
+            swap(&state.endOfTurn, &work)
+            for piece in work { piece() }
+            work.removeAll(keepingCapacity: true)
+        } while !state.endOfTurn.isEmpty
     }
 
     // MARK: - Descriptor accounting (any thread)
