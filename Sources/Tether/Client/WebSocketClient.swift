@@ -413,14 +413,27 @@ public actor WebSocketClient {
     }
 
     private func publishRecordsAndState() {
+        // One access to the machine for all it has to publish: each access to the actor's stored properties is
+        // checked for exclusivity at run time, and this runs after every event. Nothing here touches `machine`
+        // but through `machine`.
+        self.withMachine { machine in
+            self.publishRecordsAndState(&machine)
+        }
+    }
+
+    private func withMachine<Result>(_ body: (inout SessionMachine) -> Result) -> Result {
+        body(&self.machine)
+    }
+
+    private func publishRecordsAndState(_ machine: inout SessionMachine) {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
-        self.publishSendRoute()
-        self.machine.drainRecords { self.publish(.record($0)) }
-        if let rtt = self.machine.roundTripToPublish() {
+        self.publishSendRoute(machine.sendRoute)
+        machine.drainRecords { self.publish(.record($0)) }
+        if let rtt = machine.roundTripToPublish() {
             self.publish(.roundTrip(milliseconds: rtt))
         }
-        self.machine.drainOutboxNotices { notice in
+        machine.drainOutboxNotices { notice in
             switch notice {
             case .dropped(let ticket, let reason):
                 self.publish(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
@@ -434,9 +447,9 @@ public actor WebSocketClient {
                 }
             }
         }
-        if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
-        if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
-        if let change = self.machine.statusChange() {
+        if machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
+        if machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
+        if let change = machine.statusChange() {
             let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
             self.publish(.stateChanged(state, cause: change.cause))
             self.stateBroadcast.publish(state)
@@ -445,7 +458,7 @@ public actor WebSocketClient {
 
     /// Hands `event` to `events`. When that put the events not read yet above the high watermark, reading is held
     /// once the records being published are out (`applyReadingHold`, from `afterEvent`).
-    func publish(_ event: WebSocketEvent) {
+    func publish(_ event: consuming WebSocketEvent) {
         if self.eventSink.yield(event) { self.readingHoldChanged = true }
     }
 
@@ -468,7 +481,10 @@ public actor WebSocketClient {
     /// Mirrors the machine's send route where `send` reads it without entering the actor (the lock only when it
     /// changed: this runs after every event).
     private func publishSendRoute() {
-        let decided = self.machine.sendRoute
+        self.publishSendRoute(self.machine.sendRoute)
+    }
+
+    private func publishSendRoute(_ decided: SendRoute) {
         let connection: (any TransportConnection)? =
             if case .direct(let generation) = decided { self.connections[generation] } else { nil }
         let identity = connection.map { ObjectIdentifier($0) }

@@ -203,11 +203,11 @@ final class EventChannel: Sendable {
     /// Delivers `event` to the waiting reader, or buffers it. Dropped once the channel has finished.
     /// - Returns: true when buffering it put the buffer above the high watermark (it is now held).
     @discardableResult
-    func yield(_ event: WebSocketEvent) -> Bool {
+    func yield(_ event: consuming WebSocketEvent) -> Bool {
         let batcher = self.batcher
         let deferring = batcher?.isCurrent == true
         let high = self.watermarks.high
-        var event: WebSocketEvent? = event  // moved once: into the buffer, or to the reader
+        var event: WebSocketEvent? = consume event  // moved once: into the buffer, or to the reader
         var crossed = false
         var waker: Waker?
         let reader: Reader? = self.state.withLock { state in
@@ -327,7 +327,7 @@ final class EventChannel: Sendable {
 /// A thread that runs in turns (an event loop) and can run work at the end of its current turn. `EventChannel`
 /// defers its reader's wake-up there, so that the readers of many clients woken in one turn are handed to the
 /// thread pool together: the pool then wakes one thread for all of them, not one per reader.
-protocol WakeBatcher: Sendable {
+protocol WakeBatcher: AnyObject, Sendable {
     /// Whether the caller is on the batcher's thread, inside a turn.
     var isCurrent: Bool { get }
     /// Runs `work` on the batcher's thread at the end of the current turn. Only called when `isCurrent`.
