@@ -376,14 +376,14 @@ enum EchoBench {
 
     /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`; or, with
     /// `count`, exactly that many and no warm-up. Returns round trips per second.
-    static func roundTrips(
+    nonisolated(nonsending) static func roundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count: Int? = nil
     ) async throws -> Double {
         try await self.roundTripsCountingLoopWork(&endpoint, message, seconds: seconds, count: count).perSecond
     }
 
     /// `roundTrips`, with the work the shared loop ran per round trip (jobs of tasks and actors, queued closures).
-    static func roundTripsCountingLoopWork(
+    nonisolated(nonsending) static func roundTripsCountingLoopWork(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> (perSecond: Double, loopWorkPerRoundTrip: Double) {
         let (count, elapsed, loopWork) = try await self.repeatRoundTrips(
@@ -394,7 +394,7 @@ enum EchoBench {
 
     /// Sequential round trips of a large message; returns payload MB/s (10^6 bytes) in one direction.
     /// - Parameter exact: echo exactly this many messages, with no warm-up (`--large-messages`).
-    static func throughput(
+    nonisolated(nonsending) static func throughput(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> Double {
         let (count, elapsed, _) = try await self.repeatRoundTrips(
@@ -405,7 +405,7 @@ enum EchoBench {
 
     /// `warmUp` round trips (at most 1 s of them), then as many as fit in `seconds`; or, with `count`, exactly `count`
     /// round trips and no warm-up (a count that does not depend on the machine's speed, for counting).
-    static func repeatRoundTrips(
+    nonisolated(nonsending) static func repeatRoundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double,
         count exact: Int? = nil
     ) async throws -> (count: Int, seconds: Double, loopWork: Int) {
@@ -436,7 +436,9 @@ enum EchoBench {
     }
 
     /// One round trip; checks that what came back is the same size and kind as what was sent.
-    static func roundTrip(_ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) static func roundTrip(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage
+    ) async throws {
         try await endpoint.send(message)
         let echoed = try await endpoint.receive()
         switch (message, echoed) {
@@ -503,10 +505,13 @@ enum EchoBench {
 }
 
 /// One end of an echo exchange, driven by one task.
+/// What the loops drive. Its methods and the loops run on their caller's executor (`nonisolated(nonsending)`), as the
+/// body of an app's own loop does: a helper of the benchmark's that hopped would cost each round trip task switches
+/// that are the benchmark's, not the client's.
 protocol EchoEndpoint {
-    mutating func send(_ message: WebSocketMessage) async throws
+    nonisolated(nonsending) mutating func send(_ message: WebSocketMessage) async throws
     /// The next data message from the server.
-    mutating func receive() async throws -> WebSocketMessage
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage
 }
 
 /// The public client: `send` on the actor, messages from `client.events`.
@@ -539,12 +544,12 @@ struct ClientEndpoint: EchoEndpoint {
         throw EchoBench.Failure("the client's events ended")
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         try await self.client.send(message)
     }
 
-    mutating func receive() async throws -> WebSocketMessage {
-        while let event = await self.events.next() {
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next(isolation: #isolation) {
             switch event {
             case .message(let message, _):
                 return message
@@ -583,12 +588,12 @@ struct TransportEndpoint: EchoEndpoint {
         throw EchoBench.Failure("the connection's events ended")
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         try await self.connection.send(message)
     }
 
-    mutating func receive() async throws -> WebSocketMessage {
-        while let event = await self.events.next() {
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next(isolation: #isolation) {
             switch event {
             case .message(let message): return message
             case .ended(let end): throw EchoBench.Failure("connection ended: \(end)")
