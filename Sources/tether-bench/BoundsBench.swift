@@ -572,7 +572,7 @@ final class ClientSession {
                     watch.changes.yield()
                 case .record(let record):
                     if record.kind == .readingHeld { watch.holds.add(1, ordering: .relaxed) }
-                case .roundTrip, .outboxDropped, .unconfirmed:
+                case .roundTrip, .outboxDropped, .unconfirmed, .delivery:
                     continue
                 }
             }

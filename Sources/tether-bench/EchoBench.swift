@@ -555,7 +555,7 @@ struct ClientEndpoint: EchoEndpoint {
                 return message
             case .stateChanged(let state, let cause) where state.phase != .open:
                 throw EchoBench.Failure("connection left open: \(state.phase) \(cause.map { $0.name } ?? "")")
-            case .stateChanged, .roundTrip, .record, .outboxDropped, .unconfirmed:
+            case .stateChanged, .roundTrip, .record, .outboxDropped, .unconfirmed, .delivery:
                 continue
             }
         }

@@ -117,6 +117,11 @@ public struct WebSocketConfiguration: Sendable {
     /// payload bytes; later ones are counted (`UnconfirmedMessages.notKept`), not kept. A pong forgets what it
     /// proved delivered. Default 1,000 and 1 MiB; 0 keeps none (the event then only counts).
     public var unconfirmedLimits = OutboxLimits()
+    /// Acknowledged sends and resumable feeds (docs/delivery.md): opt-in, both off by default. With
+    /// `acknowledgements`, `send(_:id:)` keeps a message until the server acknowledges it and writes it again after
+    /// the next greeting when its connection ends first (at least once); with `feeds`, each sequence number of a
+    /// stream is delivered once, gaps are reported, and the greeting asks the server to resume each stream.
+    public var delivery = DeliveryOptions()
     /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
     /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
     /// opens the next connection on the new path first and moves the session to it without leaving `.open` (two
@@ -260,7 +265,8 @@ public struct WebSocketConfiguration: Sendable {
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )
-        session.greets = self.greeting != nil
+        session.greets = self.greeting != nil || self.delivery.feeds?.resume != nil
+        session.delivery = self.delivery.settings
         session.recordsHeartbeats = self.recordsHeartbeats
         session.retryPolicy = self.retryPolicy
         session.outboxLimits = self.outboxLimits

@@ -131,7 +131,7 @@ extension WebSocketClient {
                     failure = error
                 }
             }
-            await self?.writeFinished(message.message, generation: generation, failure: failure, written)
+            await self?.writeFinished(message, generation: generation, failure: failure, written)
         }
     }
 
@@ -143,13 +143,14 @@ extension WebSocketClient {
     }
 
     /// The write of `message` to `generation`'s connection is over: a written message is recorded (until a pong
-    /// proves it delivered), then `written` hears the failure, if any, and the machine the outcome.
+    /// proves it delivered; an acknowledged send waits for its acknowledgement instead), then `written` hears the
+    /// failure, if any, and the machine the outcome.
     private func writeFinished(
-        _ message: WebSocketMessage, generation: Int, failure: WebSocketSendError?,
+        _ message: OutgoingMessage, generation: Int, failure: WebSocketSendError?,
         _ written: @Sendable (isolated WebSocketClient, WebSocketSendError?) -> Void
     ) {
-        if failure == nil {
-            self.recordWritten(message, generation: generation)
+        if failure == nil, !message.acknowledged {
+            self.recordWritten(message.message, generation: generation)
         }
         written(self, failure)
         self.writer = nil

@@ -157,7 +157,9 @@ public actor WebSocketClient {
     /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
     /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. `.now`
     /// sends waiting behind the outbox throw `WebSocketSendError.notOpen` (nothing of them was sent). A greeting
-    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
+    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for). An acknowledged
+    /// send waiting to be written is given up (`.delivery(.gaveUp(…, reason: .stopped))`); one written and waiting for
+    /// its acknowledgement is given up so at its connection's end, unless the closing handshake brought it.
     public func stop() async {
         self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))  // drops the outbox; no connection for `send` any more
@@ -271,7 +273,7 @@ public actor WebSocketClient {
         case .message(let message):
             // The machine decides: everything the latest connection reads before its end is delivered, in any
             // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
-            switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
+            switch self.delivery(of: message, generation: generation, now: now) {
             case .deliver: self.publish(.message(message, generation: generation))
             case .discard: break  // stale: counted and recorded by the machine
             }
@@ -367,7 +369,7 @@ public actor WebSocketClient {
             self.unconfirmed.pingSent(ping, generation: generation)  // before the ping: its pong proves what came first
             connection.sendPing(id: ping)
         case .sendGreeting(let generation):
-            guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
+            guard let connection = self.connections[generation], let greeting = self.greetingMessages else {
                 return
             }
             self.greet(connection, generation: generation, greeting: greeting)
@@ -447,6 +449,7 @@ public actor WebSocketClient {
                 }
             }
         }
+        self.publishDeliveryNotices(&machine)
         if machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
         if machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
         if let change = machine.statusChange() {

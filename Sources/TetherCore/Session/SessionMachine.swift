@@ -219,6 +219,8 @@ public struct SessionMachine: Sendable {
         var lastPathReport: PathReport?
         /// The outbox, the `.now` sends parked behind it and the write in flight: the session's, across connections.
         var outgoing: OutboxWriter
+        /// What each feed stream delivered (`SessionMachine+Feeds`).
+        var feeds: FeedLedger
         /// The generation the outbox and `.now` sends write to: the open one, if the session is open.
         var writeGeneration: Int? {
             guard case .live(.open(let connection)) = self.stage else { return nil }
@@ -275,7 +277,7 @@ public struct SessionMachine: Sendable {
     /// The round trip of the pong accepted since the last `roundTripToPublish()`, if any.
     var unpublishedRoundTrip: Int?
     /// What the outbox child reported since the last drain (`drainOutboxNotices`).
-    var outboxNotices: [OutboxNotice] = []
+    var outboxNotices = MachineNotices()
     /// The close wait of `enteredBackground` ended since the last `closeWaitEnded()`.
     var closeWaitOver = false
     /// Actions of the latest event after the one it returned, in order (`followUp()`): only a handover's events
@@ -302,7 +304,10 @@ public struct SessionMachine: Sendable {
         self.random = random
         self.state = State(
             backoff: Backoff(policy: configuration.backoff),
-            outgoing: OutboxWriter(limits: configuration.outboxLimits)
+            outgoing: OutboxWriter(
+                limits: configuration.outboxLimits, maximumWrites: configuration.delivery.maximumWrites),
+            feeds: FeedLedger(
+                limits: configuration.delivery.feedLimits, positions: configuration.delivery.feedPositions)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
         self.publishedStatus = self.status
@@ -316,7 +321,7 @@ public struct SessionMachine: Sendable {
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
-        let wake = Self.earliest(self.stageWake, self.state.outgoing.outbox.nextExpiry)
+        let wake = Self.earliest(self.stageWake, self.state.outgoing.nextExpiry)
         return Self.earliest(Self.earliest(wake, self.state.closeWait?.deadline), self.state.side?.wake)
     }
 
@@ -473,8 +478,13 @@ public struct SessionMachine: Sendable {
         return self.nextWrite(now: now)  // the outbox first
     }
 
-    /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
+    /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend;
+    /// acknowledged sends waiting on it go back into the outbox (`SessionMachine+Acknowledgements`).
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
+        self.connectionOver(generation, then: self.settleEnd(generation: generation, end: end, now: now), now: now)
+    }
+
+    private mutating func settleEnd(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
         self.endCloseWait(of: generation)  // nothing more of it will be sent
         if let action = self.sideEnded(generation: generation, end: end, now: now) { return action }
         if generation == self.state.generation, let ended = self.state.stage.closeEnded {
@@ -597,6 +607,10 @@ public struct SessionMachine: Sendable {
     /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
     /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
     public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
+        self.connectionOver(generation, then: self.eventsFinished(generation: generation, now: now), now: now)
+    }
+
+    private mutating func eventsFinished(generation: Int, now: Int) -> SessionAction {
         if self.isSide(generation) {
             // The side's stream finishing is its end: expected when closing, a break otherwise.
             return self.transportEnded(generation: generation, end: .receiveFailed, now: now)
@@ -874,7 +888,7 @@ public struct SessionMachine: Sendable {
     /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, what was written to it since its last
     /// pong is unconfirmed (`.connectionLost`), and `outcome` is the latest request's.
     mutating func connectionLeft(outcome: RequestOutcome, now: Int) {
-        self.outboxNotices.append(.connectionLost(generation: self.state.generation))
+        self.lost(self.state.generation)
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(outcome)

@@ -37,6 +37,11 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case readingPaused(queuedBytes: Int)
         /// What waited for the client is down to the low watermark: the server reads it again.
         case readingResumed
+        /// A `send` of the delivery protocol: taken, or a `repeated` id (not taken again); acknowledged unless the
+        /// scenario says not to.
+        case sendReceived(id: String, repeated: Bool)
+        /// A `subscribe` of the delivery protocol, resuming after `after` (nil: from now on).
+        case subscribed(stream: String, after: UInt64?)
         /// The socket is closed; the last event of a connection.
         case ended(ConnectionEnd)
     }
@@ -76,6 +81,9 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
             case .streamFinished(let count): "sent \(count) messages"
             case .readingPaused(let queued): "reading paused: \(queued) bytes wait for the client"
             case .readingResumed: "reading resumed"
+            case .sendReceived(let id, let repeated): "send \(id)" + (repeated ? " (a repeat: not taken again)" : "")
+            case .subscribed(let stream, let after):
+                "subscribe \(stream)" + (after.map { " after \($0)" } ?? " from now on")
             case .ended(let end): "ended: \(end)"
             }
         return "conn \(self.connection) \(detail)"

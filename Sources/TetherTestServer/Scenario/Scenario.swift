@@ -120,6 +120,8 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public var stream: Stream?
     /// The server-wide numbered feed this connection receives while open. Default none.
     public var broadcast: Broadcast?
+    /// Speak the acknowledging, resumable feed protocol (see `DeliveryProtocol`). Default none.
+    public var delivery: DeliveryProtocol?
     /// Send a ping every this many ms (payload: an 8-byte big-endian counter from 1). Default none.
     public var pingIntervalMilliseconds: Int?
     /// A close frame to send on its own. Default none.
@@ -326,6 +328,13 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check(broadcast.intervalMilliseconds > 0, "broadcast interval must be positive")
             try check(broadcast.size >= 0, "broadcast size must not be negative")
         }
+        if let delivery = self.delivery {
+            try check(!delivery.streams.isEmpty, "delivery needs at least one stream")
+            try check(delivery.streams.allSatisfy { !$0.isEmpty && !$0.contains(" ") && $0.utf8.count <= 64 },
+                      "delivery stream names must be 1...64 bytes without spaces")
+            try check(delivery.intervalMilliseconds > 0, "delivery interval must be positive")
+            try check((0...100_000).contains(delivery.retained), "delivery retained must be 0...100000")
+        }
         if let interval = self.pingIntervalMilliseconds {
             try check(interval > 0, "ping interval must be positive")
         }
@@ -379,6 +388,12 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if let broadcast = self.broadcast {
             parts.append("broadcast a number every \(broadcast.intervalMilliseconds) ms x \(broadcast.size) B")
+        }
+        if let delivery = self.delivery {
+            let sends = delivery.acknowledges ? "acknowledges sends" : "takes sends unacknowledged"
+            parts.append("delivery protocol: " + sends
+                + ", feeds \(delivery.streams.joined(separator: " ")) every \(delivery.intervalMilliseconds) ms, "
+                + "\(delivery.retained) retained")
         }
         if let interval = self.pingIntervalMilliseconds { parts.append("ping every \(interval) ms") }
         if let close = self.close { parts.append("close \(close.code) after \(close.afterMilliseconds) ms") }

@@ -40,6 +40,9 @@ import Testing
     /// Placeholders that name no file: the layout's patterns.
     static let filePatterns: Set<String> = ["Type.swift", "Type+Facet.swift"]
 
+    /// Files of the reader's own package that the README names (its first program), not of this repository.
+    static let readersFiles: Set<String> = ["Sources/Hello/main.swift"]
+
     /// Every file a page names in backticks exists: a path from the root (`scripts/user-package.sh`,
     /// `Sources/TetherCore/Session/CloseReason.swift`), or a Swift file's name (`IdleTransportReference.swift`) at
     /// the root or in `Sources/`, `Tests/` or `scripts/`.
@@ -57,6 +60,7 @@ import Testing
             for span in Self.codeSpans(in: text) {
                 switch Self.fileName(span) {
                 case .path(let path)?:
+                    if Self.readersFiles.contains(path) { continue }
                     if !FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(path).path) {
                         missing.append("\(page): `\(span)`")
                     }
