@@ -64,8 +64,8 @@ extension WebSocketClient {
     }
 
     /// Reports the machine's delivery notices, forgetting the payloads of the sends they settle.
-    func publishDeliveryNotices() {
-        self.machine.drainDeliveryNotices { notice in
+    func publishDeliveryNotices(_ machine: inout SessionMachine) {
+        machine.drainDeliveryNotices { notice in
             switch notice {
             case .acknowledged(let ticket, let id, let writes):
                 self.payloads.forget(ticket)

@@ -39,7 +39,7 @@ public actor WebSocketClient {
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
     let clock: any ClientClock
-    var machine: SessionMachine<SplitMix64>
+    var machine: SessionMachine
 
     /// Live connections and the readers of their events, by generation.
     var connections = ConnectionTable()
@@ -96,7 +96,7 @@ public actor WebSocketClient {
         self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
         self.logSink = configuration.logSink.map(LogSinkDelivery.init)
-        let adapter = ClockAdapter(clock)
+        let adapter = clientClock(for: clock)
         self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
@@ -423,17 +423,30 @@ public actor WebSocketClient {
     }
 
     private func publishRecordsAndState() {
+        // One access to the machine for all it has to publish: each access to the actor's stored properties is
+        // checked for exclusivity at run time, and this runs after every event. Nothing here touches `machine`
+        // but through `machine`.
+        self.withMachine { machine in
+            self.publishRecordsAndState(&machine)
+        }
+    }
+
+    private func withMachine<Result>(_ body: (inout SessionMachine) -> Result) -> Result {
+        body(&self.machine)
+    }
+
+    private func publishRecordsAndState(_ machine: inout SessionMachine) {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
-        self.publishSendRoute()
-        self.machine.drainRecords { record in
+        self.publishSendRoute(machine.sendRoute)
+        machine.drainRecords { record in
             self.publish(.record(record))
             self.logSink?.deliver(record)
         }
-        if let rtt = self.machine.roundTripToPublish() {
+        if let rtt = machine.roundTripToPublish() {
             self.publish(.roundTrip(milliseconds: rtt))
         }
-        self.machine.drainOutboxNotices { notice in
+        machine.drainOutboxNotices { notice in
             switch notice {
             case .dropped(let ticket, let reason):
                 self.publish(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
@@ -447,10 +460,10 @@ public actor WebSocketClient {
                 }
             }
         }
-        self.publishDeliveryNotices()
-        if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
-        if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
-        if let change = self.machine.statusChange() {
+        self.publishDeliveryNotices(&machine)
+        if machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
+        if machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
+        if let change = machine.statusChange() {
             let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
             self.publish(.stateChanged(state, cause: change.cause))
             self.stateBroadcast.publish(state)
@@ -459,7 +472,7 @@ public actor WebSocketClient {
 
     /// Hands `event` to `events`. When that put the events not read yet above the high watermark, reading is held
     /// once the records being published are out (`applyReadingHold`, from `afterEvent`).
-    func publish(_ event: WebSocketEvent) {
+    func publish(_ event: consuming WebSocketEvent) {
         if self.eventSink.yield(event) { self.readingHoldChanged = true }
     }
 
@@ -482,7 +495,10 @@ public actor WebSocketClient {
     /// Mirrors the machine's send route where `send` reads it without entering the actor (the lock only when it
     /// changed: this runs after every event).
     private func publishSendRoute() {
-        let decided = self.machine.sendRoute
+        self.publishSendRoute(self.machine.sendRoute)
+    }
+
+    private func publishSendRoute(_ decided: SendRoute) {
         let connection: (any TransportConnection)? =
             if case .direct(let generation) = decided { self.connections[generation] } else { nil }
         let identity = connection.map { ObjectIdentifier($0) }
@@ -492,8 +508,11 @@ public actor WebSocketClient {
     }
 
     private func rescheduleTimer() {
-        self.timer.move(to: self.machine.nextWake, tolerance: self.configuration.effectiveTimerTolerance) {
-            self.clock.makeTimer(executor: Self.serialExecutor(self.configuration), owner: self) { client in
+        self.timer.move(to: self.machine.nextWake) {
+            self.clock.makeTimer(
+                executor: Self.serialExecutor(self.configuration), owner: self,
+                tolerance: self.configuration.effectiveTimerTolerance
+            ) { client in
                 client.timerFired()
             }
         }

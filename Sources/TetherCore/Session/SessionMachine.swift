@@ -43,7 +43,11 @@
 ///   paused (its outstanding ping abandoned), and on foreground a fresh probe decides. A connection attempt in
 ///   progress is closed on background under both policies. A transport that ends in the background is reconnected
 ///   on foreground, not before.
-public struct SessionMachine<Random: RandomNumberGenerator> {
+///
+/// Not generic: a client in another module runs the machine's code as compiled here, and a generic machine would
+/// run there unspecialized, looking up its nested types' metadata at run time on every event (docs/benchmarks.md,
+/// issue 40). The generator is kept behind an existential, used only for a backoff's jitter.
+public struct SessionMachine: Sendable {
     /// How a failed connection continues.
     enum Retry: Equatable {
         case never
@@ -265,7 +269,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public let configuration: SessionConfiguration
     /// Its durations in milliseconds, converted once.
     let timing: SessionTiming
-    private var random: Random
+    private var random: any RandomNumberGenerator & Sendable
     var state: State
     private var records: LogRecordBuffer
     /// The reason of the latest close since the last published status (`statusChange()`).
@@ -289,7 +293,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     ///     `SplitMix64` in tests).
     ///   - recordCapacity: log records kept between drains (default 64; an event produces at most three). When
     ///     full, the oldest is dropped and counted in `droppedRecords`.
-    public init(configuration: SessionConfiguration = .init(), random: Random, recordCapacity: Int = 64) {
+    public init(
+        configuration: SessionConfiguration = .init(), random: some RandomNumberGenerator & Sendable,
+        recordCapacity: Int = 64
+    ) {
         if let problem = configuration.settingOutOfRange {
             preconditionFailure(
                 "SessionConfiguration.\(problem.setting) is \(problem.value): it must be \(problem.requirement)")
@@ -1076,5 +1083,3 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.record(event, now: now, from: from)
     }
 }
-
-extension SessionMachine: Sendable where Random: Sendable {}

@@ -3,7 +3,7 @@ import TetherCore
 
 /// Transcripts of the session machine: one event per line, the action it must return next to it.
 @Suite struct SessionMachineTests {
-    typealias Machine = SessionMachine<SplitMix64>
+    typealias Machine = SessionMachine
 
     static let noJitter = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0))
     static let recordingMessages = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0), recordsMessages: true)

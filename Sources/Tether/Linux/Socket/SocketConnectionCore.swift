@@ -525,20 +525,31 @@ final class SocketConnectionCore: ByteStreamHandler {
 }
 
 extension SocketConnectionCore: WebSocketDriverDelegate {
-    /// Copies a data message into the event the client reads (the one copy out of the receive buffer); pings are
-    /// the engine's, pongs arrive as `pongReceived(id:)`.
+    /// Copies a data message into the event the client reads (the one copy out of the receive buffer), except a large
+    /// binary message received into storage of its own, which becomes the message's `Data` as it is; pings are the
+    /// engine's, pongs arrive as `pongReceived(id:)`.
     func received(_ message: BorrowedMessage) -> Bool {
         switch message.opcode {
         case .text:
             self.received = .message(.text(String(decoding: message.payload, as: UTF8.self)))
         case .binary:
-            let payload = message.payload
-            self.received = .message(
-                .binary(payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()))
+            self.received = .message(.binary(Self.data(message)))
         default:
             return false
         }
         return true
+    }
+
+    /// A binary message's payload as `Data`: its own storage kept when it has some (the `Data` holds it, and frees it
+    /// with its last copy), else a copy.
+    static func data(_ message: BorrowedMessage) -> Data {
+        if let storage = message.storage, let base = storage.bytes.baseAddress {
+            return Data(
+                bytesNoCopy: base, count: storage.bytes.count,
+                deallocator: .custom { _, _ in withExtendedLifetime(storage) {} })
+        }
+        let payload = message.payload
+        return payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
     }
 
     func deliverReceived() {
