@@ -94,6 +94,7 @@ extension TransportRequest: CustomReflectable {
                 "proxy": self.proxy,
                 "compression": self.compression as Any,
                 "responseHeaderNames": self.responseHeaderNames,
+                "maximumRedirects": self.maximumRedirects,
             ],
             displayStyle: .struct)
     }
@@ -122,6 +123,8 @@ extension WebSocketConfiguration: CustomReflectable {
                 "requestProvider": self.requestProvider == nil ? "none" : "set",
                 "responseHeaderNames": self.responseHeaderNames,
                 "unconfirmedLimits": self.unconfirmedLimits,
+                "maximumRedirects": self.maximumRedirects,
+                "logSink": self.logSink.map { "level \($0.minimumLevel), capacity \($0.capacity)" } ?? "none",
                 // The transport by its type: its object graph (an event loop, its tables and locks) is no part of
                 // the settings, and `dump` walking it on a live shared loop took minutes in a test.
                 "transport": String(describing: type(of: self.transport)),

@@ -69,6 +69,10 @@ public struct SessionConfiguration: Equatable, Sendable {
     /// connections overlap for a moment; a message broadcast on both arrives twice, each naming its generation).
     /// A drain below 0 is refused. See the README's "Switching networks".
     public var interfaceSwitch = InterfaceSwitchPolicy.probe
+    /// The bounds of acknowledged sends and feeds (opt-in, docs/delivery.md). Default `DeliverySettings()`.
+    /// `WebSocketClient` sets it from its configuration's `delivery`, where these settings are declared (beside the
+    /// app's functions that read messages), so that they are not a second, public, setting here.
+    package var delivery = DeliverySettings()
 
     public init(
         heartbeatInterval: Duration = .seconds(15),
@@ -131,7 +135,7 @@ public struct SessionConfiguration: Equatable, Sendable {
                 setting: "outboxLimits", requirement: "count and bytes at least 0",
                 value: "count \(self.outboxLimits.count), bytes \(self.outboxLimits.bytes)")
         }
-        return nil
+        return self.delivery.settingOutOfRange
     }
 }
 
