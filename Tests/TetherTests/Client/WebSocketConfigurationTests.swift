@@ -64,6 +64,24 @@ import TetherCore
         }
     }
 
+    /// Delivery's bounds are declared once, in `delivery` beside the app's functions: the machine's copy is made from
+    /// them (`machineSession`), and one out of range is refused under the name the app sets.
+    @Test func deliveryBoundsAreDeclaredInDeliveryAndReachTheMachine() throws {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.delivery.acknowledgements = AcknowledgementOptions(maximumWrites: 3) { _ in .none }
+        configuration.delivery.feeds = FeedOptions(limits: FeedLimits(maximumStreams: 2), positions: ["a": 7]) { _ in
+            nil
+        }
+        try configuration.validate()
+        let machine = configuration.machineSession.delivery
+        #expect(machine.maximumWrites == 3 && machine.feedLimits.maximumStreams == 2 && machine.feedPositions == ["a": 7])
+        #expect(configuration.machineSession.greets == false)  // a feed without `resume` asks for no greeting
+        configuration.delivery.acknowledgements?.maximumWrites = 0
+        #expect(throws: WebSocketConfigurationError(
+            property: "delivery.acknowledgements.maximumWrites", requirement: "at least 1", value: "0"
+        )) { try configuration.validate() }
+    }
+
     @Test func makeBeforeBreakIsAcceptedWithADrainOfAtLeastZero() throws {
         var configuration = WebSocketConfiguration(url: Self.url)
         configuration.interfaceSwitch = .makeBeforeBreak()
