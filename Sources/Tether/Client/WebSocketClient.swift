@@ -107,8 +107,21 @@ public actor WebSocketClient {
     /// Dropped without `stop()`: nothing inside the client held it (its connections and timer call it through weak
     /// references, its tasks hold it only while they run an event). Its connections close with 1001 ("going away")
     /// and end on their own within the close timeout; its timer and path monitor stop; a greeting being prepared is
-    /// cancelled; the readers of `events` and `states` get what they had not read yet, then the end.
+    /// cancelled; what waits in the outbox is reported as `stop()` reports it; the readers of `events` and `states`
+    /// get what they had not read yet, then the end.
     deinit {
+        // The session ends here as with `stop()`: every message waiting in the outbox was accepted and will never be
+        // written, and is reported so (`.stopped`, or `.expired`), first first, before the events end. The machine's
+        // action (closing the connection with 1000) is not run: the connections close with 1001 below. A queued
+        // write in flight is not in the outbox; it ends with its connection.
+        _ = self.machine.stop(now: self.clock.now())
+        var dropped: [(ticket: Int, reason: OutboxDropReason)] = []
+        self.machine.drainOutboxNotices { notice in
+            if case .dropped(let ticket, let reason) = notice { dropped.append((ticket, reason)) }
+        }
+        for (ticket, reason) in dropped {
+            self.eventSink.yield(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
+        }
         self.timer.cancel()
         self.pathMonitor?.monitor.cancel()
         self.pathMonitor?.reader.cancel()

@@ -60,6 +60,32 @@ import TetherTestServer
         connection.emit(.ended(.peerClosed(code: 1001)))  // the transport's end reaches nobody, and breaks nothing
     }
 
+    /// What waits in the outbox of a client dropped without `stop()` is reported as `stop()` reports it
+    /// (`.outboxDropped(_, reason: .stopped)`, first first) before the events end: it was accepted, is never written,
+    /// and an app that reads to the end learns it. Before, it vanished unreported (found by the randomized suite,
+    /// seed 0x357E7E0001).
+    @Test func aDroppedClientReportsWhatWaitsInItsOutboxAsStopped() async throws {
+        let transport = InMemoryTransport()
+        let configuration = WebSocketClient.Configuration(
+            url: URL(string: "ws://example.test/feed")!, pathMonitoring: .none, transport: transport)
+        let reader: Task<[WebSocketEvent], Never>
+        do {
+            let client = try WebSocketClient(configuration: configuration, clock: ManualClock())
+            let events = client.events
+            reader = Task { await events.reduce(into: []) { $0.append($1) } }
+            await client.start()  // connecting: the queued messages wait for the open
+            _ = try #require(await transport.nextConnection())
+            try await client.send(.text("first"), policy: .queued(expiresAfter: nil))
+            try await client.send(.text("second"), policy: .queued(expiresAfter: .seconds(60)))
+        }
+        let events = try #require(await abandoning { await reader.value }, "the events of a dropped client never ended")
+        let drops = events.compactMap { event -> String? in
+            guard case .outboxDropped(.text(let text), let reason) = event else { return nil }
+            return "\(text) \(reason)"
+        }
+        #expect(drops == ["first stopped", "second stopped"])
+    }
+
     /// Observers of its state hold the state, not the client: a dropped client is released under an observable
     /// object and a `states` observer, which then ends; the object keeps the last state it had.
     @MainActor
