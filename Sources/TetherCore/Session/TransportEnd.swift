@@ -65,9 +65,11 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
     case tlsFailed(detail: String, permanent: Bool)
     /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big).
     case protocolViolation(code: UInt16)
-    /// The connection broke without a close frame: reset, end of stream, or a read/write error.
+    /// The connection broke without the peer's close frame: a reset, the end of stream before our close, a read or
+    /// write error, or our close left unanswered (the close timeout passed, or a reset came after it).
     case receiveFailed
-    /// The connection ended because we closed it (an acknowledged or timed-out closing handshake).
+    /// The connection ended because we closed it and the peer answered: its close frame, or its end of the stream
+    /// after our close frame. The peer read everything written before our close frame.
     case closedLocally
 
     /// The case as Swift spells it, with its values: `peerClosed(code: 1000)`, `handshakeRejected(status: 503,
