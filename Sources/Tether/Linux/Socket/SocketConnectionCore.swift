@@ -492,8 +492,9 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         let end: TransportEnd =
             switch closure {
             case .byPeer(let code, _): .peerClosed(code: code)
-            case .violation(let error, sentClose: true): .protocolViolation(code: error.closeCode)
-            case .violation(_, sentClose: false), .byUs: .closedLocally  // our close frame was out first
+            // After our close frame (`sentClose: false`) a violation is no answer to it either: a loss.
+            case .violation(let error, _): .protocolViolation(code: error.closeCode)
+            case .byUs: .closedLocally  // the peer answered our close frame
             }
         self.slot.close()
         self.state = .finishing(Finishing(end: end, connectTimer: nil, webSocket: webSocket, stream: nil))

@@ -180,6 +180,23 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
+    /// A frame that breaks the protocol in answer to our close is no answer either: the engine drops the connection
+    /// (what it had not written yet with it) and the end is the violation's, a loss. It was `.closedLocally`, taken for
+    /// an answered close (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
+    @Test func aViolationAfterOurCloseEndsAsTheViolation() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        client.connection.close(code: 1000, reason: "")
+        #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
+        try await server.write([0x83, 0x00])  // a frame with an unknown opcode: 1002
+        #expect(await client.rest() == [.ended(.protocolViolation(code: 1002))])
+        await peer.stop()
+    }
+
     @Test func closeBeforeOpenAbortsTheAttempt() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
