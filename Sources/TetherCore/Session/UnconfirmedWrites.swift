@@ -142,6 +142,9 @@ package struct UnconfirmedWrites<Element> {
         _ = self.remove(generation)
     }
 
+    /// The generations of the connections being recorded, oldest first.
+    package var generations: [Int] { self.connections.map(\.generation).sorted() }
+
     private func index(of generation: Int) -> Int? {
         self.connections.firstIndex { $0.generation == generation }
     }
