@@ -200,9 +200,9 @@ public final class TestServer: Sendable {
 
     // MARK: Control
 
-    /// Sends a close frame with `code` and `reason` on connection `index` (from 1) now, as `Scenario.close` does at its
-    /// time: from then on the server echoes, answers and streams nothing more on it, records what still arrives, and
-    /// resets the connection if the client does not answer within the scenario's close timeout. For a test that
+    /// Sends a close frame with `code` and `reason` on connection `index` (from 1) now, as `Scenario.close` does at
+    /// its time: from then on the server echoes, answers and streams nothing more on it, records what still arrives,
+    /// and resets the connection if the client does not answer within the scenario's close timeout. For a test that
     /// decides when the server closes (between two of its own steps) rather than after a fixed time.
     /// - Returns: false (nothing sent) when that connection is not open: not accepted yet, still in its handshake,
     ///   closing already, or ended.

@@ -282,11 +282,15 @@ import TetherTesting
         let probe = EventRecorder(client.events)
         let tooLarge = WebSocketSendError.messageTooLarge(size: 5, limit: 4)
         for policy in [SendPolicy.now, .queued(expiresAfter: nil)] {
-            await #expect(throws: tooLarge, "\(policy), stopped") { try await client.send(.text("12345"), policy: policy) }
+            await #expect(throws: tooLarge, "\(policy), stopped") {
+                try await client.send(.text("12345"), policy: policy)
+            }
         }
         let connection = try await self.transport.open(client, probe)
         for policy in [SendPolicy.now, .queued(expiresAfter: nil)] {
-            await #expect(throws: tooLarge, "\(policy), open") { try await client.send(.text("12345"), policy: policy) }
+            await #expect(throws: tooLarge, "\(policy), open") {
+                try await client.send(.text("12345"), policy: policy)
+            }
         }
         #expect(Self.sent(connection).isEmpty)
         connection.emit(.ended(.closedLocally))  // the in-memory peer: the close the stop sends is answered

@@ -78,7 +78,8 @@ import TetherTestServer
             try await client.send(.text("first"), policy: .queued(expiresAfter: nil))
             try await client.send(.text("second"), policy: .queued(expiresAfter: .seconds(60)))
         }
-        let events = try #require(await abandoning { await reader.value }, "the events of a dropped client never ended")
+        let ended = await abandoning { await reader.value }
+        let events = try #require(ended, "the events of a dropped client never ended")
         let drops = events.compactMap { event -> String? in
             guard case .outboxDropped(.text(let text), let reason) = event else { return nil }
             return "\(text) \(reason)"
@@ -109,7 +110,8 @@ import TetherTestServer
             try await client.send(.text("in flight"), policy: .queued(expiresAfter: nil))
             #expect(await connection.nextCommand() == .send(.text("in flight")))
         }
-        let events = try #require(await abandoning { await reader.value }, "the events of a dropped client never ended")
+        let ended = await abandoning { await reader.value }
+        let events = try #require(ended, "the events of a dropped client never ended")
         let reports = events.compactMap { event -> UnconfirmedMessages? in
             if case .unconfirmed(let report) = event { report } else { nil }
         }

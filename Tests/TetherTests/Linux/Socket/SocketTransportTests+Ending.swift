@@ -181,8 +181,8 @@ extension SocketTransportTests {
     }
 
     /// A frame that breaks the protocol in answer to our close is no answer either: the engine drops the connection
-    /// (what it had not written yet with it) and the end is the violation's, a loss. It was `.closedLocally`, taken for
-    /// an answered close (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
+    /// (what it had not written yet with it) and the end is the violation's, a loss. It was `.closedLocally`, taken
+    /// for an answered close (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
     @Test func aViolationAfterOurCloseEndsAsTheViolation() async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
