@@ -55,6 +55,9 @@ enum RandomizedUse {
         if Self.verbose { print(plan) }
         print("randomized use: seed \(UsePlan.hex(seed)) in \(elapsed.formatted(.units(allowed: [.milliseconds]))): "
             + summary)
+        if Self.verbose && failures.isEmpty {
+            print((peer.connectionSummaries + observed.transportLog).joined(separator: "\n"))
+        }
         guard !failures.isEmpty else { return }
         let replay = "play it again: TETHER_RANDOMIZED_SEED=\(UsePlan.hex(seed))"
             + (Self.scale > 1 ? " TETHER_RANDOMIZED_SCALE=\(Self.scale)" : "") + " swift test --filter \(filter)"

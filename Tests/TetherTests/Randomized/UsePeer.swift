@@ -13,10 +13,10 @@ protocol UsePeer: Sendable {
     func closeLatest(code: UInt16) async -> Bool
     /// The server resets its latest live connection, now; false when this peer cannot be told to.
     func resetLatest() async -> Bool
-    /// Once every connection the peer accepted has ended (waiting at most `timeout` for each, a guard), what each
-    /// received, in the order the connections were accepted (the order of the client's generations); a failure
-    /// naming what is still open when a connection did not end in time.
-    func arrivals(timeout: Duration) async -> Result<[[WebSocketMessage]], UsePeerFailure>
+    /// Once every connection the peer accepted, at least `opened` of them (those the client saw open), has ended
+    /// (waiting at most `timeout`, a guard), what each received, in the order the connections were accepted (the
+    /// order of the client's generations); a failure naming what is still open when a connection did not end in time.
+    func arrivals(timeout: Duration, opened: Int) async -> Result<[[WebSocketMessage]], UsePeerFailure>
     /// A line per connection (what it received, how it ended), for a failure's diagnosis.
     var connectionSummaries: [String] { get }
 }
@@ -57,12 +57,14 @@ struct TestServerUsePeer: UsePeer {
         return true
     }
 
-    func arrivals(timeout: Duration) async -> Result<[[WebSocketMessage]], UsePeerFailure> {
+    func arrivals(timeout: Duration, opened: Int) async -> Result<[[WebSocketMessage]], UsePeerFailure> {
         var snapshot: [ConnectionRecord]? = nil
         // A connection the client began just before it let go can be accepted after the others ended: wait again.
         while snapshot.map({ $0.count < self.server.acceptedConnectionCount }) ?? true {
             do {
-                snapshot = try await self.server.waitUntil(timeout: timeout) { $0.allSatisfy(\.hasEnded) }
+                snapshot = try await self.server.waitUntil(timeout: timeout) { records in
+                    records.count >= opened && records.allSatisfy(\.hasEnded)
+                }
             } catch {
                 let open = self.server.connections.filter { !$0.hasEnded }.map { "\($0.index)" }
                 return .failure(UsePeerFailure(description: "connections \(open) never ended (\(error))"))

@@ -49,8 +49,9 @@ struct UseRound {
         // Every unconfirmed message is kept, so that each one the verdict looks for is named.
         configuration.unconfirmedLimits = OutboxLimits(count: 1_000_000, bytes: 1 << 30)
         if self.plan.greets { configuration.greeting = { [UsePlan.greeting] } }
-        let transportLog = RandomizedUse.verbose ? UseTransportLog(configuration.transport) : nil
-        if let transportLog { configuration.transport = transportLog }
+        let roundStart = ContinuousClock.now
+        let transport = UseTransport(configuration.transport)
+        configuration.transport = transport
 
         var observed = Observed()
         weak var released: WebSocketClient?
@@ -72,7 +73,7 @@ struct UseRound {
             readers.attach()
             if self.plan.startsFirst { await client.start() }
 
-            let finished = await abandoning(after: Self.roundTimeout) { [plan, peer] in
+            let finished = await abandoning(after: Self.roundTimeout) { [plan, peer, transport] in
                 await withTaskGroup(of: Void.self) { group in
                     for sends in plan.tasks {
                         group.addTask {
@@ -96,8 +97,11 @@ struct UseRound {
                     group.addTask {
                         for (afterSends, step) in plan.steps {
                             await progress.wait(until: afterSends)
+                            let began = ContinuousClock.now
                             await Self.perform(step, client: client, peer: peer, paths: paths, readers: readers,
                                                progress: progress)
+                            transport.note("step \(step) at \(roundStart.duration(to: began)) took "
+                                + "\(began.duration(to: .now))")
                         }
                     }
                 }
@@ -108,6 +112,7 @@ struct UseRound {
                     "the sends and steps did not finish within \(Self.roundTimeout): \(progress.summary)")
                 return observed
             }
+            transport.note("sends and steps done at \(roundStart.duration(to: .now))")
             readers.attachIfDetached()  // so that what the end closes is read
             if !self.plan.endsByDropping {
                 guard await abandoning(after: .seconds(30), { await client.stop() }) != nil else {
@@ -121,21 +126,23 @@ struct UseRound {
                 client.finishEvents()
             }
         }
+        transport.note("scope ended at \(roundStart.duration(to: .now))")
         // The client's scope has ended: nothing of the round holds it any more.
         if await abandoning(after: .seconds(10), { await stateObserver.value }) == nil {
             observed.failures.append("the client was not deinitialized within 10 s of its scope's end")
         } else if released != nil {
             observed.failures.append("the client's states ended but the client is still alive")
         }
+        transport.note("client released at \(roundStart.duration(to: .now))")
         guard let events = await readers.finish() else {
             observed.failures.append("the last reader of events never saw their end")
             return observed
         }
         observed.failures += readers.failures
         observed.events = events
-        observed.transportLog = transportLog?.lines ?? []
+        observed.transportLog = transport.lines
         observed.outcomes = progress.outcomes
-        switch await self.peer.arrivals(timeout: .seconds(15)) {
+        switch await self.peer.arrivals(timeout: .seconds(15), opened: transport.opened) {
         case .success(let arrivals): observed.arrivals = arrivals
         case .failure(let failure): observed.failures.append("the server: \(failure)")
         }
