@@ -42,7 +42,9 @@ public struct WebSocketConfiguration: Sendable {
     /// Both forms count: delay-seconds of any length, and an HTTP-date measured from the response's `Date`
     /// (or, without one, from the wall clock). Default 5 minutes; at least 0 (0 ignores the server's wait).
     public var maximumRetryAfter: Duration
-    /// Largest message accepted from the server, in bytes. Default 16 MiB.
+    /// The largest message, in bytes, either way: accepted from the server (a larger one closes the connection with
+    /// 1009; a compressed one is bounded as inflated), and sent (`send` throws `.messageTooLarge` for a larger one,
+    /// whatever the policy and the state). Default 16 MiB.
     public var maximumMessageSize: Int
     /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
     /// `high` bytes (each message its payload plus the event's own size in the buffer, about 140 bytes; every other
