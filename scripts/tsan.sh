@@ -14,6 +14,14 @@ scratch=.build-tsan
 suppressions="$PWD/scripts/tsan-suppressions.txt"
 # halt_on_error=0: a report is printed and the run goes on, so one run shows them all; TSan exits 66 at the end.
 export TSAN_OPTIONS="suppressions=$suppressions history_size=4 halt_on_error=0 ${TSAN_OPTIONS:-}"
+# Every access TSan instruments is slower, and a whole-suite run shares two cores among its tests: the bounds that
+# guard a test (a real socket's connect deadline, a wait for a signal, how late a timer may fire) are multiplied by
+# this (Tests/TetherTestSupport/TestTime.swift); what a test asserts stays the same.
+export TETHER_TEST_TIME_SCALE="${TETHER_TEST_TIME_SCALE:-5}"
+# At most 8 tests at a time, as .ci/run's plain run: Swift Testing starts every test at once otherwise, and on two
+# cores under TSan the concurrency pool then answers a test after tens of seconds (a whole-suite run failed 60
+# tests on their 10 s connect deadlines, all at the same moment).
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 
 # Suites left out under TSan (`--skip` patterns), each with why:
 # - FloodScenariosTests runs `tether check --only slow-consumer|ping-flood` in a child process, which is the TSan
