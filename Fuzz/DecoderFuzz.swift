@@ -1,7 +1,8 @@
 // libFuzzer entry point for the frame parser + message assembler (WebSocketDecoder), both roles.
 // Compiled together with Sources/TetherWire (one module, hence no import); see scripts/fuzz.sh.
 //
-// Input: byte 0 selects the configuration (bit 0: role, bits 1-2: allowed RSV bits, bit 3: small limits),
+// Input: byte 0 selects the configuration (bit 0: role, bits 1-2: allowed RSV bits, bit 3: small limits, bit 4:
+// binary messages of 8 bytes or more received into storage of their own, as large ones are),
 // byte 1 seeds the read sizes, the rest is the byte stream. Checks, besides "no crash, no hang":
 // - feeding the stream in pieces gives exactly the messages and the error of feeding it at once;
 // - every text message delivered without a reserved bit is valid UTF-8, and the validator agrees with the standard library on the input;
@@ -18,7 +19,7 @@ func decodeForFuzzing(_ stream: ArraySlice<UInt8>, flags: UInt8, readSizes: UInt
     let small = flags & 8 != 0
     var decoder = WebSocketDecoder(
         role: role, maximumFrameSize: small ? 200 : 1 << 20, maximumMessageSize: small ? 300 : 1 << 20,
-        reservedBitsAllowed: reservedBits)
+        reservedBitsAllowed: reservedBits, dedicatedPayloadThreshold: flags & 16 != 0 ? 8 : 16 << 10)
     var outcome = FuzzOutcome()
     var start = stream.startIndex
     var step = Int(readSizes)
@@ -33,6 +34,12 @@ func decodeForFuzzing(_ stream: ArraySlice<UInt8>, flags: UInt8, readSizes: UInt
                 // lends it as it came, and the engine validates it once inflated. Unmarked text must be valid.
                 if borrowed.opcode == .text, borrowed.reservedBits == 0 {
                     precondition(String(validating: borrowed.payload, as: UTF8.self) != nil, "invalid UTF-8 delivered")
+                }
+                if let storage = borrowed.storage {
+                    precondition(
+                        borrowed.opcode == .binary && UnsafeRawPointer(storage.bytes.baseAddress) == borrowed.payload.baseAddress
+                            && storage.bytes.count == borrowed.payload.count,
+                        "a payload in storage of its own is all of it, and only a binary message's")
                 }
                 return borrowed.message
             }) {

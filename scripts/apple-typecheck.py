@@ -22,10 +22,15 @@ are compiled in Swift 6 mode, and a warning fails the run as an error does. Each
 declarations were checked against. scripts/apple-stand-ins/Checks/ holds files compiled into a module for the check
 alone (the optional delegate methods URLSession calls by selector).
 
+Then the examples of README.md and docs/*.md marked `apple` (docs/testing.md, "The examples in these pages": an app's
+code that needs an Apple SDK, such as docs/logging.md's `os.Logger` adapter) are type-checked as an app's module that
+imports the Apple build of Tether and the stand-ins (`os` among them), in each configuration that is not the tests'.
+scripts/user-package.sh leaves them out, having no SDK.
+
 Then, unless --no-self-test, the check proves it can fail: each mutation in MUTATIONS reintroduces an error an Apple
 build would hit (the Linux-only module back in the Apple graph, a CFString matched as a String, UIApplication.shared
 where an app extension cannot use it, a misspelt NWPath member, a delegate method Apple would not call) into a copy,
-and the type-check of that copy must fail. `--self-test` runs only those.
+and the type-check of that copy must fail (a page's example among them). `--self-test` runs only those.
 
 What this cannot do: build for Apple (the target is still Linux, so Linux's Foundation stands for Apple's except
 for the URL loading system, and Linux's zlib.h for the SDK's), check that the stand-ins match the SDK beyond the
@@ -62,6 +67,7 @@ STAND_IN_MODULES = [
     ("StandInFoundation", "Foundation.swift", None),
     ("Network", "Network.swift", "Network"),
     ("UIKit", "UIKit.swift", "UIKit"),
+    ("os", "os.swift", "os"),
 ]
 # Modules every Apple platform has that are not stand-ins (Linux's own serve the type-check).
 APPLE_SYSTEM_MODULES = {"Foundation", "Dispatch", "Synchronization", "Observation", "Testing", "XCTest", "Darwin"}
@@ -81,13 +87,14 @@ class Config:
 
 
 CONFIGS = [
-    Config("iOS", "iOS", frozenset({"Network", "Security", "UIKit"}), frozenset({"iOS"})),
+    Config("iOS", "iOS", frozenset({"Network", "Security", "UIKit", "os"}), frozenset({"iOS"})),
     Config(
-        "iOS app extension", "iOS", frozenset({"Network", "Security", "UIKit"}),
+        "iOS app extension", "iOS", frozenset({"Network", "Security", "UIKit", "os"}),
         frozenset({"iOS", "iOSApplicationExtension"})),
-    Config("macOS", "macOS", frozenset({"Network", "Security"}), frozenset({"macOS"})),
-    Config("watchOS", "watchOS", frozenset({"Network", "Security", "UIKit"}), frozenset({"watchOS"})),
-    Config("macOS, with its tests", "macOS", frozenset({"Network", "Security"}), frozenset({"macOS"}), tests=True),
+    Config("macOS", "macOS", frozenset({"Network", "Security", "os"}), frozenset({"macOS"})),
+    Config("watchOS", "watchOS", frozenset({"Network", "Security", "UIKit", "os"}), frozenset({"watchOS"})),
+    Config(
+        "macOS, with its tests", "macOS", frozenset({"Network", "Security", "os"}), frozenset({"macOS"}), tests=True),
 ]
 
 
@@ -338,8 +345,40 @@ def typecheck(compiler, dump, config, overrides=None, report=None):
     for module in modules:
         result = compiler.module(module, config, graph, package_targets, stand_ins, built, overrides or {})
         built[module.name] = (result, module.name) if module.kind == "system" else result
+    examples = 0
+    if not config.tests:
+        examples = typecheck_examples(compiler, config, graph, package_targets, stand_ins, built, overrides or {})
     if report is not None:
-        report(modules)
+        report(modules, examples)
+
+
+def typecheck_examples(compiler, config, graph, package_targets, stand_ins, built, overrides):
+    """Type-checks the pages' `apple` examples as an app's module over the Apple build of Tether; returns how many."""
+    sys.path.insert(0, str(ROOT / "scripts" / "user-package"))
+    import examples as pages  # scripts/user-package/examples.py: the pages' blocks, as user-package.sh writes them
+    read = lambda page: overrides.get(page, (ROOT / page).read_text(encoding="utf-8"))
+    try:
+        files = pages.apple_blocks(ROOT, read)
+    except pages.Failure as failure:
+        raise CheckFailed(f"the pages' examples: {failure}")
+    if not files:
+        return 0
+    directory = compiler.work / "examples" / hashlib.sha256(
+        repr((config.name, files, built["Tether"][1])).encode()).hexdigest()[:16]
+    (directory / "src").mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, text in files:
+        path = directory / "src" / name
+        path.write_text(apple_source(text, config, SourceContext(name, graph, package_targets)))
+        paths.append(str(path))
+    status, output = compiler.swiftc(
+        ["-typecheck", "-parse-as-library", "-swift-version", "6", "-module-name", "AppleExamples",
+         "-I", str(stand_ins), "-module-cache-path", str(compiler.cache), *built["Tether"][0], *paths],
+        f"{config.name}: the pages' Apple examples")
+    diagnostics = [line for line in output.splitlines() if re.search(r"\.(swift|md):\d+:\d+: (error|warning):", line)]
+    if status != 0 or diagnostics:
+        raise CheckFailed(f"the pages' Apple examples, as {config.name} compiles them:\n{output}")
+    return len(files)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -428,6 +467,11 @@ extension UIApplicationLifecycleObserver {
     ("a URLSession delegate method named unlike Apple's (didOpenWith: for didOpenWithProtocol:)",
      "iOS", replace("Sources/Tether/Transport/URLSession/FoundationWebSocketTask.swift", "didOpenWithProtocol protocol",
                     "didOpenWith protocol"), None),
+    ("the redirect delegate method named unlike Apple's (willPerformRedirection: for willPerformHTTPRedirection:)",
+     "iOS", replace("Sources/Tether/Transport/URLSession/FoundationWebSocketTask.swift",
+                    "willPerformHTTPRedirection response", "willPerformRedirection response"), None),
+    ("a page's os.Logger example calling a method os.Logger does not have (warn for warning)",
+     "iOS", replace("docs/logging.md", "logger.warning(", "logger.warn("), None),
 ]
 
 
@@ -442,7 +486,8 @@ def self_test(compiler, dump):
             typecheck(compiler, mutated_dump, configs[config_name], overrides)
         except CheckFailed as failure:
             lines = str(failure).splitlines()
-            first = next((line for line in lines if re.search(r"\.swift:\d+:\d+: (error|warning):", line)), lines[0])
+            diagnostic = r"\.(swift|md):\d+:\d+: (error|warning):"
+            first = next((line for line in lines if re.search(diagnostic, line)), lines[0])
             print(f"   fails as it must ({time.monotonic() - started:.0f} s): {description}\n      {first.strip()}")
             continue
         failures.append(description)
@@ -467,9 +512,10 @@ def main():
         if not arguments.self_test:
             check_layout()
             for config in CONFIGS:
-                def report(modules):
+                def report(modules, examples):
                     files = sum(len(list(m.path.rglob("*.swift"))) for m in modules if m.kind != "system")
-                    print(f"== {config.name}: {', '.join(m.name for m in modules)} ({files} files) type-check")
+                    pages = f", and {examples} Apple examples of the pages" if examples else ""
+                    print(f"== {config.name}: {', '.join(m.name for m in modules)} ({files} files){pages} type-check")
                 typecheck(compiler, dump, config, report=report)
         if not arguments.no_self_test:
             print("== self-test: each reintroduced error must fail the type-check")

@@ -5,7 +5,10 @@
 # (scripts/peers/bare_c_client.c), each beside its ratio to the bare C reference. The same binary on the same input
 # gives the same counts whatever else the machine is doing, where times on this VM move by ±30 % from run to run.
 #
-#   scripts/bench-counts.sh [--quick]     (--quick, as CI runs it: shorter runs and 200 idle connections)
+#   scripts/bench-counts.sh [--quick] [--clients LIST]
+#       --quick     as CI runs it: shorter runs and 200 idle connections
+#       --clients   only these clients (comma-separated names below, such as tether_loop,tether); the C reference
+#                   (c_epoll) always runs, since every ratio is to it
 #   TETHER_BENCH=PATH uses that tether-bench release binary instead of building one with `swift build -c release`.
 #
 # Units of work:
@@ -14,6 +17,8 @@
 #                          --round-trips`, `bare_c_client echo`)
 #   a heartbeat cycle      one ping and its pong, on each of CONNECTIONS connections pinging one second after their
 #                          previous pong (`tether-bench idle --url … --references none`, `bare_c_client idle`)
+#   a 1 MiB echo           one connection sends a 1 MiB binary message and reads its echo, again and again
+#                          (`tether-bench echo --large-messages N`): Tether's alone, to follow its copies per message
 # Each client runs at two lengths (N and 3 × N round trips; holds of S and 3 × S seconds) under each counter, and a
 # figure is the difference between the two runs' counts divided by the difference in units (round trips; pongs seen
 # in the whole run): starting, connecting and stopping cancel out. Every client connects to one server,
@@ -36,6 +41,8 @@
 #       tether_records_off (`recordsHeartbeats = false`), tether_transport (bare transport connections pinging from
 #       loop timers, no client)
 #   counts.idle.tether.syscalls_over_c  counts.idle.tether_records_off.syscalls_over_c             (target: ≤ 0.5)
+#   counts.large.CLIENT.syscalls_per_msg  counts.large.CLIENT.instructions_per_msg
+#       CLIENT: tether_pool (the client, consumer on the pool), tether_transport (a bare `SocketTransport` connection)
 #   counts.uring_available   1 when the kernel lets a process set up an io_uring (c_uring runs only then)
 # and, on standard error, each client's system calls per unit by name.
 #
@@ -45,11 +52,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-case "${1:-}" in
---quick) round_trips=1000 connections=200 hold=2 ;;
-'') round_trips=3000 connections=1000 hold=3 ;;
-*) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-esac
+round_trips=3000 connections=1000 hold=3 large=30 only=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) round_trips=1000 connections=200 hold=2 large=10 ;;
+    --clients) only=",${2:?--clients needs a list},c_epoll," && shift ;;
+    *) echo "usage: $0 [--quick] [--clients LIST]" >&2; exit 2 ;;
+    esac
+    shift
+done
 
 peers_script=bench-counts
 # shellcheck source=scripts/peers/setup.sh
@@ -121,7 +132,7 @@ port=${url#ws://127.0.0.1:}
 port=${port%%/*}
 path=/${url#ws://127.0.0.1:*/}
 echo "bench-counts: server $url; echo $round_trips and $((3 * round_trips)) round trips," \
-    "idle $connections connections for $hold and $((3 * hold)) s" >&2
+    "idle $connections connections for $hold and $((3 * hold)) s, $large and $((3 * large)) 1 MiB echoes" >&2
 
 # The command line of CLIENT doing LENGTH units of work, into `command`; and, after it ran, how many units it did.
 command_for() {  # command_for echo|idle CLIENT LENGTH
@@ -139,6 +150,12 @@ command_for() {  # command_for echo|idle CLIENT LENGTH
     echo.tether_transport)
         command=("$bench" echo --url "$url" --layer transport --only transport_rtt_64b_per_s --round-trips "$length")
         ;;
+    large.tether_pool)
+        command=("$bench" echo --url "$url" --layer client --only mbps_1m --large-messages "$length")
+        ;;
+    large.tether_transport)
+        command=("$bench" echo --url "$url" --layer transport --only transport_mbps_1m --large-messages "$length")
+        ;;
     idle.c_epoll | idle.c_uring) command=("$bare_c" idle "$url" "$connections" "$length" "${2#c_}") ;;
     idle.tether | idle.tether_records_off | idle.tether_transport)
         command=("$bench" idle --url "$url" --connections "$connections" --seconds "$length" --references none)
@@ -147,8 +164,8 @@ command_for() {  # command_for echo|idle CLIENT LENGTH
         ;;
     esac
 }
-units_done() {  # units_done echo|idle LENGTH: from the run's output in $work/out
-    if [ "$1" = echo ]; then
+units_done() {  # units_done echo|idle|large LENGTH: from the run's output in $work/out
+    if [ "$1" != idle ]; then
         echo "$2"
     else
         awk '$1 ~ /pongs_total$/ { print $2 }' "$work/out"
@@ -156,7 +173,7 @@ units_done() {  # units_done echo|idle LENGTH: from the run's output in $work/ou
 }
 
 # Runs `command` under COUNTER; prints the count (every thread of the process, user space for instructions).
-run_counted() {  # run_counted syscalls|instructions echo|idle
+run_counted() {  # run_counted syscalls|instructions echo|idle|large
     local run=("${client_pin[@]}")
     if [ "$2" = idle ]; then run+=("${idle_priority[@]}"); fi
     if [ "$1" = syscalls ]; then
@@ -173,9 +190,10 @@ run_counted() {  # run_counted syscalls|instructions echo|idle
 
 declare -A figures
 # Counts CLIENT's KIND of work with every counter at LENGTH and 3 × LENGTH; keeps the per-unit figures.
-count() {  # count echo|idle CLIENT LENGTH
+count() {  # count echo|idle|large CLIENT LENGTH
     local kind=$1 client=$2 unit=cycle counter length total units
     if [ "$kind" = echo ]; then unit=rt; fi
+    if [ "$kind" = large ]; then unit=msg; fi
     for counter in "${counters[@]}"; do
         local totals=() done_units=()
         for length in "$3" "$((3 * $3))"; do
@@ -224,20 +242,25 @@ idle_clients=(c_epoll)
 [ "$uring_available" = 1 ] && idle_clients+=(c_uring)
 idle_clients+=(tether tether_records_off tether_transport)
 
-for client in "${echo_clients[@]}"; do count echo "$client" "$round_trips"; done
-for client in "${idle_clients[@]}"; do count idle "$client" "$hold"; done
+chosen() {  # chosen CLIENT: whether --clients (if given) names it
+    [ -z "$only" ] || [[ "$only" == *",$1,"* ]]
+}
+for client in "${echo_clients[@]}"; do chosen "$client" && count echo "$client" "$round_trips"; done
+for client in "${idle_clients[@]}"; do chosen "$client" && count idle "$client" "$hold"; done
+large_clients=(tether_pool tether_transport)
+for client in "${large_clients[@]}"; do chosen "$client" && count large "$client" "$large"; done
 
 # The figures, each with its ratio to the C reference, then the targets' differences.
 show() {  # show NAME VALUE FORMAT
     printf "counts.%s $3\n" "$1" "$2"
 }
 echo "counts.uring_available ${uring_available:-0}"
-for kind in echo idle; do
-    if [ "$kind" = echo ]; then
-        unit=rt clients=("${echo_clients[@]}")
-    else
-        unit=cycle clients=("${idle_clients[@]}")
-    fi
+for kind in echo idle large; do
+    case $kind in
+    echo) unit=rt clients=("${echo_clients[@]}") ;;
+    idle) unit=cycle clients=("${idle_clients[@]}") ;;
+    large) unit=msg clients=("${large_clients[@]}") ;;
+    esac
     for client in "${clients[@]}"; do
         for counter in syscalls instructions; do
             name=$kind.$client.${counter}_per_$unit

@@ -5,11 +5,15 @@
 # (scripts/user-package/examples.py; the convention is in docs/testing.md, "The examples in these pages"), and a
 # read of every `configuration.NAME` the pages mention. It fails when an example does not compile from outside
 # (a `package` member, a type not reachable through `import Tether`, a setting that does not exist), naming the
-# page and line, or when an app's example imports more than Tether and Foundation.
+# page and line, or when an app's example imports more than Tether and Foundation. Then it runs each program a page
+# gives whole (a `main` example: the README's first program) as a new user does, against `tether serve --port 8080`
+# built from this checkout (scripts/user-package/run-main.py): it fails unless the program exits 0 within a bound and
+# prints what the page shows it printing. If port 8080 is taken it says so and uses a free port, rewriting only the
+# port in the program's URL.
 #
 #   scripts/user-package.sh    builds (debug, tests too) in .build/user-package, which later runs reuse
 #
-# No network: the only dependency is this checkout, and nothing is run.
+# No network beyond loopback: the only dependency is this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -32,3 +36,13 @@ fi
 tail -n 1 "$log"
 rm -f "$log"
 echo "user-package: a package that depends on Tether as an app does builds every example of the pages"
+
+# The server the pages tell a new user to start: this checkout's `tether` (already built in CI: then this is quick).
+if ! swift build --product tether >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    rm -f "$log"
+    echo "error: tether does not build (scripts/user-package.sh)" >&2
+    exit 1
+fi
+rm -f "$log"
+python3 scripts/user-package/run-main.py "$package" "$work/build" "$(swift build --show-bin-path)/tether"

@@ -33,6 +33,10 @@ public typealias RetryContext = TetherCore.RetryContext
 public typealias RetryDecision = TetherCore.RetryDecision
 /// One privacy-safe log record (`WebSocketEvent.record`).
 public typealias LogRecord = TetherCore.LogRecord
+/// How much a log record matters, on swift-log's scale (`LogRecord.level`, `LogSink.minimumLevel`).
+public typealias LogLevel = TetherCore.LogLevel
+/// Why a redirect of the opening handshake was not followed (`CloseReason.redirectFailed`).
+public typealias RedirectFailure = TetherCore.RedirectFailure
 /// The network-path hint (`ConnectionState.path`).
 public typealias PathState = TetherCore.PathState
 /// What a UI shows about connectivity (`ConnectionState.connectivity`).
@@ -54,6 +58,16 @@ public typealias ConnectAttempt = TetherCore.ConnectAttempt
 /// The bounds of a count of messages and their payload bytes (`WebSocketConfiguration.outboxLimits`,
 /// `.unconfirmedLimits`).
 public typealias OutboxLimits = TetherCore.OutboxLimits
+/// A message's stream and sequence number in a feed (`FeedOptions.read`).
+public typealias FeedPosition = TetherCore.FeedPosition
+/// Numbers a feed skipped (`DeliveryEvent.gap`).
+public typealias FeedGap = TetherCore.FeedGap
+/// How many feed streams and open gaps a client keeps (`FeedOptions.limits`).
+public typealias FeedLimits = TetherCore.FeedLimits
+/// Why the client gave up on an acknowledged send (`DeliveryEvent.gaveUp`).
+public typealias DeliveryGiveUpReason = TetherCore.DeliveryGiveUpReason
+/// What acknowledged sends and feeds did so far (`WebSocketClient.deliveryCounts`).
+public typealias DeliveryCounts = TetherCore.DeliveryCounts
 /// What a connection has received, for a heartbeat that tells a busy link from a dead one
 /// (`TransportConnection.inboundProgress()`).
 public typealias InboundProgress = TetherCore.InboundProgress

@@ -38,7 +38,7 @@ public final class EventRecorder: Sendable {
             switch event {
             case .record(let record): self.records.append(record)
             case .message(let message, _): self.messages.append(message)
-            case .stateChanged, .roundTrip, .outboxDropped, .unconfirmed: break
+            case .stateChanged, .roundTrip, .outboxDropped, .unconfirmed, .delivery: break
             }
         }
     }

@@ -165,7 +165,7 @@ struct AutobahnTestee {
             case .record(let record) where record.kind == .closed:
                 await client.stop()
                 return
-            case .record, .stateChanged, .roundTrip, .outboxDropped, .unconfirmed:
+            case .record, .stateChanged, .roundTrip, .outboxDropped, .unconfirmed, .delivery:
                 continue
             }
         }

@@ -298,7 +298,7 @@ enum BoundsBench {
             EchoBench.progress(
                 "bounds: message flood \(attack), \(readWhileSlow) read, "
                     + "\(session.watch.holds.load(ordering: .relaxed)) reading_held, RSS +\(meter.growthKiB()) KiB; "
-                    + "an event takes \(MemoryLayout<WebSocketEvent>.stride) B in the client's buffer")
+                    + "an event takes \(WebSocketEvent.bufferOverhead) B in the client's buffer")
             try await peer.leave()
             EchoBench.progress("bounds: the attacker left, RSS +\(meter.growthKiB()) KiB")
             // The consumer catches up at full speed, then sees the end after the last message.
@@ -572,7 +572,7 @@ final class ClientSession {
                     watch.changes.yield()
                 case .record(let record):
                     if record.kind == .readingHeld { watch.holds.add(1, ordering: .relaxed) }
-                case .roundTrip, .outboxDropped, .unconfirmed:
+                case .roundTrip, .outboxDropped, .unconfirmed, .delivery:
                     continue
                 }
             }

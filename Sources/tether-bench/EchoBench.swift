@@ -42,6 +42,9 @@
 //                               transport_rtt_64b_per_s, tls_rtt_64b_per_s) run exactly N round trips with no warm-up
 //                               instead of a timed run: what scripts/bench-counts.sh counts system calls and instructions over (two
 //                               lengths, the difference divided by the difference in round trips)
+//   --large-messages N          the 1 MiB loops (mbps_1m, transport_mbps_1m, tls_mbps_1m) echo exactly N messages with
+//                               no warm-up instead of a timed run (scripts/bench-counts.sh counts them as it counts round
+//                               trips)
 //   --layer client|transport    measure only through the client, or only the bare transport (default: both)
 //   --only NAME[,NAME...]       measure only these figures (names as printed, with or without `echo.`), for
 //                               profiling one of them alone
@@ -94,6 +97,8 @@ enum EchoBench {
         var seconds = 2.5
         /// `--round-trips`: the 64-byte binary loops' exact length, instead of `seconds` after a warm-up.
         var roundTrips: Int?
+        /// `--large-messages`: the 1 MiB loops' exact length, likewise.
+        var largeMessages: Int?
         var serveOnlyPort: Int?
         var stopOnStandardInputEnd = false
         /// With --serve-only: the server accepts permessage-deflate offers (`Scenario.echo.deflating()`).
@@ -139,6 +144,9 @@ enum EchoBench {
                 case "--round-trips":
                     guard let count = Int(try value()), count > 0 else { throw Failure("bad --round-trips") }
                     self.roundTrips = count
+                case "--large-messages":
+                    guard let count = Int(try value()), count > 0 else { throw Failure("bad --large-messages") }
+                    self.largeMessages = count
                 case "--tls":
                     self.tls = true
                 case "--stop-on-stdin-eof":
@@ -223,7 +231,8 @@ enum EchoBench {
                 print("echo.rtt_64b_text_per_s \(WireBench.format(rttText))")
             }
             if options.wants("mbps_1m") {
-                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                let mbps = try await self.throughput(
+                    &client, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.mbps_1m \(WireBench.format(mbps))")
             }
             if options.wants("rtt_64b_loop_consumer_per_s") {
@@ -246,7 +255,8 @@ enum EchoBench {
                 print("echo.transport_rtt_64b_per_s \(WireBench.format(transportRTT))")
             }
             if options.wants("transport_mbps_1m") {
-                let transportMBps = try await self.throughput(&bare, large, seconds: options.seconds)
+                let transportMBps = try await self.throughput(
+                    &bare, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.transport_mbps_1m \(WireBench.format(transportMBps))")
             }
             bare.close()
@@ -285,7 +295,8 @@ enum EchoBench {
                 print("echo.tls_rtt_64b_per_s \(WireBench.format(rtt))")
             }
             if options.wants("tls_mbps_1m") {
-                let mbps = try await self.throughput(&client, large, seconds: options.seconds)
+                let mbps = try await self.throughput(
+                    &client, large, seconds: options.seconds, count: options.largeMessages)
                 print("echo.tls_mbps_1m \(WireBench.format(mbps))")
                 let reference = try TLSMemoryReference.measure(
                     seconds: options.seconds, server: certificate.serverOptions,
@@ -342,7 +353,7 @@ enum EchoBench {
                     return
                 case .ended(let end):
                     throw Failure("connection ended: \(end)")
-                case .message, .pong, .pingFailed:
+                case .message, .pong, .pingFailed, .redirected:
                     continue
                 }
             }
@@ -365,14 +376,14 @@ enum EchoBench {
 
     /// Sequential round trips of `message`: a warm-up of 2,000 (or 1 s), then as many as fit in `seconds`; or, with
     /// `count`, exactly that many and no warm-up. Returns round trips per second.
-    static func roundTrips(
+    nonisolated(nonsending) static func roundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count: Int? = nil
     ) async throws -> Double {
         try await self.roundTripsCountingLoopWork(&endpoint, message, seconds: seconds, count: count).perSecond
     }
 
     /// `roundTrips`, with the work the shared loop ran per round trip (jobs of tasks and actors, queued closures).
-    static func roundTripsCountingLoopWork(
+    nonisolated(nonsending) static func roundTripsCountingLoopWork(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> (perSecond: Double, loopWorkPerRoundTrip: Double) {
         let (count, elapsed, loopWork) = try await self.repeatRoundTrips(
@@ -382,17 +393,19 @@ enum EchoBench {
     }
 
     /// Sequential round trips of a large message; returns payload MB/s (10^6 bytes) in one direction.
-    static func throughput(
-        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double
+    /// - Parameter exact: echo exactly this many messages, with no warm-up (`--large-messages`).
+    nonisolated(nonsending) static func throughput(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, seconds: Double, count exact: Int? = nil
     ) async throws -> Double {
-        let (count, elapsed, _) = try await self.repeatRoundTrips(&endpoint, message, warmUp: 20, seconds: seconds)
+        let (count, elapsed, _) = try await self.repeatRoundTrips(
+            &endpoint, message, warmUp: 20, seconds: seconds, count: exact)
         self.progress("echo: \(count) round trips of \(message.byteCount) B in \(WireBench.format(elapsed)) s")
         return Double(count * message.byteCount) / elapsed / 1e6
     }
 
     /// `warmUp` round trips (at most 1 s of them), then as many as fit in `seconds`; or, with `count`, exactly `count`
     /// round trips and no warm-up (a count that does not depend on the machine's speed, for counting).
-    static func repeatRoundTrips(
+    nonisolated(nonsending) static func repeatRoundTrips(
         _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage, warmUp: Int, seconds: Double,
         count exact: Int? = nil
     ) async throws -> (count: Int, seconds: Double, loopWork: Int) {
@@ -423,7 +436,9 @@ enum EchoBench {
     }
 
     /// One round trip; checks that what came back is the same size and kind as what was sent.
-    static func roundTrip(_ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) static func roundTrip(
+        _ endpoint: inout some EchoEndpoint, _ message: WebSocketMessage
+    ) async throws {
         try await endpoint.send(message)
         let echoed = try await endpoint.receive()
         switch (message, echoed) {
@@ -490,10 +505,13 @@ enum EchoBench {
 }
 
 /// One end of an echo exchange, driven by one task.
+/// What the loops drive. Its methods and the loops run on their caller's executor (`nonisolated(nonsending)`), as the
+/// body of an app's own loop does: a helper of the benchmark's that hopped would cost each round trip task switches
+/// that are the benchmark's, not the client's.
 protocol EchoEndpoint {
-    mutating func send(_ message: WebSocketMessage) async throws
+    nonisolated(nonsending) mutating func send(_ message: WebSocketMessage) async throws
     /// The next data message from the server.
-    mutating func receive() async throws -> WebSocketMessage
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage
 }
 
 /// The public client: `send` on the actor, messages from `client.events`.
@@ -526,18 +544,18 @@ struct ClientEndpoint: EchoEndpoint {
         throw EchoBench.Failure("the client's events ended")
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         try await self.client.send(message)
     }
 
-    mutating func receive() async throws -> WebSocketMessage {
-        while let event = await self.events.next() {
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next(isolation: #isolation) {
             switch event {
             case .message(let message, _):
                 return message
             case .stateChanged(let state, let cause) where state.phase != .open:
                 throw EchoBench.Failure("connection left open: \(state.phase) \(cause.map { $0.name } ?? "")")
-            case .stateChanged, .roundTrip, .record, .outboxDropped, .unconfirmed:
+            case .stateChanged, .roundTrip, .record, .outboxDropped, .unconfirmed, .delivery:
                 continue
             }
         }
@@ -563,23 +581,23 @@ struct TransportEndpoint: EchoEndpoint {
                 return TransportEndpoint(connection: connection, events: events)
             case .ended(let end):
                 throw EchoBench.Failure("cannot connect: \(end)")
-            case .message, .pong, .pingFailed:
+            case .message, .pong, .pingFailed, .redirected:
                 continue
             }
         }
         throw EchoBench.Failure("the connection's events ended")
     }
 
-    func send(_ message: WebSocketMessage) async throws {
+    nonisolated(nonsending) func send(_ message: WebSocketMessage) async throws {
         try await self.connection.send(message)
     }
 
-    mutating func receive() async throws -> WebSocketMessage {
-        while let event = await self.events.next() {
+    nonisolated(nonsending) mutating func receive() async throws -> WebSocketMessage {
+        while let event = await self.events.next(isolation: #isolation) {
             switch event {
             case .message(let message): return message
             case .ended(let end): throw EchoBench.Failure("connection ended: \(end)")
-            case .opened, .pong, .pingFailed: continue
+            case .opened, .pong, .pingFailed, .redirected: continue
             }
         }
         throw EchoBench.Failure("the connection's events ended")

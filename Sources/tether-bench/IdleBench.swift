@@ -304,7 +304,7 @@ enum IdleBench {
                 case .roundTrip:
                     tally.pongsTotal.add(1, ordering: .relaxed)
                     if tally.holding.load(ordering: .relaxed) { tally.pongs.add(1, ordering: .relaxed) }
-                case .message, .record, .outboxDropped, .unconfirmed:
+                case .message, .record, .outboxDropped, .unconfirmed, .delivery:
                     continue
                 }
             }

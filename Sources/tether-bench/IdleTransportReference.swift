@@ -33,7 +33,7 @@ enum IdleTransportReference {
                 self.tally.open.subtract(1, ordering: .relaxed)
                 self.tally.changes.yield()
                 self.connection.withLock { $0 = nil }
-            case .message, .pingFailed:
+            case .message, .pingFailed, .redirected:
                 break
             }
         }

@@ -186,6 +186,15 @@ public enum URLSessionDelegateMethods {
             completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
     }
 
+    /// `- URLSession:task:willPerformHTTPRedirection:newRequest:completionHandler:` of NSURLSessionTaskDelegate
+    /// (`completionHandler:(void (NS_SWIFT_SENDABLE ^)(NSURLRequest * _Nullable))`): a WebSocket task asks it before
+    /// its handshake completes; nil refuses the redirect.
+    public protocol TaskWillPerformHTTPRedirection: URLSessionTaskDelegate {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void)
+    }
+
     /// `- URLSession:task:didCompleteWithError:` of NSURLSessionTaskDelegate.
     public protocol TaskDidComplete: URLSessionTaskDelegate {
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)

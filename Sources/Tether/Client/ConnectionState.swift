@@ -16,7 +16,16 @@ public struct ConnectionState: Equatable, Sendable {
     /// When waiting: the instant of the next attempt on the continuous clock. With a client on the continuous clock
     /// (the default) it is exact; with an injected clock, `retryAt` counted from the continuous clock's reading when
     /// the client was created.
-    public var retryInstant: ContinuousClock.Instant?
+    public var retryInstant: ContinuousClock.Instant? {
+        get { self.retryOffset.map { Self.epoch + $0 } }
+        set { self.retryOffset = newValue.map { Self.epoch.duration(to: $0) } }
+    }
+    /// `retryInstant`, kept as the time since `epoch`: `ContinuousClock.Instant` is not a frozen type, so a state that
+    /// stored one, and every event that carries a state (`WebSocketEvent`), was copied and moved through value
+    /// witnesses and the runtime's generic enum functions, several times per event on the way to its reader.
+    private var retryOffset: Duration?
+    /// Any fixed instant: only differences matter.
+    private static let epoch = ContinuousClock.now
     /// When failed: the non-retryable reason (for example a 401 handshake rejection).
     public var failure: CloseReason?
     /// The last measured ping round-trip time in milliseconds.
@@ -44,7 +53,7 @@ public struct ConnectionState: Equatable, Sendable {
         self.generation = generation
         self.attempts = attempts
         self.retryAt = retryAt
-        self.retryInstant = retryInstant
+        self.retryOffset = retryInstant.map { Self.epoch.duration(to: $0) }
         self.failure = failure
         self.lastRTT = lastRTT
         self.path = path

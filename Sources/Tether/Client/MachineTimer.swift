@@ -10,7 +10,7 @@ struct MachineTimer {
     var isArmed: Bool { self.timer?.isArmed == true }
 
     /// Arms the timer for `wake` (nil: disarms it), making it with `make` the first time.
-    mutating func move(to wake: Int?, tolerance: Duration, make: () -> any ClientTimer) {
+    mutating func move(to wake: Int?, make: () -> any ClientTimer) {
         guard wake != self.wake else { return }
         self.wake = wake
         guard let wake else {
@@ -20,7 +20,7 @@ struct MachineTimer {
         if self.timer == nil {
             self.timer = make()
         }
-        self.timer?.arm(atMilliseconds: wake, tolerance: tolerance)
+        self.timer?.arm(atMilliseconds: wake)
     }
 
     /// The armed wake time has come: returns it and disarms, or nil when the timer was disarmed while its firing was

@@ -16,8 +16,14 @@ struct OutboxPayloads {
         return message
     }
 
-    /// A message was written: it is forgotten.
+    /// A message was written: it is forgotten, unless it is an acknowledged send (kept until a delivery notice).
     mutating func written(_ ticket: Int) {
+        guard self.queued[ticket]?.acknowledged != true else { return }
+        self.queued[ticket] = nil
+    }
+
+    /// An acknowledged send was acknowledged: forgotten.
+    mutating func forget(_ ticket: Int) {
         self.queued[ticket] = nil
     }
 
@@ -52,6 +58,8 @@ struct OutboxPayloads {
 struct OutgoingMessage: Sendable {
     var message: WebSocketMessage
     var compression: MessageCompression
+    /// An acknowledged send: kept after its write, and not recorded as unconfirmed (it is written again instead).
+    var acknowledged = false
 }
 
 /// A `.now` send parked behind the outbox: resumed once written (or with its error), or refused with `notOpen`.

@@ -119,12 +119,28 @@ public struct WebSocketConfiguration: Sendable {
     /// payload bytes; later ones are counted (`UnconfirmedMessages.notKept`), not kept. A pong forgets what it
     /// proved delivered. Default 1,000 and 1 MiB; 0 keeps none (the event then only counts).
     public var unconfirmedLimits = OutboxLimits()
+    /// Acknowledged sends and resumable feeds (docs/delivery.md): opt-in, both off by default. With
+    /// `acknowledgements`, `send(_:id:)` keeps a message until the server acknowledges it and writes it again after
+    /// the next greeting when its connection ends first (at least once); with `feeds`, each sequence number of a
+    /// stream is delivered once, gaps are reported, and the greeting asks the server to resume each stream.
+    public var delivery = DeliveryOptions()
     /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
     /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
     /// opens the next connection on the new path first and moves the session to it without leaving `.open` (two
     /// connections overlap for a moment; a message broadcast on both arrives twice, each naming its generation).
     /// A drain below 0 is refused. See the README's "Switching networks".
     public var interfaceSwitch = InterfaceSwitchPolicy.probe
+    /// How many redirects of the opening handshake (301, 302, 303, 307, 308) one attempt follows; 0 follows none (a
+    /// redirect is then `handshake_rejected` with its status, not retried). Default 5. Each hop is checked as the
+    /// URL is (scheme, host, port), goes through the proxy `proxy` names for its host, and is a `redirected` record
+    /// (the status and the URL without user info or query); the hops share `connectTimeout`. A redirect that cannot
+    /// be followed — one more than this, a loop, `wss` to `ws`, a `Location` that is not a URL — stops the session
+    /// (`redirect_failed`, not retried). `Authorization` and `Cookie` go only to the first URL's origin. Every attempt
+    /// starts from `url` again. See docs/client.md "Redirects".
+    public var maximumRedirects = 5
+    /// Where the session's log records go besides `events`, as log entries with a level and metadata: see `LogSink`
+    /// and docs/logging.md for swift-log and `os.Logger`. Nil (the default): `events` only.
+    public var logSink: LogSink?
     /// The transport that makes connections. Default: `URLSessionTransport` on Apple platforms,
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
@@ -182,6 +198,15 @@ public struct WebSocketConfiguration: Sendable {
         if let problem = self.session.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
+        }
+        if self.maximumRedirects < 0 {
+            throw WebSocketConfigurationError(
+                property: "maximumRedirects", requirement: "at least 0 (0 follows none)",
+                value: "\(self.maximumRedirects)")
+        }
+        if let sink = self.logSink, sink.capacity < 1 {
+            throw WebSocketConfigurationError(
+                property: "logSink.capacity", requirement: "at least 1 record", value: "\(sink.capacity)")
         }
         if self.unconfirmedLimits.count < 0 || self.unconfirmedLimits.bytes < 0 {
             throw WebSocketConfigurationError(
@@ -262,7 +287,8 @@ public struct WebSocketConfiguration: Sendable {
             lifecycle: self.lifecycle,
             recordsMessages: self.recordsMessages
         )
-        session.greets = self.greeting != nil
+        session.greets = self.greeting != nil || self.delivery.feeds?.resume != nil
+        session.delivery = self.delivery.settings
         session.recordsHeartbeats = self.recordsHeartbeats
         session.retryPolicy = self.retryPolicy
         session.outboxLimits = self.outboxLimits
@@ -290,7 +316,8 @@ public struct WebSocketConfiguration: Sendable {
             outboundWatermarks: self.outboundWatermarks,
             tls: self.tls,
             proxy: self.proxy,
-            compression: self.compression
+            compression: self.compression,
+            maximumRedirects: self.maximumRedirects
         )
     }
 }

@@ -19,7 +19,8 @@ extension WebSocketClient {
         self.eventSink.finish()
     }
 
-    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported.
+    /// Returns once no queued message waits (at once if none does): every one was written, dropped or reported, and
+    /// every acknowledged send was acknowledged or given up.
     /// For tools (`tether connect --queue` at the end of its input) and tests.
     package func waitUntilOutboxEmpty() async {
         // The condition is read inside the body, not before the call: the body can run after the actor has done
@@ -33,6 +34,9 @@ extension WebSocketClient {
             }
         }
     }
+
+    /// Queued messages not settled yet, acknowledged sends waiting for their acknowledgement included.
+    package var queuedCount: Int { self.machine.queuedCount }
 
     /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
     /// greeting, the outbox); all zero once `stop()` has returned.

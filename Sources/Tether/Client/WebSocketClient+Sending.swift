@@ -50,7 +50,12 @@ extension WebSocketClient {
         case .now:
             if let (connection, generation) = self.sendRoute.direct {
                 try await Self.write(outgoing, to: connection)  // nothing queued waits: straight to the connection
-                await self.recordDirectWrite(message, generation: generation)
+                // Recorded without entering the actor, and without a suspension unless the connection was reported
+                // lost while this was written (then it is reported alone, as `recordWritten` does).
+                if self.unconfirmed.written(message, generation: generation) == .afterLoss {
+                    await self.publish(
+                        .unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
+                }
             } else {
                 try await self.sendBehindOutbox(outgoing)
             }
@@ -59,8 +64,9 @@ extension WebSocketClient {
         }
     }
 
-    /// Writes `outgoing` to `connection`, with the errors `send` documents.
-    private nonisolated static func write(
+    /// Writes `outgoing` to `connection`, with the errors `send` documents. On the caller's executor: a hop here
+    /// would cost every send a task switch (docs/benchmarks.md, issue 40).
+    private nonisolated(nonsending) static func write(
         _ outgoing: OutgoingMessage, to connection: any TransportConnection
     ) async throws(WebSocketSendError) {
         do {
@@ -132,7 +138,7 @@ extension WebSocketClient {
                     failure = error
                 }
             }
-            await self?.writeFinished(message.message, generation: generation, failure: failure, written)
+            await self?.writeFinished(message, generation: generation, failure: failure, written)
         }
     }
 
@@ -143,21 +149,15 @@ extension WebSocketClient {
         self.publish(.unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
     }
 
-    /// `recordWritten` for a `.now` send that wrote without entering the actor: it enters only in that race.
-    private nonisolated func recordDirectWrite(_ message: WebSocketMessage, generation: Int) async {
-        guard self.unconfirmed.written(message, generation: generation) == .afterLoss else { return }
-        await self.publish(.unconfirmed(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0)))
-    }
-
-
     /// The write of `message` to `generation`'s connection is over: a written message is recorded (until a pong
-    /// proves it delivered), then `written` hears the failure, if any, and the machine the outcome.
+    /// proves it delivered; an acknowledged send waits for its acknowledgement instead), then `written` hears the
+    /// failure, if any, and the machine the outcome.
     private func writeFinished(
-        _ message: WebSocketMessage, generation: Int, failure: WebSocketSendError?,
+        _ message: OutgoingMessage, generation: Int, failure: WebSocketSendError?,
         _ written: @Sendable (isolated WebSocketClient, WebSocketSendError?) -> Void
     ) {
-        if failure == nil {
-            self.recordWritten(message, generation: generation)
+        if failure == nil, !message.acknowledged {
+            self.recordWritten(message.message, generation: generation)
         }
         written(self, failure)
         self.writer = nil

@@ -39,7 +39,7 @@ public actor WebSocketClient {
     private let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
     let clock: any ClientClock
-    var machine: SessionMachine<SplitMix64>
+    var machine: SessionMachine
 
     /// Live connections and the readers of their events, by generation.
     var connections = ConnectionTable()
@@ -63,6 +63,8 @@ public actor WebSocketClient {
     var writingQueued: (generation: Int, ticket: Int)?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     var greeters: [Int: Task<Void, Never>] = [:]
+    /// Runs `configuration.logSink`, if any: the records go to it as they are published.
+    private let logSink: LogSinkDelivery?
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
     /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
@@ -95,7 +97,8 @@ public actor WebSocketClient {
         self.configuration = configuration
         self.unconfirmed = UnconfirmedRecord(limits: configuration.unconfirmedLimits)
         self.request = configuration.transportRequest
-        let adapter = ClockAdapter(clock)
+        self.logSink = configuration.logSink.map(LogSinkDelivery.init)
+        let adapter = clientClock(for: clock)
         self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
@@ -145,6 +148,7 @@ public actor WebSocketClient {
             connection.close(code: 1001, reason: "")
         }
         self.eventSink.finish()
+        self.logSink?.finish()
         self.stateBroadcast.finish()
         self.sendsWaitingSink.finish()
     }
@@ -183,7 +187,9 @@ public actor WebSocketClient {
     /// the outbox is empty when this returns. A queued message whose write was in flight is either written, or
     /// reported: `.stopped` when the write did not happen at all, `.writeInterrupted` when it broke midway. `.now`
     /// sends waiting behind the outbox throw `WebSocketSendError.notOpen` (nothing of them was sent). A greeting
-    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for).
+    /// still being prepared is cancelled (`configuration.greeting` runs in a task that this waits for). An acknowledged
+    /// send waiting to be written is given up (`.delivery(.gaveUp(…, reason: .stopped))`); one written and waiting for
+    /// its acknowledgement is given up so at its connection's end, unless the closing handshake brought it.
     public func stop() async {
         self.stopPathMonitor()
         self.handle(self.machine.stop(now: self.now()))  // drops the outbox; no connection for `send` any more
@@ -292,12 +298,16 @@ public actor WebSocketClient {
     private func transportEvent(_ event: TransportEvent, generation: Int) {
         let now = self.now()
         switch event {
+        case .redirected(let status, let url):
+            self.machine.transportRedirected(
+                generation: generation, status: status, location: url.redactedForLogs, now: now)
+            self.afterEvent()
         case .opened:
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):
             // The machine decides: everything the latest connection reads before its end is delivered, in any
             // phase (suspended with the connection kept, or closing); an older generation's leftovers are not.
-            switch self.machine.messageReceived(generation: generation, bytes: message.byteCount, now: now) {
+            switch self.delivery(of: message, generation: generation, now: now) {
             case .deliver: self.publish(.message(message, generation: generation))
             case .discard: break  // stale: counted and recorded by the machine
             }
@@ -393,7 +403,7 @@ public actor WebSocketClient {
             self.unconfirmed.pingSent(ping, generation: generation)  // before the ping: its pong proves what came first
             connection.sendPing(id: ping)
         case .sendGreeting(let generation):
-            guard let connection = self.connections[generation], let greeting = self.configuration.greeting else {
+            guard let connection = self.connections[generation], let greeting = self.greetingMessages else {
                 return
             }
             self.greet(connection, generation: generation, greeting: greeting)
@@ -441,14 +451,30 @@ public actor WebSocketClient {
     }
 
     private func publishRecordsAndState() {
+        // One access to the machine for all it has to publish: each access to the actor's stored properties is
+        // checked for exclusivity at run time, and this runs after every event. Nothing here touches `machine`
+        // but through `machine`.
+        self.withMachine { machine in
+            self.publishRecordsAndState(&machine)
+        }
+    }
+
+    private func withMachine<Result>(_ body: (inout SessionMachine) -> Result) -> Result {
+        body(&self.machine)
+    }
+
+    private func publishRecordsAndState(_ machine: inout SessionMachine) {
         // The send route first: a consumer that sees an `.opened` record may send at once, from another thread, and
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
-        self.publishSendRoute()
-        self.machine.drainRecords { self.publish(.record($0)) }
-        if let rtt = self.machine.roundTripToPublish() {
+        self.publishSendRoute(machine.sendRoute)
+        machine.drainRecords { record in
+            self.publish(.record(record))
+            self.logSink?.deliver(record)
+        }
+        if let rtt = machine.roundTripToPublish() {
             self.publish(.roundTrip(milliseconds: rtt))
         }
-        self.machine.drainOutboxNotices { notice in
+        machine.drainOutboxNotices { notice in
             switch notice {
             case .dropped(let ticket, let reason):
                 self.publish(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
@@ -462,9 +488,10 @@ public actor WebSocketClient {
                 }
             }
         }
-        if self.machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
-        if self.machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
-        if let change = self.machine.statusChange() {
+        self.publishDeliveryNotices(&machine)
+        if machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
+        if machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
+        if let change = machine.statusChange() {
             let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
             self.publish(.stateChanged(state, cause: change.cause))
             self.stateBroadcast.publish(state)
@@ -473,7 +500,7 @@ public actor WebSocketClient {
 
     /// Hands `event` to `events`. When that put the events not read yet above the high watermark, reading is held
     /// once the records being published are out (`applyReadingHold`, from `afterEvent`).
-    func publish(_ event: WebSocketEvent) {
+    func publish(_ event: consuming WebSocketEvent) {
         if self.eventSink.yield(event) { self.readingHoldChanged = true }
     }
 
@@ -496,7 +523,10 @@ public actor WebSocketClient {
     /// Mirrors the machine's send route where `send` reads it without entering the actor (the lock only when it
     /// changed: this runs after every event).
     private func publishSendRoute() {
-        let decided = self.machine.sendRoute
+        self.publishSendRoute(self.machine.sendRoute)
+    }
+
+    private func publishSendRoute(_ decided: SendRoute) {
         let connection: (any TransportConnection)? =
             if case .direct(let generation) = decided { self.connections[generation] } else { nil }
         let identity = connection.map { ObjectIdentifier($0) }
@@ -506,8 +536,11 @@ public actor WebSocketClient {
     }
 
     private func rescheduleTimer() {
-        self.timer.move(to: self.machine.nextWake, tolerance: self.configuration.effectiveTimerTolerance) {
-            self.clock.makeTimer(executor: Self.serialExecutor(self.configuration), owner: self) { client in
+        self.timer.move(to: self.machine.nextWake) {
+            self.clock.makeTimer(
+                executor: Self.serialExecutor(self.configuration), owner: self,
+                tolerance: self.configuration.effectiveTimerTolerance
+            ) { client in
                 client.timerFired()
             }
         }

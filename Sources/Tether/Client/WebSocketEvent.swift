@@ -23,6 +23,9 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     /// background, the end of a handover's drain) reports nothing when the server answered the close (it read
     /// everything before it); it is lost like any other when it ends otherwise (reset, or the close unanswered).
     case unconfirmed(UnconfirmedMessages)
+    /// What became of an acknowledged send (acknowledged, expired, given up), or a gap in a feed: only with
+    /// `WebSocketConfiguration.delivery` on (docs/delivery.md).
+    case delivery(DeliveryEvent)
     /// A log record from the session machine: generation, event kind, monotonic time, phases, reason.
     /// Records never hold payloads, header values or URL queries.
     case record(LogRecord)
@@ -46,6 +49,8 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
             let more = unconfirmed.notKept > 0 ? " and \(unconfirmed.notKept) more" : ""
             return "unconfirmed \(unconfirmed.messages.count) messages (\(bytes) bytes)\(more) "
                 + "gen=\(unconfirmed.generation)"
+        case .delivery(let delivery):
+            return "delivery \(delivery)"
         case .record(let record):
             return record.logLine
         }

@@ -42,11 +42,15 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
         /// The next event; nil once the sequence has ended, once a newer iterator took over, or when the calling
         /// task is cancelled (the events stay for the next reader). Resumes on the caller's isolation.
         public mutating func next(isolation actor: isolated (any Actor)? = #isolation) async -> WebSocketEvent? {
-            await self.channel.next(reader: self.reader, isolation: actor)
+            // An event already buffered is taken without calling into another async function: each such call costs
+            // a task switch in the runtime (its executor checks), per event.
+            if let taken = self.channel.takeNow(reader: self.reader) { return taken }
+            return await self.channel.wait(reader: self.reader, isolation: actor)
         }
 
         public mutating func next() async -> WebSocketEvent? {
-            await self.channel.next(reader: self.reader, isolation: nil)
+            if let taken = self.channel.takeNow(reader: self.reader) { return taken }
+            return await self.channel.wait(reader: self.reader, isolation: nil)
         }
     }
 }
@@ -55,21 +59,17 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
 /// of what it holds: above the high watermark it is `held` until a reader has brought it down to the low one, and
 /// tells `onRelease` then. Readers are numbered as they attach; only the newest reads, and a cancelled one takes
 /// nothing (`WebSocketEvents`).
+///
+/// Yielded on a thread that runs in turns (`WakeBatcher`: the client's event loop), the waiting reader's wake-up is
+/// deferred to the end of the turn, with everything yielded in it; off that thread, the reader is woken at once.
+///
+/// Events are moved into and out of the buffer, not copied: a `WebSocketEvent` is a large enum.
 final class EventChannel: Sendable {
     private typealias Reader = UnsafeContinuation<WebSocketEvent?, Never>
 
-    /// What a reader gets when it asks.
-    private enum Take {
-        case event(WebSocketEvent)
-        /// The sequence ended for this reader: the channel finished and is empty, or a newer reader took over.
-        case end
-        /// Nothing buffered yet: wait.
-        case nothingYet
-    }
-
     private struct State {
-        /// Events not read yet: `buffer[head...]`.
-        var buffer: [WebSocketEvent] = []
+        /// Events not read yet: `buffer[head...]` (the slots before `head` were moved out).
+        var buffer: [WebSocketEvent?] = []
         var head = 0
         /// The number of the newest reader (0: none attached yet); older ones get the end.
         var newestReader = 0
@@ -88,12 +88,24 @@ final class EventChannel: Sendable {
         var peakWeight = 0
         /// Called (without the lock) when `held` clears.
         var onRelease: (@Sendable () -> Void)?
+        /// What wakes the reader at the end of a turn, made on first use (a closure per deferral was an allocation
+        /// per wake-up).
+        var waker: Waker?
 
-        /// The next event, and whether taking it released the hold.
+        /// Buffers `event`; true when that put the buffer above the high watermark (it is held from now on).
+        mutating func append(_ event: consuming WebSocketEvent, high: Int) -> Bool {
+            self.weight += event.bufferWeight
+            self.peakWeight = max(self.peakWeight, self.weight)
+            self.buffer.append(event)
+            guard !self.held, self.weight > high else { return false }
+            self.held = true
+            return true
+        }
+
+        /// Moves the next event out, with whether taking it released the hold.
         mutating func popFirst(low: Int) -> (event: WebSocketEvent, released: Bool)? {
-            guard self.head < self.buffer.count else { return nil }
-            let event = self.buffer[self.head]
-            self.weight -= EventChannel.weight(of: event)
+            guard self.head < self.buffer.count, let event = self.buffer[self.head].take() else { return nil }
+            self.weight -= event.bufferWeight
             var released = false
             if self.held, self.weight <= low {
                 self.held = false
@@ -105,21 +117,25 @@ final class EventChannel: Sendable {
                 self.buffer.removeAll(keepingCapacity: self.buffer.capacity <= 4_096)
                 self.head = 0
             } else if self.head >= 1_024, self.head * 2 >= self.buffer.count {
-                // A buffer that a steady feed never empties: drop the events read so far (each is moved at most
-                // once per halving), or they would stay in the array for ever.
+                // A buffer that a steady feed never empties: drop the slots read so far (each event is moved at
+                // most once per halving), or the array would grow for ever.
                 self.buffer.removeFirst(self.head)
                 self.head = 0
             }
             return (event, released)
         }
 
-        /// What reader number `reader` gets now, and what to tell (outside the lock) when taking it ended a hold.
-        mutating func take(for reader: Int, low: Int) -> (Take, release: (@Sendable () -> Void)?) {
-            guard reader == self.newestReader else { return (.end, nil) }
+        /// What reader number `reader` gets now: an event, or nil with `ended` (the sequence ended for it: the
+        /// channel finished and is empty, or a newer reader took over) or without (nothing buffered yet: wait); and
+        /// what to tell (outside the lock) when taking it ended a hold.
+        mutating func take(
+            for reader: Int, low: Int
+        ) -> (WebSocketEvent?, ended: Bool, release: (@Sendable () -> Void)?) {
+            guard reader == self.newestReader else { return (nil, true, nil) }
             if let (event, released) = self.popFirst(low: low) {
-                return (.event(event), released ? self.onRelease : nil)
+                return (event, false, released ? self.onRelease : nil)
             }
-            return (self.finished ? .end : .nothingYet, nil)
+            return (nil, self.finished, nil)
         }
 
         /// Takes the waiting reader out, with its deferred wake-up: the caller resumes it with nil, and the events it
@@ -128,6 +144,17 @@ final class EventChannel: Sendable {
             self.wakeDeferred = false  // a deferred wake-up that finds no reader does nothing
             defer { self.reader = nil }
             return self.reader
+        }
+    }
+
+    /// A channel's wake-up closure, made once. In a class, so that reading it does not re-wrap it: kept in an optional
+    /// tuple in the state, each read and store wrapped the closure in one more reabstraction thunk.
+    private final class Waker: Sendable {
+        let wake: @Sendable () -> Void
+
+        init(_ channel: EventChannel) {
+            // Weak: the waker lives in the channel. A parked reader holds the channel, so it is there to be woken.
+            self.wake = { [weak channel] in channel?.wakeDeferredReader() }
         }
     }
 
@@ -155,8 +182,7 @@ final class EventChannel: Sendable {
     /// What an event weighs against the watermarks: a message its payload plus `eventOverhead`, any other event
     /// `eventOverhead`.
     static func weight(of event: WebSocketEvent) -> Int {
-        guard case .message(let message, _) = event else { return Self.eventOverhead }
-        return message.byteCount + Self.eventOverhead
+        event.bufferWeight
     }
 
     /// The slots the buffer's array holds, read events not yet dropped among them (tests check it stays bounded).
@@ -177,44 +203,38 @@ final class EventChannel: Sendable {
     /// Delivers `event` to the waiting reader, or buffers it. Dropped once the channel has finished.
     /// - Returns: true when buffering it put the buffer above the high watermark (it is now held).
     @discardableResult
-    func yield(_ event: WebSocketEvent) -> Bool {
-        let deferring = self.batcher?.isCurrent == true
+    func yield(_ event: consuming WebSocketEvent) -> Bool {
+        let batcher = self.batcher
+        let deferring = batcher?.isCurrent == true
+        let high = self.watermarks.high
+        var event: WebSocketEvent? = consume event  // moved once: into the buffer, or to the reader
         var crossed = false
-        var deferWake = false
+        var waker: Waker?
         let reader: Reader? = self.state.withLock { state in
             guard !state.finished else { return nil }
             guard let reader = state.reader, !state.wakeDeferred else {
-                state.buffer.append(event)
-                state.weight += Self.weight(of: event)
-                state.peakWeight = max(state.peakWeight, state.weight)
-                if !state.held, state.weight > self.watermarks.high {
-                    state.held = true
-                    crossed = true
-                }
+                crossed = state.append(event.take()!, high: high)
                 return nil
             }
-            if deferring {
-                // The reader stays parked; the event waits in the buffer (empty while a reader waits) until the
-                // end of the turn.
-                state.wakeDeferred = true
-                deferWake = true
-                state.buffer.append(event)
-                state.weight += Self.weight(of: event)
-                state.peakWeight = max(state.peakWeight, state.weight)
-                return nil
+            guard deferring else {
+                state.reader = nil
+                return reader
             }
-            state.reader = nil
-            return reader
+            // The reader stays parked; the event waits in the buffer (empty while a reader waits) until the end of
+            // the turn.
+            state.wakeDeferred = true
+            _ = state.append(event.take()!, high: high)
+            waker = state.waker ?? Waker(self)
+            state.waker = waker
+            return nil
         }
-        if deferWake {
-            self.batcher?.deferToEndOfTurn { [self] in self.wakeDeferredReader() }
-        }
-        reader?.resume(returning: event)
+        if let waker { batcher?.deferToEndOfTurn(waker.wake) }
+        if let reader { reader.resume(returning: event.take()) }
         return crossed
     }
 
     /// The end of the turn in which a waiting reader's wake-up was deferred: resumes it with the first event.
-    private func wakeDeferredReader() {
+    fileprivate func wakeDeferredReader() {
         self.resumeReader { state in
             guard state.wakeDeferred else { return false }
             state.wakeDeferred = false
@@ -258,30 +278,27 @@ final class EventChannel: Sendable {
         return number
     }
 
-    /// The next event for reader number `reader`: nil once the channel finished and is empty, once a newer reader
-    /// attached, or when the calling task is cancelled (it takes nothing then: the events wait for the next reader).
-    func next(reader: Int, isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
-        guard !Task.isCancelled else { return nil }
-        // The common case when events come faster than they are read: no continuation, no cancellation handler.
-        let (first, release) = self.state.withLock { $0.take(for: reader, low: self.watermarks.low) }
+    /// What reader number `reader` gets without waiting: `.some(event)`, `.some(nil)` once the channel finished and
+    /// is empty, once a newer reader attached, or when the calling task is cancelled (it takes nothing then: the
+    /// events wait for the next reader); nil when it must wait (`wait(reader:isolation:)`). The common case when events
+    /// come faster than they are read: no continuation, no cancellation handler.
+    func takeNow(reader: Int) -> WebSocketEvent?? {
+        guard !Task.isCancelled else { return .some(nil) }
+        let (first, ended, release) = self.state.withLock { $0.take(for: reader, low: self.watermarks.low) }
         release?()
-        switch first {
-        case .event(let event): return event
-        case .end: return nil
-        case .nothingYet: break
-        }
-        return await withTaskCancellationHandler {
+        return first != nil || ended ? .some(first) : nil
+    }
+
+    /// The next event for reader number `reader` once one comes, after `takeNow` found none: as `takeNow`, waiting.
+    func wait(reader: Int, isolation actor: isolated (any Actor)?) async -> WebSocketEvent? {
+        await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: Reader) in
                 var release: (@Sendable () -> Void)?
                 var superseded: Reader?
                 let ready: WebSocketEvent?? = self.state.withLock { state in
-                    let taken: Take
-                    (taken, release) = state.take(for: reader, low: self.watermarks.low)
-                    switch taken {
-                    case .event(let event): return .some(event)
-                    case .end: return .some(nil)
-                    case .nothingYet: break
-                    }
+                    let (event, ended, taken) = state.take(for: reader, low: self.watermarks.low)
+                    release = taken
+                    if event != nil || ended { return .some(event) }
                     // The cancellation flag is set before the handler runs, and the handler takes this lock: a
                     // cancellation either is seen here or finds this reader waiting.
                     if Task.isCancelled { return .some(nil) }
@@ -310,7 +327,7 @@ final class EventChannel: Sendable {
 /// A thread that runs in turns (an event loop) and can run work at the end of its current turn. `EventChannel`
 /// defers its reader's wake-up there, so that the readers of many clients woken in one turn are handed to the
 /// thread pool together: the pool then wakes one thread for all of them, not one per reader.
-protocol WakeBatcher: Sendable {
+protocol WakeBatcher: AnyObject, Sendable {
     /// Whether the caller is on the batcher's thread, inside a turn.
     var isCurrent: Bool { get }
     /// Runs `work` on the batcher's thread at the end of the current turn. Only called when `isCurrent`.
@@ -320,5 +337,11 @@ protocol WakeBatcher: Sendable {
 extension WebSocketEvent {
     /// What an event weighs against `inboundWatermarks` beside a message's payload: its own size in the client's
     /// buffer. For the checks and benchmarks that compute the bound.
-    package static var bufferOverhead: Int { MemoryLayout<WebSocketEvent>.stride }
+    package static var bufferOverhead: Int { MemoryLayout<WebSocketEvent?>.stride }
+
+    /// What this event weighs in the client's buffer (`EventChannel.weight(of:)`), read without copying it.
+    var bufferWeight: Int {
+        guard case .message(let message, _) = self else { return Self.bufferOverhead }
+        return message.byteCount + Self.bufferOverhead
+    }
 }

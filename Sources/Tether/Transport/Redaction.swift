@@ -92,6 +92,7 @@ extension TransportRequest: CustomReflectable {
                 "outboundWatermarks": self.outboundWatermarks,
                 "tls": self.tls,
                 "proxy": self.proxy,
+                "maximumRedirects": self.maximumRedirects,
             ],
             displayStyle: .struct)
     }
@@ -127,6 +128,8 @@ extension WebSocketConfiguration: CustomReflectable {
                 "retryPolicy": self.retryPolicy,
                 "greeting": self.greeting == nil ? "none" : "set",
                 "outboxLimits": self.outboxLimits,
+                "maximumRedirects": self.maximumRedirects,
+                "logSink": self.logSink.map { "level \($0.minimumLevel), capacity \($0.capacity)" } ?? "none",
                 // The transport by its type: its object graph (an event loop, its tables and locks) is no part of
                 // the settings, and `dump` walking it on a live shared loop took minutes in a test.
                 "transport": String(describing: type(of: self.transport)),

@@ -1,8 +1,14 @@
+import Foundation
 import TetherCore
 
 /// An event from one transport connection. The consumer tags it with the generation captured
 /// when the connection was created; the transport itself never needs to know generations.
 public enum TransportEvent: Sendable {
+    /// The server redirected the opening handshake with `status` (301, 302, 303, 307 or 308) and the connection
+    /// follows it to `url` (resolved, with `http`/`https` read as `ws`/`wss`), within the same attempt and its
+    /// deadline: one event per hop, before `.opened` or `.ended`. `url` may carry a token in its query: the client
+    /// records it redacted (`LogRecord.Event.redirected`).
+    case redirected(status: Int, to: URL)
     /// The opening handshake completed. `subprotocol` is the one the server selected, if any.
     case opened(subprotocol: String?)
     /// A complete data message, in the order the peer sent it.

@@ -29,6 +29,13 @@ public struct TransportRequest: Sendable {
     public var proxy: ProxyConfiguration
     /// permessage-deflate to offer (see `CompressionOptions`); nil (the default): none.
     public var compression: CompressionOptions?
+    /// How many redirects of the opening handshake (301, 302, 303, 307, 308) the connection follows before it
+    /// ends with `.redirectFailed(.tooMany)`; 0 follows none (a redirect then ends it as `.handshakeRejected` with
+    /// its status). Default 5. Each hop is checked as the first URL is (scheme, host, port), goes through the proxy
+    /// the configuration names for its host (the `no_proxy` rule applied again), and is reported
+    /// (`TransportEvent.redirected`); `wss` to `ws` is refused (`.downgrade`), a URL seen twice is a loop. On a hop
+    /// to another origin (scheme, host or port) `Authorization` and `Cookie` are not sent.
+    public var maximumRedirects: Int
     /// The interface the connection must leave by (`eth1`, `wlan0`), as a path monitor named it; nil (the default)
     /// for the route the system prefers when the connection starts. `SocketTransport` binds its sockets to it
     /// (`SO_BINDTODEVICE`); a name the system does not know ends the attempt with `.connectFailed`.
@@ -44,7 +51,8 @@ public struct TransportRequest: Sendable {
         outboundWatermarks: Watermarks = .standard,
         tls: TLSOptions = TLSOptions(),
         proxy: ProxyConfiguration = .none,
-        compression: CompressionOptions? = nil
+        compression: CompressionOptions? = nil,
+        maximumRedirects: Int = 5
     ) {
         self.url = url
         self.headers = headers
@@ -56,5 +64,6 @@ public struct TransportRequest: Sendable {
         self.tls = tls
         self.proxy = proxy
         self.compression = compression
+        self.maximumRedirects = maximumRedirects
     }
 }

@@ -169,6 +169,11 @@ package enum CommandLineParser {
                 scratch.queue = true
             case .flag("--greeting-file"):
                 scratch.greetingFile = try cursor.value(for: "--greeting-file")
+            case .flag("--acknowledged"):
+                try cursor.noValue(for: "--acknowledged")
+                scratch.acknowledged = true
+            case .flag("--feed"):
+                scratch.feeds.append(try self.streamName(cursor.value(for: "--feed"), flag: "--feed"))
             case .flag("--proxy"):
                 scratch.proxy = try self.proxy(cursor.value(for: "--proxy"))
                 proxyGiven = true
@@ -188,6 +193,7 @@ package enum CommandLineParser {
         guard let url else { throw .missingArgument("URL (for example ws://127.0.0.1:8080/)") }
         if scratch.eventsText, !scratch.eventsJSONL { throw .requires(flag: "--events-text", other: "--events jsonl") }
         if proxyGiven, proxyEnvironmentGiven { throw .conflicting("--proxy", "--proxy-env") }
+        if scratch.acknowledged, scratch.queue { throw .conflicting("--acknowledged", "--queue") }
         if scratch.clientCertificate != nil, scratch.clientKey == nil {
             throw .requires(flag: "--cert", other: "--key")
         }
@@ -277,6 +283,20 @@ package enum CommandLineParser {
             case .flag("--broadcast-every"):
                 options.broadcastEvery = try cursor.integer(
                     for: "--broadcast-every", in: .milliseconds, expected: "milliseconds > 0")
+            case .flag("--delivery"):
+                try cursor.noValue(for: "--delivery")
+                options.delivery = true
+            case .flag("--feed"):
+                options.feeds.append(try self.streamName(cursor.value(for: "--feed"), flag: "--feed"))
+                options.delivery = true
+            case .flag("--feed-every"):
+                options.feedEvery = try cursor.integer(
+                    for: "--feed-every", in: .milliseconds, expected: "milliseconds > 0")
+                options.delivery = true
+            case .flag("--feed-retained"):
+                options.feedRetained = try cursor.integer(
+                    for: "--feed-retained", in: 0...100_000, expected: "a count 0...100000")
+                options.delivery = true
             case .flag("--ping-every"):
                 options.pingEvery = try cursor.integer(
                     for: "--ping-every", in: .milliseconds, expected: "milliseconds > 0")
@@ -376,6 +396,14 @@ package enum CommandLineParser {
         let authority = shown.range(of: "://")?.upperBound ?? shown.startIndex
         if let at = shown[authority...].lastIndex(of: "@") { shown.removeSubrange(authority...at) }
         return String(shown.prefix { $0 != "?" && $0 != "#" })
+    }
+
+    /// A stream name of the delivery protocol: 1...64 bytes, no spaces.
+    static func streamName(_ name: String, flag: String) throws(ArgumentError) -> String {
+        guard !name.isEmpty, name.utf8.count <= 64, !name.contains(where: \.isWhitespace) else {
+            throw .invalidValue(flag: flag, value: name, expected: "a stream name of 1...64 bytes without spaces")
+        }
+        return name
     }
 
     static func header(_ text: String) throws(ArgumentError) -> HeaderOption {

@@ -53,6 +53,12 @@ package struct ConnectOptions: Equatable, Sendable {
     /// `--queue`: stdin lines go through the client's outbox (`SendPolicy.queued`), kept in order across reconnects
     /// and sent after the greeting, instead of waiting for an open connection line by line.
     package var queue = false
+    /// `--acknowledged`: stdin lines go as acknowledged sends in the test server's delivery protocol
+    /// (`send ID LINE`, docs/delivery.md): kept until the server acknowledges them, written again after a reconnect.
+    package var acknowledged = false
+    /// `--feed STREAM` (repeatable): subscribe to STREAM in the test server's delivery protocol, resuming after the
+    /// last number delivered on every open; each number is printed once, and a gap is reported.
+    package var feeds: [String] = []
     /// `--greeting-file PATH`: each line of the file is a text message sent first on every open.
     package var greetingFile: String?
     /// `--proxy URL` (`.http`) or `--proxy-env` (`.environment`). Nil when neither is given: the client's default,

@@ -24,6 +24,15 @@ package struct ServeOptions: Equatable, Sendable {
     /// `--broadcast-every MS`: the server-wide numbered feed (`Scenario.Broadcast`), one number every MS to every open
     /// connection.
     package var broadcastEvery: Int?
+    /// `--delivery` (or any `--feed*` flag): speak the test server's acknowledging, resumable feed protocol
+    /// (`Scenario.DeliveryProtocol`, docs/delivery.md).
+    package var delivery = false
+    /// `--feed NAME` (repeatable): the streams published; `feed` when none is named.
+    package var feeds: [String] = []
+    /// `--feed-every MS`: a number of each stream every MS. Default 1,000.
+    package var feedEvery = 1_000
+    /// `--feed-retained N`: how many of each stream's latest numbers a resume can get again. Default 1,000.
+    package var feedRetained = 1_000
     /// Close a connection whose upgrade request is not complete after this long (`TestServer`'s default).
     package var handshakeTimeout = 10_000
     /// At most this many connections in the handshake; a new one resets the oldest.

@@ -60,6 +60,12 @@ enum Usage {
           --queue               queue stdin lines in the client's outbox (kept across reconnects, sent in
                                 order after the greeting); a line that finds the outbox full is reported
           --greeting-file PATH  send each line of PATH as a text message first on every open
+          --acknowledged        send stdin lines as acknowledged sends in the test server's delivery protocol
+                                ('send ID LINE'): kept until the server answers 'ack ID', written again after a
+                                reconnect; each acknowledgement is reported (the protocol of 'tether serve')
+          --feed STREAM         follow STREAM of the test server's delivery protocol (repeatable): subscribe,
+                                resume after the last number delivered on every open, print each number once,
+                                report a gap
           --proxy URL           tunnel through the HTTP proxy http://[USER:PASSWORD@]HOST:PORT with CONNECT,
                                 or the SOCKS5 proxy socks5h:// (it resolves names) or socks5:// (we do)
                                 (the password is sent to the proxy only, never shown)
@@ -95,6 +101,11 @@ enum Usage {
           --deflate              accept a client's permessage-deflate offer
           --ping-every MS        send a ping every MS
           --broadcast-every MS   send every open connection the server's next number every MS (one feed for all)
+          --delivery             speak the delivery protocol: answer 'send ID BODY' with 'ack ID' (each id taken
+                                 once), publish streams to 'subscribe STREAM [AFTER]' as 'feed STREAM N'
+          --feed NAME            a stream to publish (repeatable; default 'feed'); implies --delivery
+          --feed-every MS        a number of each stream every MS (default 1000); implies --delivery
+          --feed-retained N      numbers of each stream a resume can get again (default 1000); implies --delivery
           --handshake-timeout MS close a connection without a complete request after MS (default 10000)
           --max-handshaking N    at most N connections in the handshake; a new one resets the oldest
                                  (default 128)

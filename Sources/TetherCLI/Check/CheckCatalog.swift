@@ -81,6 +81,10 @@ package enum CheckCatalog {
             name: "outbox-restart", title: "Queued sends cross a server restart in order after the greeting",
             body: S.outboxRestart
         ),
+        Entry(
+            name: "delivery", title: "Acknowledged sends and a feed cut mid-frame: nothing lost, nothing twice",
+            body: S.delivery
+        ),
         Entry(name: "retry-give-up", title: "A bounded retry gives up visibly after N attempts", body: S.retryGiveUp),
         Entry(
             name: "slow-link", title: "A large message over a throttled link arrives on the first connection",

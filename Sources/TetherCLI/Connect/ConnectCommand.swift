@@ -1,6 +1,7 @@
 import Foundation
 import Tether
 import TetherCore
+import TetherTesting
 
 /// `tether connect URL`: an interactive client. Lines on stdin are sent as text messages, received messages are
 /// printed, and a status line (stderr) shows state, generation, last RTT, attempt and next retry.
@@ -53,6 +54,12 @@ package enum ConnectCommand {
         if let proxy = options.proxy { configuration.proxy = proxy }
         configuration.compression = options.deflate
         if let policy = options.interfaceSwitch { configuration.interfaceSwitch = policy }
+        if options.acknowledged {
+            configuration.delivery.acknowledgements = TestServerDeliveryProtocol.acknowledgements()
+        }
+        if !options.feeds.isEmpty {
+            configuration.delivery.feeds = TestServerDeliveryProtocol.feeds(options.feeds)
+        }
         if let path = options.greetingFile {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 io.writeError("tether connect: cannot read the greeting file \(path)\n")
@@ -91,7 +98,10 @@ package enum ConnectCommand {
         }
         let input = Task {
             guard options.readsStdin else { return }
-            if options.queue {
+            if options.acknowledged {
+                await Self.sendAcknowledged(lines(), client: client, status: status)
+                await client.waitUntilOutboxEmpty()  // acknowledged (or given up) before the end of input ends it
+            } else if options.queue {
                 await Self.queue(lines(), client: client, status: status)
                 await client.waitUntilOutboxEmpty()  // written (or reported) before the end of input ends it
             } else {
@@ -209,6 +219,8 @@ package enum ConnectCommand {
             case .unconfirmed(let unconfirmed):
                 await status.error("connection lost: \(unconfirmed.messages.count + unconfirmed.notKept) sent "
                     + "messages may not have arrived (gen \(unconfirmed.generation))\n")
+            case .delivery(let delivery):
+                await status.error(Self.describe(delivery))
             }
         }
     }
@@ -249,6 +261,24 @@ package enum ConnectCommand {
                 try await client.send(.text(line), policy: .queued(expiresAfter: nil))
             } catch {
                 await status.error("not queued (\(Self.describe(error))): \(line.utf8.count) bytes\n")
+            }
+        }
+    }
+
+    /// `--acknowledged`: each line goes as an acknowledged send of the test server's delivery protocol, `send ID
+    /// LINE`, with an id of this run (`<run>-<n>`: the server takes each id once, whatever run sent it first).
+    private static func sendAcknowledged(
+        _ lines: AsyncStream<String>, client: WebSocketClient, status: StatusLine
+    ) async {
+        let run = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        var number = 0
+        for await line in lines {
+            number += 1
+            let id = "\(run)-\(number)"
+            do {
+                try await client.send(TestServerDeliveryProtocol.send(id: id, body: line), id: id)
+            } catch {
+                await status.error("not queued (\(error)): \(line.utf8.count) bytes\n")
             }
         }
     }
@@ -309,7 +339,22 @@ package enum ConnectCommand {
         case .peerClosed(let code?)?: " \(code)"
         case .protocolViolation(let code)?: " \(code)"
         case .handshakeInvalid(let detail)?, .tlsFailed(let detail)?: " (\(detail))"
+        case .redirectFailed(let failure)?: " (\(failure))"
         default: ""
+        }
+    }
+
+    /// The stderr line of a delivery event: what became of a `--acknowledged` line, or a gap in a `--feed`.
+    static func describe(_ delivery: DeliveryEvent) -> String {
+        switch delivery {
+        case .acknowledged(let id, let writes):
+            "acknowledged \(id)" + (writes > 1 ? " (written \(writes) times)" : "") + "\n"
+        case .expired(let id, let message, let writes):
+            "not acknowledged in time: \(id), \(message.byteCount) bytes, written \(writes) times\n"
+        case .gaveUp(let id, let message, let writes, let reason):
+            "gave up (\(reason)): \(id), \(message.byteCount) bytes, written \(writes) times\n"
+        case .gap(let gap):
+            "gap in feed \(gap.stream): \(gap.lastDelivered) then \(gap.firstReceived) (\(gap.missing) missing)\n"
         }
     }
 

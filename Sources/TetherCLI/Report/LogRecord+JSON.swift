@@ -3,10 +3,10 @@ import TetherCore
 
 extension LogRecord {
     /// The record as one JSON object with the keys of `tether connect --events jsonl`, in this order:
-    /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `detail`, `code`, `rtt_ms`, `attempt`,
-    /// `delay_ms`, `bytes`, `path`, `ignored` (what a `stale` record ignored). A record has no field that could hold
-    /// a payload, header value or URL query (`detail`, of a `handshake_invalid` close, is one of the handshake
-    /// parser's fixed texts).
+    /// `t`, `gen`, `event`, `from`, `to`, then, where they apply, `reason`, `detail`, `code`, `status`, `location`,
+    /// `rtt_ms`, `attempt`, `delay_ms`, `bytes`, `path`, `ignored` (what a `stale` record ignored). A record has no
+    /// field that could hold a payload, header value or URL query (`detail` is a fixed text; `location`, a redirect's
+    /// URL, has no user info, query or fragment).
     package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("t", .int(self.time)),

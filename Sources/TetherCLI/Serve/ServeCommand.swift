@@ -120,6 +120,11 @@ package enum ServeCommand {
         if options.deflate { scenario.deflate = .accept(PerMessageDeflateServerPolicy()) }
         scenario.pingIntervalMilliseconds = options.pingEvery
         scenario.broadcast = options.broadcastEvery.map { Scenario.Broadcast(intervalMilliseconds: $0) }
+        if options.delivery {
+            scenario.delivery = Scenario.DeliveryProtocol(
+                streams: options.feeds.isEmpty ? ["feed"] : options.feeds, intervalMilliseconds: options.feedEvery,
+                retained: options.feedRetained)
+        }
         return scenario
     }
     #endif

@@ -36,7 +36,7 @@ extension RequestOutcome {
             case 500..<600: self = .serverError(status: status)
             default: self = .rejected(status: status)
             }
-        case .handshakeInvalid, .protocolViolation: self = .invalidResponse
+        case .handshakeInvalid, .protocolViolation, .redirectFailed: self = .invalidResponse
         case .receiveFailed, .closedLocally: self = .connectionLost
         case .tlsFailed: self = .tlsFailure
         case .proxyRejected(let status, _): self = .rejected(status: status)

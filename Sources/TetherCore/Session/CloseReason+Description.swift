@@ -14,6 +14,7 @@ extension CloseReason: CustomStringConvertible {
         case .connectFailed(let failure, let tried): "connectFailed(\(failure)\(Self.triedText(tried)))"
         case .handshakeRejected(let status): "handshakeRejected(status: \(status))"
         case .handshakeInvalid(let detail): "handshakeInvalid(detail: \"\(detail)\")"
+        case .redirectFailed(let failure): "redirectFailed(\"\(failure)\")"
         case .proxyRejected(let status): "proxyRejected(status: \(status))"
         case .socksRejected(let refusal): "socksRejected(\(refusal))"
         case .proxyUnreachable(let failure, let tried): "proxyUnreachable(\(failure)\(Self.triedText(tried)))"

@@ -20,6 +20,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case handshakeRejected(status: Int)
     /// The server's response did not validate; `detail` says what failed (fixed words, never a header value).
     case handshakeInvalid(detail: String)
+    /// A redirect of the opening handshake could not be followed (a loop, too many, a downgrade to `ws://`, a
+    /// `Location` that cannot be followed); the record's `code` is the redirect's status. Not retried.
+    case redirectFailed(RedirectFailure)
     /// The HTTP proxy refused the CONNECT tunnel with this status.
     case proxyRejected(status: Int)
     /// The SOCKS5 proxy refused the tunnel (named `proxy_rejected`, its detail the refusal).
@@ -50,6 +53,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .connectFailed: "connect_failed"
         case .handshakeRejected: "handshake_rejected"
         case .handshakeInvalid: "handshake_invalid"
+        case .redirectFailed: "redirect_failed"
         case .tlsFailed: "tls_failed"
         case .proxyRejected, .socksRejected: "proxy_rejected"
         case .proxyUnreachable: "proxy_unreachable"
@@ -60,14 +64,15 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         }
     }
 
-    /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail, the SOCKS
-    /// refusal (`SOCKS host unreachable`), the addresses a failed connect tried (`tried 192.0.2.2:80: refused,
-    /// [2001:db8::2]:80: unreachable`); nil for every other reason (a close code or HTTP status is in the
-    /// record's `code`).
+    /// What the name alone does not say, for logs: `handshakeInvalid`'s and `tlsFailed`'s detail, why a redirect
+    /// was not followed (`redirect loop`), the SOCKS refusal (`SOCKS host unreachable`), the addresses a failed
+    /// connect tried (`tried 192.0.2.2:80: refused, [2001:db8::2]:80: unreachable`); nil for every other reason (a
+    /// close code or HTTP status is in the record's `code`).
     public var detail: String? {
         switch self {
         case .handshakeInvalid(let detail), .tlsFailed(let detail): detail
         case .socksRejected(let refusal): refusal.description
+        case .redirectFailed(let failure): failure.description
         case .connectFailed(_, let tried), .proxyUnreachable(_, let tried):
             tried.isEmpty ? nil : "tried " + tried.map(\.description).joined(separator: ", ")
         case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed,
@@ -86,6 +91,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .connectFailed(let failure, let tried): self = .connectFailed(failure, tried: tried)
         case .handshakeRejected(let status, _): self = .handshakeRejected(status: status)
         case .handshakeInvalid(let detail): self = .handshakeInvalid(detail: detail)
+        case .redirectFailed(let failure, _): self = .redirectFailed(failure)
         case .tlsFailed(let detail, _): self = .tlsFailed(detail: detail)
         case .proxyRejected(let status, _): self = .proxyRejected(status: status)
         case .socksRejected(let refusal): self = .socksRejected(refusal)

@@ -1,17 +1,30 @@
 extension LogRecord.Event {
-    /// A field's value: a number, or a fixed name (a reason, a path state, what a stale record ignored).
-    public enum FieldValue: Equatable, Sendable {
+    /// A field's value: a number, or a name (a reason, a path state, what a stale record ignored, a fixed detail,
+    /// a redirect's redacted URL). Prints as the number or the name alone, so that it can stand as a logger's
+    /// metadata value.
+    public enum FieldValue: Equatable, Sendable, CustomStringConvertible {
         case number(Int)
         case name(String)
+
+        /// The number in decimal, or the name.
+        public var description: String {
+            switch self {
+            case .number(let number): String(number)
+            case .name(let name): name
+            }
+        }
     }
 
     /// The event's own fields, in a fixed order, with the names `tether connect --events jsonl` and `logLine` use:
-    /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `rtt_ms`, `deadline_ms`, `attempt`, `delay_ms`,
-    /// `bytes`, `path`, `ignored`, `step` (of a handover), each where it belongs.
+    /// `reason`, `detail` (an invalid handshake's fixed text), `code`, `status` and `location` (of a redirect),
+    /// `rtt_ms`, `deadline_ms`, `attempt`, `delay_ms`, `bytes`, `path`, `ignored`, `step` (of a handover), each where
+    /// it belongs.
     public var fields: [(name: String, value: FieldValue)] {
         switch self {
         case .connecting(let attempt):
             [("attempt", .number(attempt))]
+        case .redirected(let status, let location):
+            [("status", .number(status)), ("location", .name(location))]
         case .pong(let rtt):
             [("rtt_ms", .number(rtt))]
         case .pongDeadlineMoved(let deadline):

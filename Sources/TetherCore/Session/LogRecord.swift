@@ -9,9 +9,10 @@
 /// }
 /// ```
 ///
-/// No field can hold a payload, a header value, a token or a URL: only numbers, phases and reasons (whose only
-/// texts are fixed phrases, such as an invalid handshake's detail, and the numeric addresses a failed connect tried,
-/// see `ConnectAttempt`).
+/// No field can hold a payload, a header value or a token: only numbers, phases and reasons (whose only texts are
+/// fixed phrases, such as an invalid handshake's detail, and the numeric addresses a failed connect tried, see
+/// `ConnectAttempt`), and the one URL a redirect record names, redacted (scheme, host, port and path: never user
+/// info, query or fragment).
 public struct LogRecord: Equatable, Sendable {
     /// The transport generation the record is about (the latest one handed out for session-wide records; for a
     /// `.stale` record the ignored event's own).
@@ -35,6 +36,10 @@ public struct LogRecord: Equatable, Sendable {
     public enum Event: Equatable, Sendable {
         /// An attempt starts. `attempt`: failed attempts since the last healthy connection.
         case connecting(attempt: Int)
+        /// The server redirected the opening handshake with `status` (301, 302, 303, 307 or 308) and the attempt
+        /// follows it to `location`: the URL redacted (scheme, host, port, path; no user info, query or fragment).
+        /// One record per hop, all within the attempt's connect deadline.
+        case redirected(status: Int, location: String)
         /// The transport opened; the greeting goes out before the session is reported open (`.opened` follows).
         case greeting
         case opened
@@ -86,7 +91,7 @@ public struct LogRecord: Equatable, Sendable {
 
     /// The event's case without its fields, named as in `tether connect --events jsonl`: for filtering and logs.
     public enum Kind: String, Sendable {
-        case connecting, greeting, opened, ping, pong, message, closed
+        case connecting, redirected, greeting, opened, ping, pong, message, closed
         case pongDeadlineMoved = "pong_deadline_moved"
         case retryScheduled = "retry_scheduled"
         case gaveUp = "gave_up"
@@ -101,7 +106,7 @@ public struct LogRecord: Equatable, Sendable {
     public enum Ignored: String, Equatable, Sendable {
         case opened, message, pong
         case pingFailed = "ping_failed"
-        case ended, path
+        case ended, path, redirected
         case greetingSent = "greeting_sent"
     }
 
@@ -109,6 +114,7 @@ public struct LogRecord: Equatable, Sendable {
     public var kind: Kind {
         switch self.event {
         case .connecting: .connecting
+        case .redirected: .redirected
         case .greeting: .greeting
         case .opened: .opened
         case .ping: .ping

@@ -128,11 +128,36 @@ public struct Outbox<Element> {
         }
         self.entries = kept
         self.head = 0
-        // Rebuilt from the back: an entry stays when it expires before every entry after it.
+        self.rebuildExpiries()
+    }
+
+    /// Removes every waiting entry whose element satisfies `predicate` and returns them, in order. O(n): for the
+    /// rare removal from the middle (an acknowledgement of a message waiting to be written again).
+    mutating func removeAll(where predicate: (Element) -> Bool) -> [Entry] {
+        var removed: [Entry] = []
+        var kept: [Entry] = []
+        for entry in self.entries[self.head...] {
+            if predicate(entry.element) {
+                removed.append(entry)
+                self.bytes -= entry.bytes
+            } else {
+                kept.append(entry)
+            }
+        }
+        guard !removed.isEmpty else { return [] }
+        self.entries = kept
+        self.head = 0
+        self.rebuildExpiries()
+        return removed
+    }
+
+    /// The expiries rebuilt from the back of the waiting entries: an entry stays when it expires before every entry
+    /// after it.
+    private mutating func rebuildExpiries() {
         self.expiries.removeAll(keepingCapacity: true)
         self.expiriesHead = 0
         var earliestAfter: Int?
-        for entry in kept.reversed() {
+        for entry in self.entries[self.head...].reversed() {
             guard let expiresAt = entry.expiresAt, earliestAfter.map({ expiresAt < $0 }) ?? true else { continue }
             earliestAfter = expiresAt
             self.expiries.append((entry.sequence, expiresAt))
@@ -155,6 +180,32 @@ public struct Outbox<Element> {
             items.removeFirst(head)
             head = 0
         }
+    }
+}
+
+extension Outbox where Element: Comparable {
+    /// Puts entries taken by `popFirst` back among the waiting ones, each where its element sorts (the outbox keeps
+    /// its elements in increasing order when they are tickets handed out in order): acknowledged sends written again
+    /// after their connection ended go back in the order they were first queued. Never refused: they were counted
+    /// before. O(n).
+    mutating func putBack(_ returning: [Entry]) {
+        guard !returning.isEmpty else { return }
+        let sorted = returning.sorted { $0.element < $1.element }
+        var merged: [Entry] = []
+        merged.reserveCapacity(self.count + sorted.count)
+        var next = sorted.startIndex
+        for entry in self.entries[self.head...] {
+            while next < sorted.endIndex, sorted[next].element < entry.element {
+                merged.append(sorted[next])
+                next += 1
+            }
+            merged.append(entry)
+        }
+        merged.append(contentsOf: sorted[next...])
+        self.bytes += sorted.reduce(0) { $0 + $1.bytes }
+        self.entries = merged
+        self.head = 0
+        self.rebuildExpiries()
     }
 }
 

@@ -10,6 +10,8 @@
 /// - a message the connection refused as too large is dropped as `.tooLarge` (a parked send's caller gets the
 ///   error), and the next write goes on that connection, which is fine;
 /// - on stop every queued message is dropped as `.stopped`; an expired one as `.expired`, at its expiry.
+/// Acknowledged sends (docs/delivery.md) are queued messages kept after their write until acknowledged: their own
+/// rules are the child's, `AcknowledgementLedger`; they count against the same limits while they wait.
 struct OutboxWriter: Equatable, Sendable {
     /// The write in flight: a queued message (kept to be put back), or the first parked send.
     enum Write: Equatable, Sendable {
@@ -18,6 +20,8 @@ struct OutboxWriter: Equatable, Sendable {
     }
 
     var outbox: Outbox<Int>
+    /// The acknowledged sends among the tickets, and those written that wait for their acknowledgement.
+    var acknowledgements: AcknowledgementLedger
     /// Tickets handed out so far; the next one is this.
     private(set) var issued = 0
     /// For each `.now` send parked in the driver, in order: the first ticket issued after it parked (every queued
@@ -27,14 +31,22 @@ struct OutboxWriter: Equatable, Sendable {
     /// The connection on which a write failed: nothing more is written to it.
     private var broken: Int?
 
-    init(limits: OutboxLimits) {
+    init(limits: OutboxLimits, maximumWrites: Int? = nil) {
         self.outbox = Outbox(limits: limits)
+        self.acknowledgements = AcknowledgementLedger(maximumWrites: maximumWrites)
     }
 
-    /// Queued messages waiting or being written.
+    /// Queued messages waiting or being written, and acknowledged sends waiting for their acknowledgement.
     var queuedCount: Int {
-        guard case .queued = self.inFlight else { return self.outbox.count }
-        return self.outbox.count + 1
+        let waiting = self.outbox.count + self.acknowledgements.awaiting.count
+        guard case .queued = self.inFlight else { return waiting }
+        return waiting + 1
+    }
+
+    /// The earliest expiry of a message waiting to be written or for its acknowledgement.
+    var nextExpiry: Int? {
+        guard let awaiting = self.acknowledgements.awaiting.nextExpiry else { return self.outbox.nextExpiry }
+        return min(awaiting, self.outbox.nextExpiry ?? .max)
     }
 
     func route(openGeneration: Int?) -> SendRoute {
@@ -43,12 +55,42 @@ struct OutboxWriter: Equatable, Sendable {
         return idle ? .direct(generation: generation) : .behindOutbox(generation: generation)
     }
 
-    /// Queues a message of `bytes` expiring at `expiresAt`; nil when it does not fit.
-    mutating func enqueue(bytes: Int, expiresAt: Int?, now: Int, notices: inout [OutboxNotice]) -> Int? {
+    /// Queues a message of `bytes` expiring at `expiresAt`; nil when it does not fit (the acknowledged sends waiting
+    /// for their acknowledgement count against the limits too).
+    mutating func enqueue(bytes: Int, expiresAt: Int?, now: Int, notices: inout MachineNotices) -> Int? {
         self.expire(now: now, notices: &notices)
+        let awaiting = self.acknowledgements.awaiting
+        guard awaiting.isEmpty || (self.outbox.count + awaiting.count < self.outbox.limits.count
+            && bytes <= self.outbox.limits.bytes - self.outbox.bytes - awaiting.bytes)
+        else {
+            return nil
+        }
         guard self.outbox.append(self.issued, bytes: bytes, expiresAt: expiresAt) else { return nil }
         defer { self.issued &+= 1 }
         return self.issued
+    }
+
+    /// Queues an acknowledged send of `id`; nil when it does not fit.
+    mutating func enqueueAcknowledged(
+        id: String, bytes: Int, expiresAt: Int?, now: Int, notices: inout MachineNotices
+    ) -> Int? {
+        guard let ticket = self.enqueue(bytes: bytes, expiresAt: expiresAt, now: now, notices: &notices) else {
+            return nil
+        }
+        self.acknowledgements.queued(ticket: ticket, id: id)
+        return ticket
+    }
+
+    /// Acknowledgements of `ids` arrived.
+    mutating func acknowledge(_ ids: [String], notices: inout MachineNotices) {
+        let inFlight: Int? = if case .queued(_, let entry) = self.inFlight { entry.element } else { nil }
+        self.acknowledgements.acknowledge(ids, outbox: &self.outbox, inFlight: inFlight, notices: &notices)
+    }
+
+    /// The connection of `generation` is over (lost or ended): the acknowledged sends waiting on it go back into
+    /// the outbox. Returns whether any did (the next write may be due).
+    mutating func connectionOver(_ generation: Int, stopped: Bool, notices: inout MachineNotices) -> Bool {
+        self.acknowledgements.connectionOver(generation, stopped: stopped, outbox: &self.outbox, notices: &notices)
     }
 
     mutating func park(openGeneration: Int?) -> NowSendDecision {
@@ -62,7 +104,7 @@ struct OutboxWriter: Equatable, Sendable {
     }
 
     /// The next write on the open connection, if one is due and none is in flight.
-    mutating func nextWrite(openGeneration: Int?, now: Int, notices: inout [OutboxNotice]) -> SessionAction {
+    mutating func nextWrite(openGeneration: Int?, now: Int, notices: inout MachineNotices) -> SessionAction {
         guard let generation = openGeneration, self.inFlight == nil, self.broken != generation else { return .none }
         self.expire(now: now, notices: &notices)
         if let parkedBefore = self.parked.first, (self.outbox.first ?? Int.max) >= parkedBefore {
@@ -71,16 +113,25 @@ struct OutboxWriter: Equatable, Sendable {
             return .writeParkedSend(generation: generation)
         }
         guard let entry = self.outbox.popFirst(now: now, expired: { _ in }) else { return .none }
+        self.acknowledgements.writing(entry.element)
         self.inFlight = .queued(generation: generation, entry)
         return .writeQueued(generation: generation, ticket: entry.element)
     }
 
     /// The write in flight on `generation` ended with `result`. False when none was (a report that cannot match).
-    mutating func finished(generation: Int, result: WriteResult, stopped: Bool, notices: inout [OutboxNotice]) -> Bool {
+    mutating func finished(
+        generation: Int, result: WriteResult, stopped: Bool, notices: inout MachineNotices
+    ) -> Bool {
         guard let write = self.inFlight else { return false }
         switch write {
         case .queued(let written, let entry):
             guard written == generation else { return false }
+            if self.acknowledgements.isAcknowledged(entry.element) {
+                self.acknowledgements.finished(
+                    entry, generation: generation, result: result, stopped: stopped, outbox: &self.outbox,
+                    notices: &notices)
+                break
+            }
             switch result {
             case .written: break
             case .notOpen where stopped: notices.append(.dropped(ticket: entry.element, reason: .stopped))
@@ -100,22 +151,47 @@ struct OutboxWriter: Equatable, Sendable {
     }
 
     /// The open connection is no longer the one `.now` writes to: the parked sends are refused.
-    mutating func leftOpen(notices: inout [OutboxNotice]) {
+    mutating func leftOpen(notices: inout MachineNotices) {
         guard !self.parked.isEmpty else { return }
         notices.append(.parkedSendsRefused(count: self.parked.count))
         self.parked.removeAll()
     }
 
-    mutating func expire(now: Int, notices: inout [OutboxNotice]) {
-        self.outbox.removeExpired(now: now) { ticket in notices.append(.dropped(ticket: ticket, reason: .expired)) }
+    mutating func expire(now: Int, notices: inout MachineNotices) {
+        var expired: [Int] = []
+        self.outbox.removeExpired(now: now) { expired.append($0) }
+        for ticket in expired {
+            self.expired(ticket, notices: &notices)
+        }
+        self.acknowledgements.expire(now: now, notices: &notices)
     }
 
-    /// Stop: every queued message is dropped (`.stopped`, or `.expired` if it expired already), first first.
-    mutating func dropAll(now: Int, notices: inout [OutboxNotice]) {
-        while let entry = self.outbox.popFirst(now: now, expired: { ticket in
+    private mutating func expired(_ ticket: Int, notices: inout MachineNotices) {
+        if self.acknowledgements.isAcknowledged(ticket) {
+            self.acknowledgements.expired(ticket, notices: &notices)
+        } else {
             notices.append(.dropped(ticket: ticket, reason: .expired))
-        }) {
-            notices.append(.dropped(ticket: entry.element, reason: .stopped))
+        }
+    }
+
+    /// Stop: every queued message is dropped (`.stopped`, or `.expired` if it expired already), first first; an
+    /// acknowledged send waiting to be written is given up (`.stopped`). Those waiting for their acknowledgement wait
+    /// until their connection ends: its closing handshake may still bring it.
+    mutating func dropAll(now: Int, notices: inout MachineNotices) {
+        var expired: [Int] = []
+        while let entry = self.outbox.popFirst(now: now, expired: { expired.append($0) }) {
+            for ticket in expired {
+                self.expired(ticket, notices: &notices)
+            }
+            expired.removeAll()
+            if self.acknowledgements.isAcknowledged(entry.element) {
+                self.acknowledgements.giveUp(entry.element, reason: .stopped, notices: &notices)
+            } else {
+                notices.append(.dropped(ticket: entry.element, reason: .stopped))
+            }
+        }
+        for ticket in expired {
+            self.expired(ticket, notices: &notices)
         }
     }
 }

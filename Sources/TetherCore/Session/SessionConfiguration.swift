@@ -45,6 +45,8 @@ public struct SessionConfiguration: Equatable, Sendable {
     public var retryPolicy = RetryPolicy()
     /// What an interface switch while open does. Default `.probe`; `.makeBeforeBreak(drain:)`'s drain is at least 0.
     public var interfaceSwitch = InterfaceSwitchPolicy.probe
+    /// The bounds of acknowledged sends and feeds (opt-in, docs/delivery.md). Default `DeliverySettings()`.
+    public var delivery = DeliverySettings()
 
     public init(
         heartbeatInterval: Duration = .seconds(15),
@@ -107,7 +109,7 @@ public struct SessionConfiguration: Equatable, Sendable {
                 setting: "outboxLimits", requirement: "count and bytes at least 0",
                 value: "count \(self.outboxLimits.count), bytes \(self.outboxLimits.bytes)")
         }
-        return nil
+        return self.delivery.settingOutOfRange
     }
 }
 

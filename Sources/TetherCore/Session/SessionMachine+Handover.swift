@@ -119,10 +119,10 @@ extension SessionMachine {
             return self.abandon(generation, reason: CloseReason(end), code: Self.code(of: end), close: false, now: now)
         case .draining:
             // The old connection ended on its own during the drain: what it was written before the move is lost.
-            self.outboxNotices.append(.connectionLost(generation: generation))
+            let putBack = self.lost(generation)
             self.record(.closed(reason: CloseReason(end), code: Self.code(of: end)), now: now, from: self.state.phase,
                         generation: generation)
-            return SessionAction.none
+            return putBack ? self.nextWrite(now: now) : SessionAction.none  // acknowledged sends go on the new one
         case .closing:
             self.orderedCloseEnded(generation: generation, end: end)
             return SessionAction.none  // the end of the close the machine ordered (recorded then)
@@ -230,7 +230,7 @@ extension SessionMachine {
     static func code(of end: TransportEnd) -> Int? {
         switch end {
         case .peerClosed(let code): code.map { Int($0) }
-        case .handshakeRejected(let status, _), .proxyRejected(let status, _): status
+        case .handshakeRejected(let status, _), .proxyRejected(let status, _), .redirectFailed(_, let status): status
         case .protocolViolation(let code): Int(code)
         case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable,
             .socksRejected:

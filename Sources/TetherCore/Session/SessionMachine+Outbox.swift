@@ -5,17 +5,17 @@ extension SessionMachine {
     /// Where a `.now` send goes right now.
     public var sendRoute: SendRoute { self.state.outgoing.route(openGeneration: self.state.writeGeneration) }
 
-    /// Queued messages not settled yet: waiting in the outbox, or being written.
+    /// Queued messages not settled yet: waiting in the outbox, or being written, and acknowledged sends waiting for
+    /// their acknowledgement.
     public var queuedCount: Int { self.state.outgoing.queuedCount }
 
     /// A message of `bytes` queued, expiring `expiresAfter` ms from now (nil: never). Refused when the outbox is at
     /// its limits (the expired messages leave first); else accepted with a ticket, and written at once when the
     /// session is open and nothing is in flight.
     public mutating func messageQueued(bytes: Int, expiresAfter: Int?, now: Int) -> QueueDecision {
-        let expiresAt = expiresAfter.map { now.addingReportingOverflow(max(0, $0)) }
-            .map { $0.overflow ? Int.max : $0.partialValue }
         guard let ticket = self.state.outgoing.enqueue(
-            bytes: bytes, expiresAt: expiresAt, now: now, notices: &self.outboxNotices)
+            bytes: bytes, expiresAt: Self.expiry(after: expiresAfter, now: now), now: now,
+            notices: &self.outboxNotices)
         else {
             return .refused
         }
@@ -41,9 +41,9 @@ extension SessionMachine {
 
     /// Hands every outbox notice since the last drain to `body`, oldest first.
     public mutating func drainOutboxNotices(_ body: (OutboxNotice) -> Void) {
-        guard !self.outboxNotices.isEmpty else { return }
-        for notice in self.outboxNotices { body(notice) }
-        self.outboxNotices.removeAll(keepingCapacity: true)
+        guard !self.outboxNotices.outbox.isEmpty else { return }
+        for notice in self.outboxNotices.outbox { body(notice) }
+        self.outboxNotices.outbox.removeAll(keepingCapacity: true)
     }
 
     mutating func nextWrite(now: Int) -> SessionAction {

@@ -21,9 +21,11 @@
 /// - Attempts (`attempts`) count consecutive failures. They reset when a connection proves healthy (its first
 ///   accepted pong, or `stablePeriod` ms open; the latter is evaluated when the connection ends, so it needs no
 ///   timer of its own), on `start`, on foreground, and when the path returns. Never on open.
-/// - Retry: peer close 1003 or 1008, HTTP 3xx (redirects are not followed) and 4xx other than 408 and 429, and
-///   `connectFailed(.unsupported)`, a proxy's refusal by the same status rules as a handshake's, and a permanent
-///   `tlsFailed` (the certificate does not verify) fail for good
+/// - Retry: peer close 1003 or 1008, HTTP 3xx (a redirect the transport did not follow: redirects off, or a status
+///   other than 301, 302, 303, 307, 308) and 4xx other than 408 and 429, a redirect that could not be followed
+///   (`redirectFailed`: a loop, too many, a downgrade to `ws://`, a bad `Location`), `connectFailed(.unsupported)`,
+///   a proxy's refusal by the same status rules as a handshake's, and a permanent `tlsFailed` (the certificate does
+///   not verify) fail for good
 ///   (`.failed`, `failure` set). Close 1012/1013 and HTTP 429/503 wait
 ///   `max(backoff, min(Retry-After, maximumRetryAfter) ?? retryLaterDelay)`: Retry-After is honoured even above the
 ///   backoff cap, never beyond `maximumRetryAfter` (docs/ARCHITECTURE.md §10: every delay from the peer is capped,
@@ -41,7 +43,11 @@
 ///   paused (its outstanding ping abandoned), and on foreground a fresh probe decides. A connection attempt in
 ///   progress is closed on background under both policies. A transport that ends in the background is reconnected
 ///   on foreground, not before.
-public struct SessionMachine<Random: RandomNumberGenerator> {
+///
+/// Not generic: a client in another module runs the machine's code as compiled here, and a generic machine would
+/// run there unspecialized, looking up its nested types' metadata at run time on every event (docs/benchmarks.md,
+/// issue 40). The generator is kept behind an existential, used only for a backoff's jitter.
+public struct SessionMachine: Sendable {
     /// How a failed connection continues.
     enum Retry: Equatable {
         case never
@@ -215,6 +221,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         var lastPathReport: PathReport?
         /// The outbox, the `.now` sends parked behind it and the write in flight: the session's, across connections.
         var outgoing: OutboxWriter
+        /// What each feed stream delivered (`SessionMachine+Feeds`).
+        var feeds: FeedLedger
         /// The generation the outbox and `.now` sends write to: the open one, if the session is open.
         var writeGeneration: Int? {
             guard case .live(.open(let connection)) = self.stage else { return nil }
@@ -261,7 +269,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public let configuration: SessionConfiguration
     /// Its durations in milliseconds, converted once.
     let timing: SessionTiming
-    private var random: Random
+    private var random: any RandomNumberGenerator & Sendable
     var state: State
     private var records: LogRecordBuffer
     /// The reason of the latest close since the last published status (`statusChange()`).
@@ -271,7 +279,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The round trip of the pong accepted since the last `roundTripToPublish()`, if any.
     var unpublishedRoundTrip: Int?
     /// What the outbox child reported since the last drain (`drainOutboxNotices`).
-    var outboxNotices: [OutboxNotice] = []
+    var outboxNotices = MachineNotices()
     /// The close wait of `enteredBackground` ended since the last `closeWaitEnded()`.
     var closeWaitOver = false
     /// Actions of the latest event after the one it returned, in order (`followUp()`): only a handover's events
@@ -285,7 +293,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     ///     `SplitMix64` in tests).
     ///   - recordCapacity: log records kept between drains (default 64; an event produces at most three). When
     ///     full, the oldest is dropped and counted in `droppedRecords`.
-    public init(configuration: SessionConfiguration = .init(), random: Random, recordCapacity: Int = 64) {
+    public init(
+        configuration: SessionConfiguration = .init(), random: some RandomNumberGenerator & Sendable,
+        recordCapacity: Int = 64
+    ) {
         if let problem = configuration.settingOutOfRange {
             preconditionFailure(
                 "SessionConfiguration.\(problem.setting) is \(problem.value): it must be \(problem.requirement)")
@@ -295,7 +306,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.random = random
         self.state = State(
             backoff: Backoff(policy: configuration.backoff),
-            outgoing: OutboxWriter(limits: configuration.outboxLimits)
+            outgoing: OutboxWriter(
+                limits: configuration.outboxLimits, maximumWrites: configuration.delivery.maximumWrites),
+            feeds: FeedLedger(
+                limits: configuration.delivery.feedLimits, positions: configuration.delivery.feedPositions)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
         self.publishedStatus = self.status
@@ -309,7 +323,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     public var attempts: Int { self.state.backoff.attempts }
     /// The earliest time at which `timerFired` can act; nil when no timer is needed.
     public var nextWake: Int? {
-        let wake = Self.earliest(self.stageWake, self.state.outgoing.outbox.nextExpiry)
+        let wake = Self.earliest(self.stageWake, self.state.outgoing.nextExpiry)
         return Self.earliest(Self.earliest(wake, self.state.closeWait?.deadline), self.state.side?.wake)
     }
 
@@ -447,6 +461,25 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return self.opened(now: now)
     }
 
+    /// The transport of `generation`, still connecting, follows a redirect of its opening handshake (`status`) to
+    /// `location`, the new URL as logs may show it (redacted: no user info, query or fragment). Recorded as
+    /// `.redirected`; nothing else changes: the hops share the attempt's connect deadline, and a redirect that
+    /// cannot be followed ends the attempt (`transportEnded` with `.redirectFailed`). From any other generation:
+    /// stale.
+    public mutating func transportRedirected(generation: Int, status: Int, location: String, now: Int) {
+        let event = LogRecord.Event.redirected(status: status, location: location)
+        if case .opening(generation, _, greeting: false)? = self.state.side {
+            self.record(event, now: now, from: self.state.phase, generation: generation)  // a handover's new path
+            return
+        }
+        guard case .live(.connecting(_, greeting: false)) = self.state.stage, generation == self.state.generation
+        else {
+            _ = self.stale(.redirected, generation: generation, now: now)
+            return
+        }
+        self.record(event, now: now, from: self.state.phase)
+    }
+
     /// The greeting of `generation` was handed to its transport, every message of it: the session is open (the
     /// heartbeat starts now, and the consumer may send). A report without a greeting in progress is ignored.
     public mutating func greetingSent(generation: Int, now: Int) -> SessionAction {
@@ -466,8 +499,13 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         return self.nextWrite(now: now)  // the outbox first
     }
 
-    /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend.
+    /// The single terminal event of the transport of `generation`. Decides fail, back off, go offline or suspend;
+    /// acknowledged sends waiting on it go back into the outbox (`SessionMachine+Acknowledgements`).
     public mutating func transportEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
+        self.connectionOver(generation, then: self.settleEnd(generation: generation, end: end, now: now), now: now)
+    }
+
+    private mutating func settleEnd(generation: Int, end: TransportEnd, now: Int) -> SessionAction {
         self.endCloseWait(of: generation)  // nothing more of it will be sent
         if let action = self.sideEnded(generation: generation, end: end, now: now) { return action }
         if generation == self.state.generation, let ended = self.state.stage.closeEnded {
@@ -591,6 +629,10 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// The event stream of `generation`'s transport finished. After its end (reported, or the one the machine
     /// closed) that is expected; a live transport whose stream finished without an end broke: as `.receiveFailed`.
     public mutating func transportEventsFinished(generation: Int, now: Int) -> SessionAction {
+        self.connectionOver(generation, then: self.eventsFinished(generation: generation, now: now), now: now)
+    }
+
+    private mutating func eventsFinished(generation: Int, now: Int) -> SessionAction {
         if self.isSide(generation) {
             // The side's stream finishing is its end: expected when closing, a break otherwise.
             return self.transportEnded(generation: generation, end: .receiveFailed, now: now)
@@ -877,7 +919,7 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
     /// `stablePeriod` proved healthy, `.now` sends parked for it are refused, what was written to it since its last
     /// pong is unconfirmed (`.connectionLost`), and `outcome` is the latest request's.
     mutating func connectionLeft(outcome: RequestOutcome, now: Int) {
-        self.outboxNotices.append(.connectionLost(generation: self.state.generation))
+        self.lost(self.state.generation)
         self.noteStability(now: now)
         self.state.outgoing.leftOpen(notices: &self.outboxNotices)
         self.state.connectivity.recordOutcome(outcome)
@@ -1010,6 +1052,8 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
             case 300..<500: return .never
             default: return .backoff
             }
+        case .redirectFailed:
+            return .never  // the server's configuration (or an attack): the next attempt is answered the same way
         case .socksRejected(let refusal):
             return refusal.isPermanent ? .never : .backoff
         case .tlsFailed(_, let permanent):
@@ -1049,5 +1093,3 @@ public struct SessionMachine<Random: RandomNumberGenerator> {
         self.record(event, now: now, from: from)
     }
 }
-
-extension SessionMachine: Sendable where Random: Sendable {}

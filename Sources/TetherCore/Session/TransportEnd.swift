@@ -44,6 +44,11 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
     /// HTTP-date already turned into a delay); as the server sent it: the session caps it
     /// (`SessionConfiguration.maximumRetryAfter`).
     case handshakeRejected(status: Int, retryAfter: Int?)
+    /// The server redirected the opening handshake (`status`: the 301, 302, 303, 307 or 308 of the redirect not
+    /// followed) and the redirect could not be followed (see `RedirectFailure`). A redirect that is followed is no
+    /// end: the transport reports it (`TransportEvent.redirected`) and goes on to the new URL within the same
+    /// attempt. With redirects off (`maximumRedirects` 0) a redirect is `handshakeRejected` with its status.
+    case redirectFailed(RedirectFailure, status: Int)
     /// The server's response did not validate (bad accept key, unoffered subprotocol or extension, malformed
     /// head, ...). `detail` says what failed in a few fixed words (for example `"Sec-WebSocket-Accept does not
     /// match the key"`); it never holds a header value.
@@ -86,6 +91,7 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
         case .handshakeRejected(let status, let retryAfter):
             return "handshakeRejected(status: \(status), retryAfter: \(optional(retryAfter)))"
         case .handshakeInvalid(let detail): return "handshakeInvalid(detail: \"\(detail)\")"
+        case .redirectFailed(let failure, let status): return "redirectFailed(\(failure), status: \(status))"
         case .proxyRejected(let status, let retryAfter):
             return "proxyRejected(status: \(status), retryAfter: \(optional(retryAfter)))"
         case .socksRejected(let refusal): return "socksRejected(\(refusal))"

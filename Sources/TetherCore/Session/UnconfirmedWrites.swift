@@ -13,18 +13,30 @@
 /// limits is counted, not kept, and so is every later write to its connection until a pong confirms past it, so
 /// that what is kept is always the oldest unconfirmed writes, in order. A pure value: the driver keeps it where its
 /// senders can reach it (under a lock).
-package struct UnconfirmedWrites<Element> {
+///
+/// Public and inlinable, so that the client (another module) specializes it for its messages: run unspecialized there,
+/// it looked up its nested types' metadata on every write, ping and pong (about 8,000 instructions per heartbeat
+/// cycle; docs/benchmarks.md, issue 40). A `package` declaration's inlinable body is not available to other modules
+/// with this toolchain (Swift 6.3), so it would not be specialized.
+public struct UnconfirmedWrites<Element> {
     /// What a lost connection may not have delivered.
-    package struct Report {
-        package var generation: Int
+    public struct Report {
+        public var generation: Int
         /// The oldest unconfirmed writes, in the order they were written.
-        package var elements: [Element]
+        public var elements: [Element]
         /// The writes after those that were counted but not kept (the limits were reached).
-        package var notKept: Int
+        public var notKept: Int
+
+        @inlinable
+        public init(generation: Int, elements: [Element], notKept: Int) {
+            self.generation = generation
+            self.elements = elements
+            self.notKept = notKept
+        }
     }
 
     /// What became of a write.
-    package enum Recorded: Equatable {
+    public enum Recorded: Equatable {
         /// Kept until a pong confirms it or its connection is lost.
         case kept
         /// Past the limits: counted only.
@@ -35,54 +47,74 @@ package struct UnconfirmedWrites<Element> {
         case ignored
     }
 
-    fileprivate struct Write {
-        var number: Int
-        var element: Element
-        var bytes: Int
+    @usableFromInline
+    struct Write {
+        @usableFromInline var number: Int
+        @usableFromInline var element: Element
+        @usableFromInline var bytes: Int
+
+        @inlinable
+        init(number: Int, element: Element, bytes: Int) {
+            self.number = number
+            self.element = element
+            self.bytes = bytes
+        }
     }
 
-    fileprivate struct Connection {
-        var generation: Int
+    @usableFromInline
+    struct Connection {
+        @usableFromInline var generation: Int
         /// Writes recorded so far, kept or counted: the next one's number.
-        var written = 0
+        @usableFromInline var written = 0
         /// Kept writes, oldest first; every number is below `countedFrom`.
-        var kept: [Write] = []
+        @usableFromInline var kept: [Write] = []
         /// The first write counted and not kept: it and every later one are counted only. Nil when none is.
-        var countedFrom: Int?
+        @usableFromInline var countedFrom: Int?
         /// Pings sent and not answered yet, oldest first: the id and the number of writes before it.
-        var pings: [(id: UInt64, mark: Int)] = []
+        @usableFromInline var pings: [(id: UInt64, mark: Int)] = []
 
+        @inlinable
+        init(generation: Int) {
+            self.generation = generation
+        }
+
+        @inlinable
         var notKept: Int { self.countedFrom.map { self.written - $0 } ?? 0 }
     }
 
-    package let limits: OutboxLimits
+    public let limits: OutboxLimits
     /// The connections being recorded: a handful at most (the session's, a handover's second one, one closing).
-    private var connections: [Connection] = []
+    @usableFromInline var connections: [Connection] = []
     /// The latest generations reported lost, newest last.
-    private var reported: [Int] = []
+    @usableFromInline var reported: [Int] = []
     /// Writes kept, and their payload bytes, across connections.
-    package private(set) var keptCount = 0
-    package private(set) var keptBytes = 0
+    @usableFromInline var keptTotal: (count: Int, bytes: Int) = (0, 0)
+    /// Writes kept, across connections.
+    @inlinable public var keptCount: Int { self.keptTotal.count }
+    /// The payload bytes of the writes kept, across connections.
+    @inlinable public var keptBytes: Int { self.keptTotal.bytes }
 
     /// Pings remembered per connection (the machine has one outstanding at a time; a paused heartbeat abandons
     /// one): older marks are dropped first, which only keeps their writes longer.
-    private static var pingLimit: Int { 8 }
+    @inlinable static var pingLimit: Int { 8 }
     /// Lost generations remembered for a write that completes after the report.
-    private static var reportedLimit: Int { 4 }
+    @inlinable static var reportedLimit: Int { 4 }
 
-    package init(limits: OutboxLimits) {
+    @inlinable
+    public init(limits: OutboxLimits) {
         self.limits = limits
     }
 
     /// Starts recording the writes of `generation`'s connection (once it is made; a second call does nothing).
-    package mutating func opened(generation: Int) {
+    @inlinable
+    public mutating func opened(generation: Int) {
         guard self.index(of: generation) == nil else { return }
         self.connections.append(Connection(generation: generation))
     }
 
     /// A write of `bytes` payload bytes to `generation`'s connection completed.
-    @discardableResult
-    package mutating func written(_ element: Element, bytes: Int, generation: Int) -> Recorded {
+    @inlinable @discardableResult
+    public mutating func written(_ element: Element, bytes: Int, generation: Int) -> Recorded {
         guard let index = self.index(of: generation) else {
             return self.reported.contains(generation) ? .afterLoss : .ignored
         }
@@ -95,13 +127,14 @@ package struct UnconfirmedWrites<Element> {
             return .counted
         }
         self.connections[index].kept.append(Write(number: number, element: element, bytes: bytes))
-        self.keptCount += 1
-        self.keptBytes += bytes
+        self.keptTotal.count += 1
+        self.keptTotal.bytes += bytes
         return .kept
     }
 
     /// Ping `id` was handed to `generation`'s connection: its pong will confirm every write recorded before now.
-    package mutating func pingSent(_ id: UInt64, generation: Int) {
+    @inlinable
+    public mutating func pingSent(_ id: UInt64, generation: Int) {
         guard let index = self.index(of: generation) else { return }
         if self.connections[index].pings.count == Self.pingLimit { self.connections[index].pings.removeFirst() }
         self.connections[index].pings.append((id, self.connections[index].written))
@@ -109,7 +142,8 @@ package struct UnconfirmedWrites<Element> {
 
     /// The pong of ping `ping` on `generation`'s connection was accepted: the writes recorded before that ping
     /// reached the peer, and are forgotten (with the marks of that ping and of older ones).
-    package mutating func confirmed(generation: Int, ping: UInt64) {
+    @inlinable
+    public mutating func confirmed(generation: Int, ping: UInt64) {
         guard let index = self.index(of: generation),
               let mark = self.connections[index].pings.last(where: { $0.id == ping })?.mark
         else {
@@ -118,8 +152,8 @@ package struct UnconfirmedWrites<Element> {
         var connection = self.connections[index]
         connection.pings.removeAll { $0.id <= ping }
         let confirmed = connection.kept.prefix { $0.number < mark }
-        self.keptCount -= confirmed.count
-        self.keptBytes -= confirmed.reduce(0) { $0 + $1.bytes }
+        self.keptTotal.count -= confirmed.count
+        self.keptTotal.bytes -= confirmed.reduce(0) { $0 + $1.bytes }
         connection.kept.removeFirst(confirmed.count)
         if let countedFrom = connection.countedFrom, countedFrom < mark {
             connection.countedFrom = mark < connection.written ? mark : nil
@@ -129,7 +163,8 @@ package struct UnconfirmedWrites<Element> {
 
     /// `generation`'s connection is lost: what was written to it since its last proof of life, nil when nothing
     /// was. It is no longer recorded; a write to it that completes later is `.afterLoss`.
-    package mutating func lost(generation: Int) -> Report? {
+    @inlinable
+    public mutating func lost(generation: Int) -> Report? {
         guard let connection = self.remove(generation) else { return nil }
         self.reported.append(generation)
         if self.reported.count > Self.reportedLimit { self.reported.removeFirst() }
@@ -138,22 +173,25 @@ package struct UnconfirmedWrites<Element> {
     }
 
     /// `generation`'s connection ended without being lost (closed on purpose, or already reported): forgotten.
-    package mutating func forget(generation: Int) {
+    @inlinable
+    public mutating func forget(generation: Int) {
         _ = self.remove(generation)
     }
 
     /// The generations of the connections being recorded, oldest first.
     package var generations: [Int] { self.connections.map(\.generation).sorted() }
 
-    private func index(of generation: Int) -> Int? {
+    @inlinable
+    func index(of generation: Int) -> Int? {
         self.connections.firstIndex { $0.generation == generation }
     }
 
-    private mutating func remove(_ generation: Int) -> Connection? {
+    @inlinable
+    mutating func remove(_ generation: Int) -> Connection? {
         guard let index = self.index(of: generation) else { return nil }
         let connection = self.connections.remove(at: index)
-        self.keptCount -= connection.kept.count
-        self.keptBytes -= connection.kept.reduce(0) { $0 + $1.bytes }
+        self.keptTotal.count -= connection.kept.count
+        self.keptTotal.bytes -= connection.kept.reduce(0) { $0 + $1.bytes }
         return connection
     }
 }

@@ -177,14 +177,34 @@ package final class EventLoop: Sendable {
         leeway: Duration = .zero,
         _ work: @escaping @Sendable () -> Void
     ) -> TimerHandle {
-        let sequence = self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
-        let timer = ScheduledTimer(deadline: deadline, leeway: leeway, sequence: sequence, work: work)
+        let timer = ScheduledTimer(deadline: deadline, leeway: leeway, sequence: self.nextTimerSequence(), work: work)
         if self.identity.isCurrent {
             self.state.value.timers.push(timer)
         } else {
             self.execute { [state] in state.value.timers.push(timer) }
         }
         return TimerHandle(timer: timer)
+    }
+
+    /// A timer made once and armed any number of times (`LoopTimer`): for a deadline that moves at every event, where a
+    /// `schedule` per move would allocate a timer and leave the replaced one in the heap until its time.
+    package func makeTimer(_ work: @escaping @Sendable () -> Void) -> LoopTimer {
+        LoopTimer(loop: self, work: work)
+    }
+
+    /// The next arming's tie-breaker: timers with equal deadlines fire in the order they were armed. Never 0.
+    func nextTimerSequence() -> UInt64 {
+        self.timerSequence.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    /// Puts `timer`'s entry in the heap for this arming, or moves it there. Loop thread only.
+    func place(_ timer: LoopTimer, at deadline: ContinuousClock.Instant, leeway: Duration, sequence: UInt64) {
+        self.state.value.timers.place(timer, at: deadline, leeway: leeway, sequence: sequence)
+    }
+
+    /// Takes `timer`'s entry out of the heap, if it has one. Loop thread only.
+    func unplace(_ timer: LoopTimer) {
+        self.state.value.timers.remove(timer)
     }
 
     /// Stops the loop and waits for its thread to exit. Registered sockets are closed: connections
@@ -271,8 +291,8 @@ package final class EventLoop: Sendable {
         if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
         guard self.clock.movesWithRealTime else {
             // A manual clock fires what its moves make due (`clockMoved`); waiting in real time brings nothing closer.
-            guard let first = state.timers.peekPending() else { return -1 }
-            return first.deadline <= self.clock.now ? 0 : -1
+            guard let first = state.timers.earliestDeadline() else { return -1 }
+            return first <= self.clock.now ? 0 : -1
         }
         guard let wake = state.timers.wakeTime() else { return -1 }
         let remaining = self.clock.now.duration(to: wake)
@@ -284,9 +304,8 @@ package final class EventLoop: Sendable {
 
     private func runDueTimers(_ state: LoopState) {
         let now = self.clock.now
-        while let first = state.timers.peekPending(), first.deadline <= now {
-            state.timers.popFirst()
-            first.take()?()
+        while let (first, sequence) = state.timers.popDue(by: now) {
+            first.fire(sequence: sequence)
         }
     }
 
@@ -297,16 +316,21 @@ package final class EventLoop: Sendable {
     /// finishes in this turn instead of costing another `epoll_wait` per step. The bound keeps sockets served
     /// while work keeps re-queueing itself.
     private func runTasks(_ state: LoopState) -> Bool {
+        // The work runs from a local array, swapped with the state's spare one: an access to the state's storage
+        // that lasts while work runs (or elements are destroyed) is checked for exclusivity at run time, each time.
+        var tasks: [@Sendable () -> Void] = []
+        swap(&tasks, &state.spareTasks)
+        defer { swap(&tasks, &state.spareTasks) }
         for _ in 0..<Self.taskRoundsPerTurn {
-            let (stop, more) = self.inbox.withLock { inbox in
-                swap(&inbox.tasks, &state.spareTasks)
-                return (inbox.isShutdown, !state.spareTasks.isEmpty)
+            let stop = self.inbox.withLock { inbox in
+                swap(&inbox.tasks, &tasks)
+                return inbox.isShutdown
             }
-            self.workCount.add(state.spareTasks.count, ordering: .relaxed)
-            for task in state.spareTasks { task() }
-            state.spareTasks.removeAll(keepingCapacity: true)
+            guard !tasks.isEmpty else { return stop }
+            self.workCount.add(tasks.count, ordering: .relaxed)
+            for task in tasks { task() }
+            tasks.removeAll(keepingCapacity: true)
             if stop { return true }
-            guard more else { return false }
         }
         return false
     }
@@ -316,11 +340,16 @@ package final class EventLoop: Sendable {
 
     /// Runs the work `atEndOfTurn` deferred, including what that work defers in turn.
     private func runEndOfTurn(_ state: LoopState) {
-        while !state.endOfTurn.isEmpty {
-            swap(&state.endOfTurn, &state.spareEndOfTurn)
-            for work in state.spareEndOfTurn { work() }
-            state.spareEndOfTurn.removeAll(keepingCapacity: true)
-        }
+        guard !state.endOfTurn.isEmpty else { return }
+        // From a local array, as `runTasks` does.
+        var work: [() -> Void] = []
+        swap(&work, &state.spareEndOfTurn)
+        defer { swap(&work, &state.spareEndOfTurn) }
+        repeat {
+            swap(&state.endOfTurn, &work)
+            for piece in work { piece() }
+            work.removeAll(keepingCapacity: true)
+        } while !state.endOfTurn.isEmpty
     }
 
     // MARK: - Descriptor accounting (any thread)

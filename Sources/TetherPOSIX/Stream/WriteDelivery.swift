@@ -52,9 +52,10 @@ package enum StartedSend: Sendable {
     case failed(SocketError)
     case waiting(WriteWaiter)
 
-    /// Returns once the bytes were all handed to the kernel.
+    /// Returns once the bytes were all handed to the kernel. On the caller's executor (no hop when it was done at
+    /// once, the common case).
     /// - Throws: the error that stopped the write.
-    package func finish() async throws(SocketError) {
+    nonisolated(nonsending) package func finish() async throws(SocketError) {
         switch self {
         case .done: return
         case .failed(let error): throw error
@@ -83,7 +84,7 @@ package final class WriteWaiter: Sendable {
         continuation?.resume(returning: result)
     }
 
-    func result() async -> Result<Void, SocketError> {
+    nonisolated(nonsending) func result() async -> Result<Void, SocketError> {
         await withCheckedContinuation { continuation in
             let finished = self.state.withLock { state -> Result<Void, SocketError>? in
                 switch state {

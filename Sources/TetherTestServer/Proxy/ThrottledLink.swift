@@ -3,7 +3,7 @@ import TetherPOSIX
 
 /// One connection relayed by `ThrottlingProxy`: the client's socket, the server's, and a throttled pipe each way.
 /// Loop-confined (it lives in a `LoopBound`).
-final class ThrottledLink: TCPConnectionHandler {
+final class ThrottledLink: RelayedConnection {
     /// The bytes of one direction: read from its source, passed to its destination at the rate.
     private struct Pipe {
         let direction: ThrottlingProxy.Direction
@@ -30,7 +30,7 @@ final class ThrottledLink: TCPConnectionHandler {
     /// How often bytes leave.
     private static let slice = Duration.milliseconds(10)
 
-    private let client: TCPConnection
+    let client: TCPConnection
     private var server: TCPConnection?
     private let loop: EventLoop
     private let bytesPerSecond: Int
@@ -94,7 +94,7 @@ final class ThrottledLink: TCPConnectionHandler {
     // MARK: - TCPConnectionHandler
 
     func received(_ bytes: UnsafeRawBufferPointer, on connection: TCPConnection) {
-        let direction: ThrottlingProxy.Direction = connection === self.client ? .toServer : .toClient
+        let direction = self.direction(of: connection)
         self.withPipe(direction) { pipe in
             pipe.buffer.append(contentsOf: bytes)
             if pipe.waiting >= Self.bufferLimit, !pipe.readingPaused {
@@ -105,17 +105,9 @@ final class ThrottledLink: TCPConnectionHandler {
         self.schedule(direction)
     }
 
-    func ended(_ end: TCPConnection.End, on connection: TCPConnection) {
-        let direction: ThrottlingProxy.Direction = connection === self.client ? .toServer : .toClient
-        switch end {
-        case .closedLocally:
-            return  // we closed it
-        case .failed:
-            self.reset()  // a reset (or an error) goes through at once
-        case .endOfStream:
-            self.withPipe(direction) { $0.sourceEnd = end }
-            self.schedule(direction)  // the rest passes, then the other side is closed
-        }
+    func sourceEnded(_ direction: ThrottlingProxy.Direction) {
+        self.withPipe(direction) { $0.sourceEnd = .endOfStream }
+        self.schedule(direction)
     }
 
     // MARK: - Passing bytes

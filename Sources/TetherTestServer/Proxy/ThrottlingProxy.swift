@@ -67,22 +67,11 @@ package final class ThrottlingProxy: Sendable {
     ) throws(SocketError) {
         precondition(bytesPerSecond >= 100, "a rate of at least 100 bytes/s")
         self.bytesPerSecond = bytesPerSecond
-        self.ownsLoop = loop == nil
-        let proxyLoop: EventLoop
-        if let loop {
-            proxyLoop = loop
-        } else {
-            proxyLoop = try EventLoop(name: "tether-throttle")
-        }
-        let loop = proxyLoop
+        let listening = try ProxyListening(loop: loop, name: "tether-throttle")
+        let loop = listening.loop
+        let listener = listening.listener
         self.loop = loop
-        let listener: TCPListener
-        do throws(SocketError) {
-            listener = try TCPListener.bind(host: "127.0.0.1", loop: loop)
-        } catch {
-            if self.ownsLoop { loop.shutdown() }
-            throw error
-        }
+        self.ownsLoop = listening.ownsLoop
         self.listener = listener
         self.port = listener.port
         let controls = Controls(stallToClientAfter: stallingToClientAfter ?? 0)

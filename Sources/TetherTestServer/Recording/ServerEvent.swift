@@ -13,6 +13,8 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case opened(subprotocol: String?, extensions: String? = nil)
         /// The scenario rejected the handshake.
         case rejected(status: Int, retryAfterSeconds: Int?)
+        /// The scenario redirected the handshake.
+        case redirected(status: Int)
         /// Not a valid upgrade; answered 400.
         case badUpgrade(reason: String)
         /// The request was recorded and will never be answered.
@@ -37,6 +39,11 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
         case readingPaused(queuedBytes: Int)
         /// What waited for the client is down to the low watermark: the server reads it again.
         case readingResumed
+        /// A `send` of the delivery protocol: taken, or a `repeated` id (not taken again); acknowledged unless the
+        /// scenario says not to.
+        case sendReceived(id: String, repeated: Bool)
+        /// A `subscribe` of the delivery protocol, resuming after `after` (nil: from now on).
+        case subscribed(stream: String, after: UInt64?)
         /// The socket is closed; the last event of a connection.
         case ended(ConnectionEnd)
     }
@@ -64,6 +71,7 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
                 "opened" + (subprotocol.map { " subprotocol \($0)" } ?? "") + (extensions.map { " with \($0)" } ?? "")
             case .rejected(let status, let retryAfter):
                 "rejected \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? "")
+            case .redirected(let status): "redirected \(status)"
             case .badUpgrade(let reason): "bad upgrade (\(reason)), answered 400"
             case .handshakeIgnored: "handshake ignored"
             case .message(let kind, let bytes): "\(kind) \(bytes) bytes"
@@ -76,6 +84,9 @@ public struct ServerEvent: Sendable, Equatable, CustomStringConvertible {
             case .streamFinished(let count): "sent \(count) messages"
             case .readingPaused(let queued): "reading paused: \(queued) bytes wait for the client"
             case .readingResumed: "reading resumed"
+            case .sendReceived(let id, let repeated): "send \(id)" + (repeated ? " (a repeat: not taken again)" : "")
+            case .subscribed(let stream, let after):
+                "subscribe \(stream)" + (after.map { " after \($0)" } ?? " from now on")
             case .ended(let end): "ended: \(end)"
             }
         return "conn \(self.connection) \(detail)"

@@ -14,6 +14,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         /// An HTTP error `status` (200...999, not 101) with `Connection: close`, optionally with
         /// `Retry-After: seconds`; then the TCP connection is closed.
         case reject(status: Int, retryAfterSeconds: Int?)
+        /// A redirect: `status` (300...399) with `Location: location` (sent as given, relative or absolute) and
+        /// `Connection: close`; then the TCP connection is closed. Recorded as `HandshakeOutcome.redirected`.
+        case redirect(status: Int, location: String)
         /// The request is read and recorded but never answered (a client's handshake timeout fires).
         /// Of the other settings only `resetAfterMilliseconds` applies.
         case ignore
@@ -120,6 +123,8 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public var stream: Stream?
     /// The server-wide numbered feed this connection receives while open. Default none.
     public var broadcast: Broadcast?
+    /// Speak the acknowledging, resumable feed protocol (see `DeliveryProtocol`). Default none.
+    public var delivery: DeliveryProtocol?
     /// Send a ping every this many ms (payload: an 8-byte big-endian counter from 1). Default none.
     public var pingIntervalMilliseconds: Int?
     /// A close frame to send on its own. Default none.
@@ -179,6 +184,14 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     public static func reject(status: Int, retryAfterSeconds: Int? = nil) -> Scenario {
         var scenario = Scenario()
         scenario.handshake = .reject(status: status, retryAfterSeconds: retryAfterSeconds)
+        return scenario
+    }
+
+    /// Redirects the handshake to `location` with `status` (default 302, Found): pick it by path to build a chain,
+    /// a loop or a downgrade, for example `{ $0.path == "/old" ? .redirect(to: "/new") : .echo }`.
+    public static func redirect(status: Int = 302, to location: String) -> Scenario {
+        var scenario = Scenario()
+        scenario.handshake = .redirect(status: status, location: location)
         return scenario
     }
 
@@ -312,6 +325,12 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
             try check((200...999).contains(status), "reject status must be 200...999")
             try check((retryAfter ?? 0) >= 0, "Retry-After must not be negative")
         }
+        if case .redirect(let status, let location) = self.handshake {
+            try check((300...399).contains(status), "redirect status must be 300...399")
+            try check(
+                !location.isEmpty && location.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F },
+                "redirect location must be a non-empty header value without control characters")
+        }
         if case .delayed(let milliseconds) = self.pong {
             try check(milliseconds >= 0, "pong delay must not be negative")
         }
@@ -325,6 +344,13 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         if let broadcast = self.broadcast {
             try check(broadcast.intervalMilliseconds > 0, "broadcast interval must be positive")
             try check(broadcast.size >= 0, "broadcast size must not be negative")
+        }
+        if let delivery = self.delivery {
+            try check(!delivery.streams.isEmpty, "delivery needs at least one stream")
+            try check(delivery.streams.allSatisfy { !$0.isEmpty && !$0.contains(" ") && $0.utf8.count <= 64 },
+                      "delivery stream names must be 1...64 bytes without spaces")
+            try check(delivery.intervalMilliseconds > 0, "delivery interval must be positive")
+            try check((0...100_000).contains(delivery.retained), "delivery retained must be 0...100000")
         }
         if let interval = self.pingIntervalMilliseconds {
             try check(interval > 0, "ping interval must be positive")
@@ -362,6 +388,7 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         case .accept: parts.append("accept")
         case .reject(let status, let retryAfter):
             parts.append("reject \(status)" + (retryAfter.map { " retry-after \($0) s" } ?? ""))
+        case .redirect(let status, _): parts.append("redirect \(status)")  // the location may hold a token
         case .ignore: parts.append("never answer the handshake")
         }
         if let subprotocol = self.subprotocol { parts.append("subprotocol \(subprotocol)") }
@@ -379,6 +406,12 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if let broadcast = self.broadcast {
             parts.append("broadcast a number every \(broadcast.intervalMilliseconds) ms x \(broadcast.size) B")
+        }
+        if let delivery = self.delivery {
+            let sends = delivery.acknowledges ? "acknowledges sends" : "takes sends unacknowledged"
+            parts.append("delivery protocol: " + sends
+                + ", feeds \(delivery.streams.joined(separator: " ")) every \(delivery.intervalMilliseconds) ms, "
+                + "\(delivery.retained) retained")
         }
         if let interval = self.pingIntervalMilliseconds { parts.append("ping every \(interval) ms") }
         if let close = self.close { parts.append("close \(close.code) after \(close.afterMilliseconds) ms") }

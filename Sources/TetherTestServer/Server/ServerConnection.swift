@@ -49,12 +49,16 @@ final class ConnectionDriver {
         case ping
         /// Number `k` of the server's broadcast.
         case broadcast(Int)
+        /// The delivery protocol's feeds reach number `k`.
+        case feedTick(UInt64)
     }
 
     /// What a delivered message asks of the scenario once the engine is unlocked.
     enum Delivery {
         case echo
         case pongLater([UInt8])
+        /// A message of the delivery protocol (`Scenario.DeliveryProtocol`).
+        case command(Scenario.DeliveryProtocol.Command)
     }
 
     /// A batch of streamed messages stops growing at this size, so pongs wait for at most one batch.
@@ -85,6 +89,10 @@ final class ConnectionDriver {
     private var pingsSent: UInt64 = 0
     /// The broadcast's payload buffer (dots between messages).
     private var broadcastPayload: [UInt8] = []
+    /// The delivery protocol's streams this connection subscribed to, each with the next number to send it.
+    private var subscriptions: [String: UInt64] = [:]
+    /// A `.feedTick` timer is armed.
+    private var feedTickArmed = false
     /// Still waiting for a complete upgrade request (counted by the core against its cap).
     private var inHandshake = true
     /// Closes the connection if the request is not complete in time.
@@ -269,6 +277,15 @@ final class ConnectionDriver {
         switch scenario.handshake {
         case .reject(let status, let retryAfterSeconds):
             self.reject(status: status, retryAfterSeconds: retryAfterSeconds)
+        case .redirect(let status, let location):
+            self.endReason = .handshakeRejected(status: status)
+            self.answerAndClose(ServerHandshake.reject(
+                status: status, reason: Self.reasonPhrase(status), retryAfterSeconds: nil,
+                headers: [(name: "Location", value: location)]))
+            self.recorder.update(self.index) { record, _ in
+                record.handshake = .redirected(status: status)
+                return .redirected(status: status)
+            }
         case .ignore:
             self.phase = .ignoring
             self.recorder.update(self.index) { record, _ in
@@ -363,7 +380,7 @@ final class ConnectionDriver {
             switch error {
             case .malformed(let detail), .invalidUpgrade(let detail): detail
             case .headerTooLarge(let limit): "header block over \(limit) bytes"
-            case .rejected(let status, _): "unexpected status \(status)"
+            case .rejected(let status, _), .redirected(let status, _): "unexpected status \(status)"
             }
         self.endReason = .handshakeRejected(status: 400)
         self.answerAndClose(ServerHandshake.reject(status: 400, reason: "Bad Request"))
@@ -383,6 +400,11 @@ final class ConnectionDriver {
 
     static func reasonPhrase(_ status: Int) -> String {
         switch status {
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
         case 400: "Bad Request"
         case 401: "Unauthorized"
         case 403: "Forbidden"
@@ -411,7 +433,9 @@ final class ConnectionDriver {
             let size = message.payload.count
             let recordsPayload = self.scenario.recordsPayloads
             let compressed = message.reservedBits & 0b100 != 0  // RSV1: permessage-deflate
-            let echoes = self.scenario.echo && !self.sentClose
+            let command = self.scenario.delivery == nil || kind != .text
+                ? nil : Scenario.DeliveryProtocol.Command(message.payload)
+            let echoes = self.scenario.echo && !self.sentClose && command == nil
             self.recorder.update(self.index) { record, now in
                 record.messageCount += 1
                 record.messageBytes += size
@@ -425,6 +449,7 @@ final class ConnectionDriver {
                 }
                 return .message(kind, bytes: size)
             }
+            if let command, !self.sentClose { return .command(command) }
             return echoes ? .echo : nil
         case .ping:
             let payload = Array(message.payload)
@@ -457,6 +482,8 @@ final class ConnectionDriver {
         case .pongLater(let payload):
             guard case .delayed(let milliseconds) = self.scenario.pong else { return }
             self.schedule(.pong(payload), after: milliseconds, shell: shell)
+        case .command(let command):
+            self.handle(command, webSocket: webSocket, shell: shell)
         }
     }
 
@@ -672,9 +699,92 @@ final class ConnectionDriver {
             }
             let next = self.core.started + .milliseconds(broadcast.intervalMilliseconds) * (number + 1)
             self.schedule(.broadcast(number + 1), at: next, shell: shell)
+        case .feedTick:
+            self.feedTickArmed = false
+            guard let delivery = self.scenario.delivery else { return }
+            let current = self.currentFeedNumber(delivery)
+            self.sendFeeds(upTo: current, webSocket)
+            self.armFeedTick(after: current, delivery, shell: shell)
         case .reset:
             preconditionFailure("handled above")
         }
+    }
+
+    // MARK: The delivery protocol
+
+    /// A client's message of the delivery protocol: take and acknowledge a send, or subscribe to a stream (sending at
+    /// once what it asks to resume).
+    private func handle(_ command: Scenario.DeliveryProtocol.Command, webSocket: WebSocket, shell: ServerConnection) {
+        guard let delivery = self.scenario.delivery else { return }
+        switch command {
+        case .send(let id):
+            let taken = self.core.delivery.withLock { $0.take(id) }
+            self.recorder.update(self.index) { _, _ in .sendReceived(id: id, repeated: !taken) }
+            guard delivery.acknowledges else { return }
+            if self.sendTexts([Array("ack \(id)".utf8)], webSocket) > 0 {
+                self.core.delivery.withLock { $0.acknowledged() }
+            }
+        case .subscribe(let stream, let after):
+            guard delivery.streams.contains(stream) else { return }
+            self.recorder.update(self.index) { _, _ in .subscribed(stream: stream, after: after) }
+            let current = self.currentFeedNumber(delivery)
+            let retained = UInt64(delivery.retained)
+            let oldest = current >= retained ? current - retained + 1 : 1
+            // After the last number delivered, but not before the oldest still retained: what is older is a gap.
+            let first = after.map { $0 == .max ? $0 : max($0 + 1, oldest) } ?? current + 1
+            self.subscriptions[stream] = first
+            self.sendFeeds(upTo: current, webSocket)
+            self.armFeedTick(after: current, delivery, shell: shell)
+        }
+    }
+
+    /// The latest number every stream has published by now (0 before the first).
+    private func currentFeedNumber(_ delivery: Scenario.DeliveryProtocol) -> UInt64 {
+        let elapsed = self.core.started.duration(to: self.core.loop.now)
+        guard elapsed > .zero else { return 0 }
+        return UInt64(elapsed / Duration.milliseconds(delivery.intervalMilliseconds))
+    }
+
+    /// Sends each subscribed stream its numbers up to `current` that it has not had yet, in one batch.
+    private func sendFeeds(upTo current: UInt64, _ webSocket: WebSocket) {
+        var texts: [[UInt8]] = []
+        for (stream, next) in self.subscriptions where next <= current {
+            texts += (next...current).map { Scenario.DeliveryProtocol.feedMessage(stream: stream, sequence: $0) }
+            self.subscriptions[stream] = current + 1
+        }
+        guard !texts.isEmpty else { return }
+        _ = self.sendTexts(texts, webSocket)
+    }
+
+    /// Sends `texts` as text messages in one batch of the engine, in order, and records what it sent; returns how
+    /// many it sent (fewer once the connection no longer sends).
+    private func sendTexts(_ texts: [[UInt8]], _ webSocket: WebSocket) -> Int {
+        var count = 0
+        var bytes = 0
+        webSocket.sendBatch { send in
+            for text in texts {
+                guard text.withUnsafeBytes({ send(.text, $0) }) != nil else { break }
+                count += 1
+                bytes += text.count
+            }
+            return nil
+        }
+        guard count > 0 else { return 0 }
+        self.recorder.update(self.index) { [bytes] record, _ in
+            record.sentMessageCount += count
+            record.sentMessageBytes += bytes
+            return nil
+        }
+        return count
+    }
+
+    /// Arms the timer of the next number after `current`, unless one is armed or nothing is subscribed.
+    private func armFeedTick(after current: UInt64, _ delivery: Scenario.DeliveryProtocol, shell: ServerConnection) {
+        guard !self.feedTickArmed, !self.subscriptions.isEmpty else { return }
+        self.feedTickArmed = true
+        let next = current + 1
+        let at = self.core.started + .milliseconds(delivery.intervalMilliseconds) * Int(next)
+        self.schedule(.feedTick(next), at: at, shell: shell)
     }
 
     private func cancelTimers() {

@@ -35,6 +35,10 @@ extension TestServer {
         /// Serve `wss://` with this certificate chain and key; nil (default) for `ws://`. A client whose TLS
         /// handshake fails is recorded as `.tlsFailed`.
         public var tls: TestServerTLS?
+        /// The ids of acknowledged sends the delivery protocol remembers, to take each once
+        /// (`Scenario.DeliveryProtocol`, `TestServer.deliveryRecord`): the latest this many (default 100,000); a repeat
+        /// of an older one would be taken again (counted in `DeliveryRecord.forgotten`). At least 0.
+        public var deliveryIDLimit = 100_000
 
         /// The loop to run on, for the package's own tests and tools; nil (default) starts one for the server
         /// and stops it in `stop()`.
@@ -78,6 +82,7 @@ extension TestServer {
             guard self.maximumHandshakingConnections >= 1 else {
                 throw .invalidArgument("maximumHandshakingConnections (at least 1)")
             }
+            guard self.deliveryIDLimit >= 0 else { throw .invalidArgument("deliveryIDLimit (at least 0)") }
             guard self.outboundWatermarks.isValid else {
                 throw .invalidArgument("outboundWatermarks (1 <= high, 0 <= low <= high)")
             }

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Synchronization
 import TetherPOSIX
 import TetherWire
 
@@ -102,7 +103,8 @@ public final class TestServer: Sendable {
             loop: serverLoop, recorder: recorder, maximumMessageSize: configuration.maximumMessageSize,
             handshakeTimeout: configuration.handshakeTimeout,
             maximumHandshakingConnections: configuration.maximumHandshakingConnections,
-            outboundWatermarks: configuration.outboundWatermarks, tls: tlsContext, scenario: scenario)
+            outboundWatermarks: configuration.outboundWatermarks, tls: tlsContext,
+            deliveryIDLimit: configuration.deliveryIDLimit, scenario: scenario)
         self.core = core
         listener.start(
             onAccept: { connection in core.accepted(connection) },
@@ -140,6 +142,10 @@ public final class TestServer: Sendable {
 
     /// Ended connections whose records were dropped to keep at most `endedConnectionLimit`.
     public var droppedConnectionCount: Int { self.core.recorder.droppedConnectionCount }
+
+    /// What the server's application took through the delivery protocol (`Scenario.DeliveryProtocol`), over every
+    /// connection: each acknowledged send's id once.
+    public var deliveryRecord: DeliveryRecord { self.core.delivery.withLock { $0.snapshot } }
 
     /// Events dropped, over every stream from `events(bufferLimit:)`, because a reader fell behind.
     public var droppedEventCount: Int { self.core.recorder.droppedEventCount }
@@ -266,8 +272,10 @@ final class ServerCore: Sendable {
     /// Serves `wss://` with this context; nil for `ws://`.
     let tls: TLSContext?
     let scenario: @Sendable (ConnectionContext) -> Scenario
-    /// When the server started: tick 0 of a scenario's broadcast (`Scenario.Broadcast`).
+    /// When the server started: tick 0 of a scenario's broadcast (`Scenario.Broadcast`) and delivery feeds.
     let started: ContinuousClock.Instant
+    /// The ids the delivery protocol took (`Scenario.DeliveryProtocol`), server-wide.
+    let delivery: Mutex<DeliveryLedger>
     private let registry: LoopBound<Registry>
 
     private final class Registry {
@@ -286,9 +294,11 @@ final class ServerCore: Sendable {
         maximumHandshakingConnections: Int,
         outboundWatermarks: Watermarks,
         tls: TLSContext?,
+        deliveryIDLimit: Int,
         scenario: @escaping @Sendable (ConnectionContext) -> Scenario
     ) {
         self.tls = tls
+        self.delivery = Mutex(DeliveryLedger(limit: deliveryIDLimit))
         self.loop = loop
         self.recorder = recorder
         self.maximumMessageSize = maximumMessageSize

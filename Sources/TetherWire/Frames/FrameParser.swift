@@ -4,6 +4,11 @@
 /// `next()` (owned) or `nextFrame()` + `withPayload(of:_:)` (lent, no allocation). A frame is
 /// buffered whole before it is returned, so `maximumFrameSize` also bounds the buffer. Headers are
 /// validated as soon as their bytes arrive, before the payload is buffered.
+///
+/// A binary message in one frame (not compressed) whose payload is at least `dedicatedPayloadThreshold` bytes, and
+/// not whole when its header is read, is received into storage of its own (`PayloadStorage`, allocated at the announced length, which the header check
+/// bounds by `maximumFrameSize`): the bytes appended after its header go straight there, and the message's receiver
+/// may keep that storage instead of copying the payload out (`lentStorage`).
 struct FrameParser: Sendable {
     /// A frame whose payload is unmasked in the parser's buffer. Valid until the next mutating call.
     struct ParsedFrame: Hashable, Sendable {
@@ -14,6 +19,8 @@ struct FrameParser: Sendable {
 
     /// The role of this endpoint; see `init(role:maximumFrameSize:reservedBitsAllowed:)`.
     let role: Role
+    /// The smallest payload received into storage of its own (see the type's documentation).
+    let dedicatedPayloadThreshold: Int
     /// The largest frame payload accepted.
     let maximumFrameSize: Int
     /// The RSV bits that are not rejected.
@@ -30,6 +37,10 @@ struct FrameParser: Sendable {
     private var pendingUnmaskedCount = 0
     /// The end of the frame last returned by `nextFrame()`; dropped by the next mutating call.
     private var lentEnd: Int?
+    /// The pending frame's payload storage of its own (a large frame), and how many of its bytes have arrived; or
+    /// the lent frame's, once it is whole.
+    private var dedicated: PayloadStorage?
+    private var dedicatedCount = 0
     /// Frames returned whole by `nextFrame()` so far (control frames and fragments included).
     private(set) var framesCompleted = 0
 
@@ -38,28 +49,48 @@ struct FrameParser: Sendable {
     ///   - maximumFrameSize: the largest payload accepted in one frame (default 16 MiB); larger is a 1009.
     ///     At least 125, so that every control frame fits.
     ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none.
-    init(role: Role, maximumFrameSize: Int = 16 << 20, reservedBitsAllowed: UInt8 = 0) {
+    ///   - dedicatedPayloadThreshold: the smallest payload of a binary message in one frame received into storage of
+    ///     its own (default 16 KiB); the fuzzers lower it to exercise that path with small inputs.
+    init(
+        role: Role, maximumFrameSize: Int = 16 << 20, reservedBitsAllowed: UInt8 = 0,
+        dedicatedPayloadThreshold: Int = 16 << 10
+    ) {
         precondition(maximumFrameSize >= 125, "maximumFrameSize must allow control frames (125 bytes)")
         self.role = role
+        self.dedicatedPayloadThreshold = max(dedicatedPayloadThreshold, 1)
         self.maximumFrameSize = maximumFrameSize
         self.reservedBitsAllowed = reservedBitsAllowed & 0x7
     }
 
     /// The number of received bytes not yet returned as frames.
     var bufferedByteCount: Int {
-        self.storage.count - (self.lentEnd ?? self.readIndex)
+        let pendingDedicated = self.lentEnd == nil && self.dedicated != nil ? self.dedicatedCount : 0
+        return self.storage.count - (self.lentEnd ?? self.readIndex) + pendingDedicated
     }
 
     /// Appends received bytes.
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
         self.prepareForAppend()
-        bytes.withMemoryRebound(to: UInt8.self) { self.storage.append(contentsOf: $0) }
+        let rest = self.appendToDedicated(bytes)
+        rest.withMemoryRebound(to: UInt8.self) { self.storage.append(contentsOf: $0) }
     }
 
     /// Appends received bytes.
     mutating func append(_ bytes: some Sequence<UInt8>) {
-        self.prepareForAppend()
-        self.storage.append(contentsOf: bytes)
+        let array = Array(bytes)
+        array.withUnsafeBytes { self.append($0) }
+    }
+
+    /// The payload bytes of a large frame whose header is parsed go to its own storage; returns what follows them.
+    private mutating func appendToDedicated(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let dedicated = self.dedicated, self.dedicatedCount < dedicated.bytes.count, !bytes.isEmpty else {
+            return bytes
+        }
+        let count = min(bytes.count, dedicated.bytes.count - self.dedicatedCount)
+        UnsafeMutableRawBufferPointer(rebasing: dedicated.bytes[self.dedicatedCount..<self.dedicatedCount + count])
+            .copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes[..<count]))
+        self.dedicatedCount += count
+        return UnsafeRawBufferPointer(rebasing: bytes[count...])
     }
 
     /// Returns the next complete frame with its payload unmasked and owned, or nil when more bytes are needed.
@@ -67,8 +98,14 @@ struct FrameParser: Sendable {
         guard let frame = try self.nextFrame() else { return nil }
         return Frame(
             fin: frame.header.fin, reservedBits: frame.header.reservedBits, opcode: frame.header.opcode,
-            payload: Array(self.storage[frame.payloadStart..<frame.payloadStart + frame.header.payloadLength])
+            payload: self.withPayload(of: frame) { Array($0) }
         )
+    }
+
+    /// The storage of its own the payload of the frame last returned by `nextFrame()` was received into, if it was
+    /// (a large frame): a receiver may keep it instead of copying the payload (`PayloadStorage`). Nil otherwise.
+    var lentStorage: PayloadStorage? {
+        self.lentEnd != nil ? self.dedicated : nil
     }
 
     /// Returns the header of the frame being received as soon as it is complete (the payload may still be
@@ -79,7 +116,30 @@ struct FrameParser: Sendable {
         guard let (header, size) = try self.parseHeader() else { return nil }
         self.pendingHeader = header
         self.pendingHeaderSize = size
+        self.receiveIntoDedicatedStorage(header)
         return header
+    }
+
+    /// A large binary message in one frame whose payload has not all arrived gets storage of its own: what has arrived
+    /// moves there (at most one read's worth), the rest will be appended there directly. Only there does it save a
+    /// copy: a fragment is copied into the assembled message, text into a string, a compressed payload is inflated.
+    private mutating func receiveIntoDedicatedStorage(_ header: FrameHeader) {
+        guard header.opcode == .binary, header.fin, header.reservedBits == 0,
+              header.payloadLength >= self.dedicatedPayloadThreshold
+        else {
+            return
+        }
+        let payloadStart = self.readIndex + self.pendingHeaderSize
+        let arrived = self.storage.count - payloadStart
+        guard arrived < header.payloadLength else { return }  // whole already: copied out once, as any frame
+        let dedicated = PayloadStorage(count: header.payloadLength)
+        self.storage.withUnsafeBytes { storage in
+            UnsafeMutableRawBufferPointer(rebasing: dedicated.bytes[..<arrived])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: storage[payloadStart...]))
+        }
+        self.storage.removeLast(arrived)  // the payload was the end of the buffer: the frame is not whole
+        self.dedicated = dedicated
+        self.dedicatedCount = arrived
     }
 
     /// Returns the next complete frame, its payload unmasked in place in the parser's buffer, or nil when
@@ -87,12 +147,19 @@ struct FrameParser: Sendable {
     mutating func nextFrame() throws(ProtocolError) -> ParsedFrame? {
         guard let header = try self.peekHeader() else { return nil }
         let payloadStart = self.readIndex + self.pendingHeaderSize
-        guard self.storage.count - payloadStart >= header.payloadLength else { return nil }
-        let payloadEnd = payloadStart + header.payloadLength
-        self.unmask(header, payloadStart + self.pendingUnmaskedCount..<payloadEnd, offset: self.pendingUnmaskedCount)
+        if self.dedicated != nil {
+            guard self.dedicatedCount == header.payloadLength else { return nil }
+            self.unmask(header, self.pendingUnmaskedCount..<header.payloadLength, offset: self.pendingUnmaskedCount)
+            self.lentEnd = payloadStart  // the header's end: the payload is not in the buffer
+        } else {
+            guard self.storage.count - payloadStart >= header.payloadLength else { return nil }
+            let payloadEnd = payloadStart + header.payloadLength
+            self.unmask(
+                header, payloadStart + self.pendingUnmaskedCount..<payloadEnd, offset: self.pendingUnmaskedCount)
+            self.lentEnd = payloadEnd
+        }
         self.pendingHeader = nil
         self.pendingUnmaskedCount = 0
-        self.lentEnd = payloadEnd
         self.framesCompleted &+= 1
         return ParsedFrame(header: header, payloadStart: payloadStart)
     }
@@ -102,6 +169,12 @@ struct FrameParser: Sendable {
     /// is unmasked once, however often this is called; `nextFrame()` unmasks only the rest.
     mutating func unmaskArrivedPayload() {
         guard let header = self.pendingHeader else { return }
+        if self.dedicated != nil {
+            guard self.dedicatedCount > self.pendingUnmaskedCount else { return }
+            self.unmask(header, self.pendingUnmaskedCount..<self.dedicatedCount, offset: self.pendingUnmaskedCount)
+            self.pendingUnmaskedCount = self.dedicatedCount
+            return
+        }
         let payloadStart = self.readIndex + self.pendingHeaderSize
         let arrived = min(header.payloadLength, self.storage.count - payloadStart)
         guard arrived > self.pendingUnmaskedCount else { return }
@@ -115,8 +188,11 @@ struct FrameParser: Sendable {
     func withArrivedPayload<Result, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let start = self.readIndex + self.pendingHeaderSize
         let count = self.pendingHeader == nil ? 0 : self.pendingUnmaskedCount
+        if let dedicated = self.dedicated, self.pendingHeader != nil {
+            return try body(UnsafeRawBufferPointer(rebasing: dedicated.bytes[..<count]))
+        }
+        let start = self.readIndex + self.pendingHeaderSize
         return try self.lend(start..<start + count, body)
     }
 
@@ -125,6 +201,11 @@ struct FrameParser: Sendable {
         of frame: ParsedFrame,
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        if let dedicated = self.lentStorage {
+            precondition(
+                self.lentEnd == frame.payloadStart, "withPayload(of:) needs the frame last returned by nextFrame()")
+            return try body(UnsafeRawBufferPointer(dedicated.bytes))
+        }
         precondition(
             self.lentEnd == frame.payloadStart + frame.header.payloadLength,
             "withPayload(of:) needs the frame last returned by nextFrame()"
@@ -149,8 +230,14 @@ struct FrameParser: Sendable {
 
     // MARK: - Buffer
 
+    /// Unmasks `range` of the pending frame's payload: of the buffer, or of its own storage when it has some (then
+    /// `range` counts from the payload's start).
     private mutating func unmask(_ header: FrameHeader, _ range: Range<Int>, offset: Int) {
         guard let key = header.maskingKey, !range.isEmpty else { return }
+        if let dedicated = self.dedicated {
+            key.apply(to: UnsafeMutableRawBufferPointer(rebasing: dedicated.bytes[range]), offset: offset)
+            return
+        }
         self.storage.withUnsafeMutableBytes { storage in
             key.apply(to: UnsafeMutableRawBufferPointer(rebasing: storage[range]), offset: offset)
         }
@@ -159,6 +246,8 @@ struct FrameParser: Sendable {
     private mutating func releaseLentFrame() {
         guard let end = self.lentEnd else { return }
         self.lentEnd = nil
+        self.dedicated = nil  // lent whole: its receiver keeps it, or it is freed
+        self.dedicatedCount = 0
         self.readIndex = end
         if self.readIndex == self.storage.count {
             // Keep the buffer for the next frames, unless one very large frame grew it: then give it back.

@@ -4,6 +4,10 @@ public enum HandshakeError: Error, Equatable, Sendable {
     /// The server answered with a status other than 101. `retryAfter` is its `Retry-After` field when it had
     /// exactly one and it was valid (delay-seconds of any length, or an HTTP-date with the response's `Date`).
     case rejected(status: Int, retryAfter: RetryAfter?)
+    /// The server redirected the upgrade (301, 302, 303, 307 or 308; RFC 9110 §15.4). `location` is its
+    /// `Location` field as sent, when it had exactly one (a URI reference, maybe relative: resolve it against the
+    /// request's URL), nil otherwise. It may carry a token in its query: never log it whole.
+    case redirected(status: Int, location: String?)
     /// The header block did not end within `limit` bytes.
     case headerTooLarge(limit: Int)
     /// The bytes are not an HTTP/1.1 message head.
@@ -17,6 +21,7 @@ public enum HandshakeError: Error, Equatable, Sendable {
     public var detail: String {
         switch self {
         case .rejected(let status, _): "status \(status)"
+        case .redirected(let status, _): "redirect \(status)"
         case .headerTooLarge(let limit): "header block over \(limit) bytes"
         case .malformed(let detail), .invalidUpgrade(let detail): detail
         }

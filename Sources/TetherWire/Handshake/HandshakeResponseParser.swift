@@ -54,6 +54,10 @@ public struct HandshakeResponseParser: Sendable {
         _ head: HTTPHead, remaining: [UInt8], against handshake: ClientHandshake
     ) throws(HandshakeError) -> HandshakeResponse {
         let status = try Self.parseStatusLine(head.startLine)
+        if Self.redirectStatuses.contains(status.code) {
+            let locations = head.values("Location")
+            throw HandshakeError.redirected(status: status.code, location: locations.count == 1 ? locations[0] : nil)
+        }
         guard status.code == 101 else {
             throw HandshakeError.rejected(status: status.code, retryAfter: Self.retryAfter(head))
         }
@@ -87,6 +91,10 @@ public struct HandshakeResponseParser: Sendable {
         return HandshakeResponse(
             subprotocol: protocols.first, extensions: extensions, remaining: remaining)
     }
+
+    /// The statuses that redirect a request to the URL in `Location` (RFC 9110 §15.4): 301, 302, 303, 307, 308. 300
+    /// (a choice), 304 (not modified) and 305/306 (unused) are not redirects a client follows.
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
     /// Parses `HTTP/1.x SP 3DIGIT [SP reason]`.
     static func parseStatusLine(_ line: [UInt8]) throws(HandshakeError) -> (code: Int, minorVersion: Int) {

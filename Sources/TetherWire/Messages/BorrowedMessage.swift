@@ -9,11 +9,19 @@ public struct BorrowedMessage {
     /// extension (`0b100`: compressed by permessage-deflate; `WebSocketConnection` lends such a message inflated, the
     /// bit still set to say that it came compressed).
     public var reservedBits: UInt8
+    /// The storage of its own that a large binary message's payload was received into (`payload` is all of it), when
+    /// it was (`PayloadStorage`): a receiver that keeps the message may keep this instead of copying `payload` (the
+    /// bytes stay valid, and unchanged, as long as it is referenced). Nil for a payload lent from the decoder's
+    /// buffer, text, an assembled fragmented message and an inflated one.
+    public var storage: PayloadStorage?
 
-    public init(opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0) {
+    public init(
+        opcode: Opcode, payload: UnsafeRawBufferPointer, reservedBits: UInt8 = 0, storage: PayloadStorage? = nil
+    ) {
         self.opcode = opcode
         self.payload = payload
         self.reservedBits = reservedBits
+        self.storage = storage
     }
 
     /// For a close frame, the status code, or nil when the payload is empty.

@@ -39,8 +39,23 @@ public struct WebSocketDecoder: Sendable {
         reservedBitsAllowed: UInt8 = 0,
         maximumTransformedMessageSize: Int? = nil
     ) {
+        self.init(
+            role: role, maximumFrameSize: maximumFrameSize, maximumMessageSize: maximumMessageSize,
+            reservedBitsAllowed: reservedBitsAllowed, maximumTransformedMessageSize: maximumTransformedMessageSize,
+            dedicatedPayloadThreshold: 16 << 10)
+    }
+
+    /// As `init(role:maximumFrameSize:maximumMessageSize:reservedBitsAllowed:maximumTransformedMessageSize:)`, with
+    /// the smallest payload of a binary message in one frame received into storage of its own
+    /// (`BorrowedMessage.storage`): 16 KiB there; tests and the fuzzers lower it to exercise that path with small
+    /// inputs.
+    package init(
+        role: Role, maximumFrameSize: Int, maximumMessageSize: Int, reservedBitsAllowed: UInt8,
+        maximumTransformedMessageSize: Int? = nil, dedicatedPayloadThreshold: Int
+    ) {
         self.parser = FrameParser(
-            role: role, maximumFrameSize: maximumFrameSize, reservedBitsAllowed: reservedBitsAllowed)
+            role: role, maximumFrameSize: maximumFrameSize, reservedBitsAllowed: reservedBitsAllowed,
+            dedicatedPayloadThreshold: dedicatedPayloadThreshold)
         self.assembler = MessageAssembler(
             maximumMessageSize: maximumMessageSize, maximumTransformedSize: maximumTransformedMessageSize)
     }
@@ -80,7 +95,9 @@ public struct WebSocketDecoder: Sendable {
             return nil
         case .frame(let frame, let opcode):
             return self.parser.withPayload(of: frame) {
-                body(BorrowedMessage(opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits))
+                body(BorrowedMessage(
+                    opcode: opcode, payload: $0, reservedBits: frame.header.reservedBits,
+                    storage: self.parser.lentStorage))
             }
         case .assembled(let opcode, let reservedBits):
             return self.assembler.withAssembledPayload {

@@ -280,6 +280,35 @@ import Tether
         #expect(command == .serve(expected))
     }
 
+    @Test func theDeliveryFlagsOfBothCommands() throws {
+        guard case .connect(let connect) = try CommandLineParser.parse([
+            "connect", "ws://a/", "--acknowledged", "--feed", "prices", "--feed", "news",
+        ]) else {
+            Issue.record("expected connect")
+            return
+        }
+        #expect(connect.acknowledged && connect.feeds == ["prices", "news"])
+        #expect(throws: ArgumentError.conflicting("--acknowledged", "--queue")) {
+            try CommandLineParser.parse(["connect", "ws://a/", "--acknowledged", "--queue"])
+        }
+        for name in ["", "two words", String(repeating: "x", count: 65)] {
+            #expect(throws: ArgumentError.self, "\(name)") {
+                try CommandLineParser.parse(["connect", "ws://a/", "--feed", name])
+            }
+        }
+        guard case .serve(let serve) = try CommandLineParser.parse([
+            "serve", "--feed", "prices", "--feed-every", "20", "--feed-retained", "50",
+        ]) else {
+            Issue.record("expected serve")
+            return
+        }
+        #expect(serve.delivery && serve.feeds == ["prices"] && serve.feedEvery == 20 && serve.feedRetained == 50)
+        guard case .serve(let plain) = try CommandLineParser.parse(["serve", "--delivery"]) else { return }
+        #expect(plain.delivery && plain.feeds.isEmpty && plain.feedEvery == 1_000)
+        #expect(throws: ArgumentError.self) { try CommandLineParser.parse(["serve", "--feed-every", "0"]) }
+        #expect(throws: ArgumentError.self) { try CommandLineParser.parse(["serve", "--feed-retained", "-1"]) }
+    }
+
     @Test func serveRefusesContradictionsAndOrphans() {
         #expect(throws: ArgumentError.conflicting("--no-pong", "--pong-delay")) {
             try CommandLineParser.parse(["serve", "--no-pong", "--pong-delay", "5"])

@@ -28,6 +28,32 @@ import TetherTestSupport
                 + "broadcast a number every 20 ms x 16 B, ping every 50 ms, close 4001 after 300 ms")
     }
 
+    /// `tether serve --delivery` and `tether connect --acknowledged --feed`: the test server's delivery protocol from
+    /// the command line (docs/delivery.md).
+    @Test func serveSpeaksTheDeliveryProtocolAndConnectUsesIt() async throws {
+        let options = try serveOptions(["--feed", "prices", "--feed-every", "20", "--no-echo"])
+        #expect(ServeCommand.scenario(for: options).description
+            == "accept, delivery protocol: acknowledges sends, feeds prices every 20 ms, 1000 retained")
+        let (served, _) = try await serving(options) { url in
+            let client = CapturedIO()
+            client.type("buy 10")  // typed before the open: it waits in the outbox
+            client.type("sell 5")
+            let status = await TetherCommand.run(
+                ["connect", url, "--acknowledged", "--feed", "prices", "--count", "15", "--no-path-monitor"],
+                io: client.io)
+            #expect(status == 0, "\(client.error)")
+            let numbers = client.outputLines.compactMap { line -> Int? in
+                let fields = line.split(separator: " ")
+                return fields.count == 3 && fields[0] == "feed" && fields[1] == "prices" ? Int(fields[2]) : nil
+            }
+            #expect(numbers.count == 15 && zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 },
+                    "\(client.outputLines)")
+            #expect(client.error.components(separatedBy: "acknowledged ").count - 1 == 2, "\(client.error)")
+        }
+        #expect(served.outputLines.contains("conn 1 subscribe prices from now on"), "\(served.output)")
+        #expect(served.outputLines.filter { $0.hasPrefix("conn 1 send ") }.count == 2)
+    }
+
     /// `tether serve` with no flag answers what is typed at it, as websocat's and wscat's servers do, and says which
     /// port it picked and how to keep it.
     @Test func serveEchoesByDefaultAndSaysWhichPortItPicked() async throws {

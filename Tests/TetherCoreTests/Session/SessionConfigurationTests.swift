@@ -33,6 +33,22 @@ import Testing
         #expect(configuration.settingOutOfRange?.setting == "backoff.cap")
     }
 
+    @Test func theDeliverySettingsAreCheckedUnderTheirNames() {
+        var configuration = SessionConfiguration()
+        configuration.delivery.maximumWrites = 0
+        #expect(configuration.settingOutOfRange == SettingOutOfRange(
+            setting: "delivery.acknowledgements.maximumWrites", requirement: "at least 1", value: "0"))
+        configuration.delivery.maximumWrites = nil
+        #expect(configuration.settingOutOfRange == nil)
+        configuration.delivery.feedLimits.maximumStreams = 0
+        #expect(configuration.settingOutOfRange?.setting == "delivery.feeds.limits.maximumStreams")
+        configuration.delivery.feedLimits = FeedLimits(maximumStreams: 1, maximumOpenGaps: -1)
+        #expect(configuration.settingOutOfRange?.setting == "delivery.feeds.limits.maximumOpenGaps")
+        configuration.delivery.feedLimits = FeedLimits(maximumStreams: 1)
+        configuration.delivery.feedPositions = ["a": 1, "b": 2]
+        #expect(configuration.settingOutOfRange?.setting == "delivery.feeds.positions")
+    }
+
     @Test func anInterfaceSwitchDrainIsNeverNegativeAndReachesTheMachineInMilliseconds() {
         var configuration = SessionConfiguration()
         #expect(configuration.interfaceSwitch == .probe)

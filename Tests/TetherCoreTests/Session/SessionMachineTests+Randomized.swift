@@ -42,7 +42,7 @@ extension SessionMachineTests {
             return end
         }
 
-        mutating func event<R>(for m: SessionMachine<R>) -> Event {
+        mutating func event(for m: SessionMachine) -> Event {
             let generation = self.generation(current: m.generation)
             let ping = m.lastPingID &- UInt64(self.below(2))
             switch self.below(100) {

@@ -3,7 +3,7 @@ import TetherCore
 
 /// Transcripts of the session machine: one event per line, the action it must return next to it.
 @Suite struct SessionMachineTests {
-    typealias Machine = SessionMachine<SplitMix64>
+    typealias Machine = SessionMachine
 
     static let noJitter = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0))
     static let recordingMessages = SessionConfiguration(backoff: BackoffPolicy(jitterPercent: 0), recordsMessages: true)
@@ -233,6 +233,10 @@ import TetherCore
         .socksRejected(.noAcceptableMethod), .socksRejected(.authenticationFailed),
         .socksRejected(.notAllowedByRuleset), .socksRejected(.commandNotSupported),
         .socksRejected(.addressTypeNotSupported),
+        // A redirect that cannot be followed: the server answers the next attempt the same way.
+        .redirectFailed(.tooMany(limit: 5), status: 302), .redirectFailed(.loop, status: 301),
+        .redirectFailed(.downgrade, status: 308), .redirectFailed(.invalidLocation("no host"), status: 307),
+        .redirectFailed(.unsupported("the proxy for the new host differs from the first URL's"), status: 303),
     ]
 
     @Test(arguments: Self.permanent)

@@ -135,6 +135,42 @@ struct EventLoopTests {
         #expect(seen == ["cancelled", "sentinel"])
     }
 
+    /// A `LoopTimer` fires only its latest arming, once, whether it was moved earlier or later, and never after a
+    /// cancel; armed or cancelled from another thread, it does the same on the loop's next turn.
+    @Test func aLoopTimerFiresOnlyItsLatestArmingAndNeverAfterACancel() async throws {
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(name: "test-looptimer", clock: .manual(clock))
+        defer { loop.shutdown() }
+        let fired = Mutex<[Duration]>([])
+        let timer = loop.makeTimer { fired.withLock { $0.append(clock.elapsed) } }
+        let origin = clock.now
+        try await loop.submit {
+            timer.arm(at: origin + .milliseconds(100))
+            timer.arm(at: origin + .milliseconds(20))  // earlier: the first arming is gone
+            timer.arm(at: origin + .milliseconds(50))  // later again
+        }
+        clock.advance(by: .milliseconds(40))
+        await loop.settle()
+        #expect(fired.withLock { $0 }.isEmpty)
+        clock.advance(by: .milliseconds(100))
+        await loop.settle()
+        #expect(fired.withLock { $0 } == [.milliseconds(140)])
+        #expect(!timer.isArmed)
+
+        try await loop.submit { timer.arm(at: origin + .milliseconds(200)) }
+        timer.cancel()  // from this thread
+        #expect(!timer.isArmed)
+        clock.advance(by: .milliseconds(100))
+        await loop.settle()
+        #expect(fired.withLock { $0 }.count == 1)
+
+        timer.arm(at: origin + .milliseconds(300))  // from this thread
+        #expect(timer.isArmed)
+        clock.advance(by: .milliseconds(100))
+        await loop.settle()
+        #expect(fired.withLock { $0 } == [.milliseconds(140), .milliseconds(340)])
+    }
+
     @Test func shutdownRunsQueuedWorkRefusesLaterWorkAndReleasesItsDescriptors() async throws {
         let loop = try EventLoop(name: "test-shutdown")
         #expect(loop.ownedDescriptorCount == 2)

@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 @testable import TetherPOSIX
 
@@ -61,12 +62,76 @@ struct TimerHeapTests {
             ))
         }
         var order: [(Duration, UInt64)] = []
-        while let timer = heap.popFirst() {
-            order.append((self.base.duration(to: timer.deadline), timer.sequence))
+        while let (entry, sequence) = heap.popDue(by: self.base + .seconds(1)) {
+            guard case .once(let timer) = entry else { continue }
+            order.append((self.base.duration(to: timer.deadline), sequence))
         }
         let expected = deadlines.enumerated().map { (Duration.milliseconds($0.element), UInt64($0.offset)) }
             .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
         #expect(order.map(\.0) == expected.map(\.0))
         #expect(order.map(\.1) == expected.map(\.1))
     }
+
+    /// A re-armable timer keeps one entry, moved in place by every arming (earlier or later) and taken out by a
+    /// cancel: the heap does not grow with the armings, and its order is the latest armings'.
+    @Test func aRearmedTimerKeepsOneEntryThatMovesInPlace() throws {
+        let loop = try EventLoop(name: "test-heap-rearm")
+        defer { loop.shutdown() }
+        var heap = TimerHeap()
+        for milliseconds in [10, 20, 30, 40, 50, 60, 70] {
+            heap.push(self.timer(at: milliseconds))
+        }
+        let moving = LoopTimer(loop: loop) {}
+        var sequence: UInt64 = 100
+        for milliseconds in [45, 5, 65, 25, 75, 35] {
+            sequence += 1
+            moving.armedSequence.store(sequence, ordering: .relaxed)
+            heap.place(moving, at: self.base + .milliseconds(milliseconds), leeway: .zero, sequence: sequence)
+            #expect(heap.count == 8)
+        }
+        var order: [Duration] = []
+        var movingAt: Duration?
+        while let (entry, _) = heap.popDue(by: self.base + .seconds(1)) {
+            switch entry {
+            case .once(let timer):
+                order.append(self.base.duration(to: timer.deadline))
+            case .rearmable(let timer):
+                #expect(timer === moving)
+                movingAt = order.last
+                order.append(.milliseconds(35))
+            }
+        }
+        #expect(order == [10, 20, 30, 35, 40, 50, 60, 70].map { .milliseconds($0) })
+        #expect(movingAt == .milliseconds(30))
+        #expect(moving.heapIndex.load(ordering: .relaxed) == -1)
+
+        for milliseconds in [10, 20, 30] {
+            heap.push(self.timer(at: milliseconds))
+        }
+        moving.armedSequence.store(200, ordering: .relaxed)
+        heap.place(moving, at: self.base + .milliseconds(15), leeway: .zero, sequence: 200)
+        #expect(heap.count == 4)
+        heap.remove(moving)
+        #expect(heap.count == 3)
+        #expect(self.offset(heap.wakeTime()) == .milliseconds(10))
+        heap.remove(moving)  // no entry: nothing happens
+        #expect(heap.count == 3)
+    }
+
+    /// A re-armable timer cancelled off the loop (its entry still in the heap until the loop's next turn) is not
+    /// pending: the heap drops it at the top instead of waking for it.
+    @Test func aRearmableTimerDisarmedElsewhereIsDroppedAtTheTop() throws {
+        let loop = try EventLoop(name: "test-heap-disarmed")
+        defer { loop.shutdown() }
+        var heap = TimerHeap()
+        let timer = LoopTimer(loop: loop) {}
+        timer.armedSequence.store(7, ordering: .relaxed)
+        heap.place(timer, at: self.base + .milliseconds(5), leeway: .zero, sequence: 7)
+        heap.push(self.timer(at: 40))
+        timer.armedSequence.store(0, ordering: .relaxed)
+        #expect(self.offset(heap.wakeTime()) == .milliseconds(40))
+        #expect(heap.count == 1)
+        #expect(timer.heapIndex.load(ordering: .relaxed) == -1)
+    }
 }
+#endif

@@ -20,6 +20,10 @@ import TetherTestServer
             (.closeReceived(code: nil), "conn 3 close received (no code)"),
             (.closeSent(code: 1001), "conn 3 close sent 1001"),
             (.streamFinished(count: 10_000), "conn 3 sent 10000 messages"),
+            (.sendReceived(id: "order-7", repeated: false), "conn 3 send order-7"),
+            (.sendReceived(id: "order-7", repeated: true), "conn 3 send order-7 (a repeat: not taken again)"),
+            (.subscribed(stream: "prices", after: 41), "conn 3 subscribe prices after 41"),
+            (.subscribed(stream: "prices", after: nil), "conn 3 subscribe prices from now on"),
             (.ended(.protocolError(code: 1007)), "conn 3 ended: protocol error, closed with 1007"),
             (.ended(.closeTimedOut), "conn 3 ended: no close reply in time, reset"),
         ]

@@ -78,9 +78,11 @@ struct RawClient {
     private var encoder = WebSocketEncoder(role: .client)
     private(set) var end: TCPConnection.End?
 
-    /// Connects and sends an upgrade request (or `rawRequest` instead, for malformed ones).
+    /// Connects and sends an upgrade request (or `rawRequest` instead, for malformed ones); to `port` instead of the
+    /// server's when given (a proxy in front of it).
     static func connect(
         to server: TestServer,
+        port: Int? = nil,
         target: String = "/",
         headers: [(name: String, value: String)] = [],
         subprotocols: [String] = [],
@@ -88,7 +90,8 @@ struct RawClient {
         appending extraBytes: [UInt8] = [],
         answersPings: Bool = false
     ) async throws -> RawClient {
-        let connection = try await TCPConnection.connect(host: server.host, port: server.port, timeout: .seconds(2))
+        let connection = try await TCPConnection.connect(
+            host: server.host, port: port ?? server.port, timeout: .seconds(2))
         let handshake = try ClientHandshake(
             host: server.host, port: server.port, secure: false, target: target,
             subprotocols: subprotocols, headers: headers, key: randomHandshakeKey())

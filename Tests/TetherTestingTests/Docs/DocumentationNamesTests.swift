@@ -24,14 +24,18 @@ import Testing
         "SecTrustEvaluateWithError", "SecTrustSetAnchorCertificatesOnly", "SecIdentity", "SecTrust",
         "NSURLAuthenticationMethodClientCertificate", "NSURLAuthenticationMethodServerTrust", "SwiftUI",
         "URLAuthenticationChallenge", "URLRequest", "URLResponse", "URLError", "NotificationCenter", "OperationQueue",
-        "CFString",
+        "CFString", "Logger",
+        // HTTP header fields (RFC 9110).
+        "Location", "Authorization", "Cookie",
         // OpenSSL, and ASN.1 structures of the standards.
         "SSL_read", "SSL_write", "RSAPublicKey", "SubjectPublicKeyInfo",
-        // The targets of the app's package in the README's manifest.
-        "App", "AppTests",
+        // The targets of the app's package in the README's manifest, and those scripts/user-package.sh adds.
+        "App", "AppTests", "SwiftLogAdapter", "Logging",
         // Other projects the pages compare with or model on.
         "HTTP1ConnectionStateMachine", "ConnectionStateMachine", "WebSocketFrameDecoder", "NIOWebSocket",
         "MockWebServer", "Starscream",
+        // swift-log, which the logging page adapts to (`Logger` is its name and os's).
+        "StreamLogHandler",
     ]
 
     /// The repository's root, from this file's place in it.
@@ -39,6 +43,9 @@ import Testing
 
     /// Placeholders that name no file: the layout's patterns.
     static let filePatterns: Set<String> = ["Type.swift", "Type+Facet.swift"]
+
+    /// Files of the reader's own package that the README names (its first program), not of this repository.
+    static let readersFiles: Set<String> = ["Sources/Hello/main.swift"]
 
     /// Every file a page names in backticks exists: a path from the root (`scripts/user-package.sh`,
     /// `Sources/TetherCore/Session/CloseReason.swift`), or a Swift file's name (`IdleTransportReference.swift`) at
@@ -57,6 +64,7 @@ import Testing
             for span in Self.codeSpans(in: text) {
                 switch Self.fileName(span) {
                 case .path(let path)?:
+                    if Self.readersFiles.contains(path) { continue }
                     if !FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(path).path) {
                         missing.append("\(page): `\(span)`")
                     }

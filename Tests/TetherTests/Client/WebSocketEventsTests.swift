@@ -234,7 +234,7 @@ extension WebSocketEventsTests {
     }
 
     @Test func anEventWeighsItsSlotAndAMessageItsPayloadBeside() {
-        let slot = MemoryLayout<WebSocketEvent>.stride
+        let slot = MemoryLayout<WebSocketEvent?>.stride  // a slot of the buffer, from which events are moved out
         #expect(slot >= 64)
         #expect(EventChannel.weight(of: .roundTrip(milliseconds: 3)) == slot)
         #expect(EventChannel.weight(of: .message(.text("héllo"), generation: 1)) == 6 + slot)

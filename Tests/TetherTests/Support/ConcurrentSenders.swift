@@ -1,3 +1,4 @@
+#if os(Linux)
 import Testing
 
 /// What an app does with one connection from several places: tasks that send at once, each awaiting its own sends,
@@ -45,3 +46,4 @@ struct ConcurrentSenders {
         }
     }
 }
+#endif

@@ -4,6 +4,8 @@ import TetherCore
 
 /// A transport event in a form tests can compare.
 enum Seen: Equatable, CustomStringConvertible {
+    /// A hop: the status and the URL followed, whole (tests see what the transport asked).
+    case redirected(Int, String)
     case opened(String?)
     case text(String)
     case binary(Data)
@@ -13,6 +15,7 @@ enum Seen: Equatable, CustomStringConvertible {
 
     init(_ event: TransportEvent) {
         switch event {
+        case .redirected(let status, let url): self = .redirected(status, url.absoluteString)
         case .opened(let subprotocol): self = .opened(subprotocol)
         case .message(.text(let text)): self = .text(text)
         case .message(.binary(let data)): self = .binary(data)
@@ -24,6 +27,7 @@ enum Seen: Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
+        case .redirected(let status, let url): "redirected(\(status), \(url))"
         case .opened(let subprotocol): "opened(\(subprotocol ?? "nil"))"
         case .text(let text): "text(\(text.count > 40 ? "\(text.utf8.count) bytes" : text))"
         case .binary(let data): "binary(\(data.count) bytes)"

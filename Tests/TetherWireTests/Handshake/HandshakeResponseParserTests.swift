@@ -66,6 +66,30 @@ import Testing
         }
     }
 
+    @Test(arguments: [301, 302, 303, 307, 308])
+    func aRedirectCarriesItsLocationAsSent(status: Int) {
+        #expect(throws: HandshakeError.redirected(status: status, location: "/next?token=t")) {
+            try self.parse(
+                Self.response(["HTTP/1.1 \(status) Moved", "Location:  /next?token=t ", "Content-Length: 0"]))
+        }
+        #expect(HandshakeError.redirected(status: status, location: "/next?token=t").detail == "redirect \(status)")
+    }
+
+    @Test func aRedirectWithoutOneLocationHasNoneAndOtherStatusesAreNoRedirect() {
+        #expect(throws: HandshakeError.redirected(status: 302, location: nil)) {
+            try self.parse(Self.response(["HTTP/1.1 302 Found"]))
+        }
+        #expect(throws: HandshakeError.redirected(status: 307, location: nil)) {
+            try self.parse(Self.response(["HTTP/1.1 307 Temporary Redirect", "Location: /a", "Location: /b"]))
+        }
+        // 300 (a choice), 304 (not modified) and 305 (use proxy, deprecated) are not followed: rejections.
+        for status in [300, 304, 305] {
+            #expect(throws: HandshakeError.rejected(status: status, retryAfter: nil)) {
+                try self.parse(Self.response(["HTTP/1.1 \(status) X", "Location: /a"]))
+            }
+        }
+    }
+
     /// The `Retry-After` of a rejection with these extra header lines (nil: none understood).
     func retryAfter(_ headers: [String]) -> RetryAfter? {
         let failure = #expect(throws: HandshakeError.self) {

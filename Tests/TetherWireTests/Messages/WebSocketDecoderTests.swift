@@ -156,9 +156,14 @@ extension WebSocketDecoderTests {
         #expect(failure?.closeCode == 1009)
     }
 
-    /// Decodes `stream` fed in pieces of the given sizes (cycled), returning the messages and the error.
-    func decode(_ stream: [UInt8], role: Role, pieces: [Int]) -> ([WireMessage], ProtocolError?) {
-        var decoder = WebSocketDecoder(role: role, maximumFrameSize: 300, maximumMessageSize: 500)
+    /// Decodes `stream` fed in pieces of the given sizes (cycled), returning the messages and the error; binary
+    /// messages of `storageFrom` bytes or more are received into storage of their own.
+    func decode(
+        _ stream: [UInt8], role: Role, pieces: [Int], storageFrom threshold: Int = 16 << 10
+    ) -> ([WireMessage], ProtocolError?) {
+        var decoder = WebSocketDecoder(
+            role: role, maximumFrameSize: 300, maximumMessageSize: 500, reservedBitsAllowed: 0,
+            dedicatedPayloadThreshold: threshold)
         var messages: [WireMessage] = []
         var start = 0
         var piece = 0
@@ -201,6 +206,8 @@ extension WebSocketDecoderTests {
             let pieces = (0..<5).map { _ in Int.random(in: 1...40, using: &random) }
             let inPieces = self.decode(stream, role: role, pieces: pieces)
             #expect(atOnce.0 == inPieces.0 && atOnce.1 == inPieces.1, "round \(round)")
+            let inStorage = self.decode(stream, role: role, pieces: pieces, storageFrom: 16)
+            #expect(atOnce.0 == inStorage.0 && atOnce.1 == inStorage.1, "round \(round), in storage")
             if let error = atOnce.1 {
                 errors += 1
                 #expect([1002, 1007, 1009].contains(error.closeCode))

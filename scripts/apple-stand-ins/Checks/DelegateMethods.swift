@@ -9,6 +9,7 @@ extension WebSocketTaskDelegateBridge:
     URLSessionDelegateMethods.DidReceiveChallenge,
     URLSessionDelegateMethods.TaskDidReceiveChallenge,
     URLSessionDelegateMethods.TaskDidComplete,
+    URLSessionDelegateMethods.TaskWillPerformHTTPRedirection,
     URLSessionDelegateMethods.WebSocketDidOpen,
     URLSessionDelegateMethods.WebSocketDidClose
 {}

@@ -47,7 +47,7 @@ final class SocketConnection: TransportConnection {
         self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, slot: self.slot, dialer: dialer,
+            request: request, outlet: outlet, loop: loop, slot: self.slot, dialer: dialer, tlsContexts: tlsContexts,
             flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)

@@ -16,7 +16,10 @@ typealias ClientWebSocket = WebSocketDriver
 /// States, each with its data: `connecting` (resolving, then TCP connect, in a task) → `tunneling` (through an HTTP
 /// or SOCKS5 proxy) → `handshaking` (TLS, then the upgrade) → `open` (the driver) → `finishing` (the end is decided; the TCP
 /// connection or the connect task still has to let go) → `ended` (reported once, after the descriptor was closed).
-/// One deadline (the connect timer) covers everything before the open, and bounds a graceful close decided then.
+/// A redirect of the upgrade goes from `handshaking` back to `connecting`, to the next URL (`RedirectChain`), with
+/// its own proxy decision and TLS; the stream it leaves is closed and its callbacks are ignored from then on.
+/// One deadline (the connect timer) covers everything before the open, every hop included, and bounds a graceful
+/// close decided then.
 final class SocketConnectionCore: ByteStreamHandler {
     private enum State {
         /// Not started: the request was unsupported.
@@ -34,6 +37,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         let endpoint: SocketEndpoint
         let connectTimer: TimerHandle
         let task: Task<Void, Never>
+        /// Whether the task may still open a socket (shared with it).
+        let progress: ConnectProgress
     }
 
     private struct Tunneling {
@@ -70,11 +75,19 @@ final class SocketConnectionCore: ByteStreamHandler {
     private let request: TransportRequest
     /// Where the TCP sockets are created, which hosts file names are looked up in, how addresses are raced.
     private let dialer: SocketDialer
+    /// Where a `wss://` hop's TLS context comes from (see `SocketEndpoint.make`).
+    private let tlsContexts: TLSContextKeeper?
     private var state = State.idle
     /// The wrapper holding this core, for timer and task callbacks. Set while running (a deliberate cycle),
     /// cleared by `finish`.
     private var bound: LoopBound<SocketConnectionCore>?
-    private let connectProgress = ConnectProgress()
+    /// The redirects followed so far and the URL asked last.
+    private var redirects: RedirectChain
+    /// When the connect deadline falls: every hop connects within what is left of it.
+    private var connectDeadline = ContinuousClock.now
+    /// The streams left for a redirect that have not reported their end yet (at most `maximumRedirects`): what they
+    /// report is not this connection's.
+    private var retiredStreams: [ObjectIdentifier] = []
     /// The client holds reading: its consumer is behind (`holdReading`). Applies from the open on.
     private var consumerHolds = false
     /// The message the engine lent last, copied out while it was locked, delivered once unlocked.
@@ -89,26 +102,37 @@ final class SocketConnectionCore: ByteStreamHandler {
 
     init(
         request: TransportRequest, outlet: EventOutlet, loop: EventLoop, slot: WebSocketSlot,
-        dialer: SocketDialer = .direct, flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
+        dialer: SocketDialer = .direct, tlsContexts: TLSContextKeeper? = nil,
+        flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
         self.outlet = outlet
         self.slot = slot
         self.loop = loop
         self.dialer = dialer
+        self.tlsContexts = tlsContexts
         self.request = request
+        self.redirects = RedirectChain(start: request.url, limit: request.maximumRedirects)
     }
 
     // MARK: - Connecting
 
-    /// Starts resolving and connecting; one deadline covers resolution, TCP connect and the handshake.
+    /// Starts resolving and connecting; one deadline covers resolution, TCP connect and the handshake, and every
+    /// redirect followed.
     func start(_ endpoint: SocketEndpoint, bound: LoopBound<SocketConnectionCore>) {
         guard case .idle = self.state else { return }
         self.bound = bound
         let deadline = ContinuousClock.now + .milliseconds(self.request.connectTimeout)
+        self.connectDeadline = deadline
         let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
+        self.connect(to: endpoint, timer: timer, bound: bound)
+    }
+
+    /// Resolves `endpoint` (its proxy's name, and the origin's for `socks5://`) and races its addresses, in a task.
+    private func connect(to endpoint: SocketEndpoint, timer: TimerHandle, bound: LoopBound<SocketConnectionCore>) {
+        let deadline = self.connectDeadline
         let loop = self.loop
-        let progress = self.connectProgress
+        let progress = ConnectProgress()
         let dialer = self.dialer
         let interface = self.request.interface
         let task = Task {
@@ -138,7 +162,8 @@ final class SocketConnectionCore: ByteStreamHandler {
                 tcp.reset()
             }
         }
-        self.state = .connecting(Connecting(endpoint: endpoint, connectTimer: timer, task: task))
+        self.state = .connecting(
+            Connecting(endpoint: endpoint, connectTimer: timer, task: task, progress: progress))
     }
 
     private func connectFinished(_ result: Result<TCPConnection, ConnectRaceFailure>, originAddress: SocketAddress?) {
@@ -242,7 +267,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     /// Gives up while resolving or connecting. A TCP connect in flight is cancelled and awaited, so that its
     /// socket is closed before the end is reported; a resolution (which cannot be interrupted) is not awaited.
     private func abandonConnect(_ connecting: Connecting, _ end: TransportEnd) {
-        let inFlight = self.connectProgress.abandon()
+        let inFlight = connecting.progress.abandon()
         connecting.task.cancel()
         connecting.connectTimer.cancel()
         if inFlight {
@@ -287,10 +312,53 @@ final class SocketConnectionCore: ByteStreamHandler {
         case .rejected(let status, let retryAfter):
             let delay = retryAfter?.millisecondsFromNow
             self.decide(.handshakeRejected(status: status, retryAfter: delay), graceful: true)
+        case .redirected(let status, let location):
+            guard self.redirects.follows else {
+                return self.decide(.handshakeRejected(status: status, retryAfter: nil), graceful: true)
+            }
+            switch self.redirects.follow(location: location) {
+            case .follow(let url): self.redirect(status: status, to: url)
+            case .refuse(let failure): self.decide(.redirectFailed(failure, status: status), graceful: true)
+            }
         case .headerTooLarge, .malformed, .invalidUpgrade:
             // The parsers' details are fixed texts, never a header value: safe for the close record and logs.
             self.decide(.handshakeInvalid(detail: error.detail), graceful: true)
         }
+    }
+
+    /// Follows a redirect of the upgrade to `url` (checked by `redirects`): the next hop's request (its headers
+    /// without credentials once a hop left the first origin), its proxy decision and TLS context as for the first
+    /// URL, connected under the same deadline. The stream answered with the redirect is closed; from now on its
+    /// callbacks are not this connection's (`isCurrent`).
+    private func redirect(status: Int, to url: URL) {
+        guard case .handshaking(let handshaking) = self.state, let bound = self.bound else {
+            preconditionFailure("a redirect is read while handshaking, before the end")
+        }
+        var request = self.request
+        request.url = url
+        request.headers = self.redirects.headers(self.request.headers)
+        let endpoint: SocketEndpoint
+        switch SocketEndpoint.make(for: request, contexts: self.tlsContexts) {
+        case .success(let made):
+            endpoint = made
+        case .failure(.invalidRequest(let detail)):
+            return self.decide(.redirectFailed(.invalidLocation(detail), status: status), graceful: true)
+        case .failure(.tlsConfiguration(let detail)):
+            return self.decide(.tlsFailed(detail: detail, permanent: true), graceful: true)
+        case .failure(.proxyScheme), .failure(.scheme), .failure(.missingHost):
+            return self.decide(.connectFailed(.unsupported), graceful: true)  // as for the first URL
+        }
+        self.retiredStreams.append(ObjectIdentifier(handshaking.stream))
+        handshaking.stream.close()
+        self.outlet.emit(.redirected(status: status, to: url))
+        self.connect(to: endpoint, timer: handshaking.connectTimer, bound: bound)
+    }
+
+    /// Whether `stream` was left for a redirect; its end, the last thing it reports, forgets it.
+    private func isRetired(_ stream: any ByteStream, ending: Bool) -> Bool {
+        guard let index = self.retiredStreams.firstIndex(of: ObjectIdentifier(stream)) else { return false }
+        if ending { self.retiredStreams.remove(at: index) }
+        return true
     }
 
     /// Decides the end before the open and lets go of the stream: `graceful` flushes and sends FIN, bounded by the
@@ -347,6 +415,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     // MARK: - ByteStreamHandler
 
     func received(_ bytes: UnsafeRawBufferPointer, on stream: any ByteStream) {
+        guard !self.isRetired(stream, ending: false) else { return }  // left for a redirect: nothing of it matters
         switch self.state {
         case .tunneling(let tunneling):
             self.proxyAnswered(bytes, tunneling)
@@ -371,6 +440,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     }
 
     func ended(_ end: ByteStreamEnd, on stream: any ByteStream) {
+        guard !self.isRetired(stream, ending: true) else { return }  // left for a redirect: not this connection's
         self.slot.close()  // from now on `send` and `sendPing` fail at once
         switch end {
         case .endOfStream, .tlsFailed:
@@ -459,20 +529,31 @@ final class SocketConnectionCore: ByteStreamHandler {
 }
 
 extension SocketConnectionCore: WebSocketDriverDelegate {
-    /// Copies a data message into the event the client reads (the one copy out of the receive buffer); pings are
-    /// the engine's, pongs arrive as `pongReceived(id:)`.
+    /// Copies a data message into the event the client reads (the one copy out of the receive buffer), except a large
+    /// binary message received into storage of its own, which becomes the message's `Data` as it is; pings are the
+    /// engine's, pongs arrive as `pongReceived(id:)`.
     func received(_ message: BorrowedMessage) -> Bool {
         switch message.opcode {
         case .text:
             self.received = .message(.text(String(decoding: message.payload, as: UTF8.self)))
         case .binary:
-            let payload = message.payload
-            self.received = .message(
-                .binary(payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()))
+            self.received = .message(.binary(Self.data(message)))
         default:
             return false
         }
         return true
+    }
+
+    /// A binary message's payload as `Data`: its own storage kept when it has some (the `Data` holds it, and frees it
+    /// with its last copy), else a copy.
+    static func data(_ message: BorrowedMessage) -> Data {
+        if let storage = message.storage, let base = storage.bytes.baseAddress {
+            return Data(
+                bytesNoCopy: base, count: storage.bytes.count,
+                deallocator: .custom { _, _ in withExtendedLifetime(storage) {} })
+        }
+        let payload = message.payload
+        return payload.baseAddress.map { Data(bytes: $0, count: payload.count) } ?? Data()
     }
 
     func deliverReceived() {
@@ -527,7 +608,7 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         case .peerClosed, .protocolViolation:
             self.finish(end)
         case .receiveFailed, .closedLocally, .connectFailed, .handshakeRejected, .handshakeInvalid, .proxyRejected,
-            .socksRejected, .proxyUnreachable, .tlsFailed:
+            .socksRejected, .proxyUnreachable, .tlsFailed, .redirectFailed:
             self.finish(end, failedPings: failedPings)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -86,9 +87,10 @@ final class FoundationWebSocketTask: WebSocketTask {
 final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, Sendable {
     let delegate: any WebSocketTaskDelegate
     /// How the server-trust challenge is answered, and the host name the certificate must name (see
-    /// `WebSocketTaskDelegateBridge+Challenges.swift`).
+    /// `WebSocketTaskDelegateBridge+Challenges.swift`): the first URL's, then each redirect's.
     let trust: ServerTrustPolicy
-    let host: String
+    private let trustedHost: Mutex<String>
+    var host: String { self.trustedHost.withLock { $0 } }
     /// Presented on the client-certificate challenge.
     let clientIdentity: TLSOptions.ClientIdentity?
     /// The platform's side of the challenges; nil where Foundation asks none (Linux).
@@ -100,7 +102,7 @@ final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, 
     ) {
         self.delegate = delegate
         self.trust = trust
-        self.host = host
+        self.trustedHost = Mutex(host)
         self.clientIdentity = clientIdentity
         self.credentials = credentials
     }
@@ -117,6 +119,20 @@ final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, 
     ) {
         // Linux Foundation has already turned a code its enum does not name (1012-1014, 3000-4999) into 1003.
         self.delegate.taskDidClose(code: closeCode.rawValue, reason: reason)
+    }
+
+    /// A WebSocket task asks this before its handshake completes, for each redirect (Apple's documentation of
+    /// `URLSessionWebSocketTask`); the connection decides (`taskWillRedirect`). A hop followed to another host makes
+    /// that host the one its certificate must name.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let followed = self.delegate.taskWillRedirect(status: response.statusCode, to: request)
+        if let host = followed?.url?.host(percentEncoded: false) {
+            self.trustedHost.withLock { $0 = host }
+        }
+        completionHandler(followed)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

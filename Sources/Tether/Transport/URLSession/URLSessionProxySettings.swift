@@ -24,6 +24,26 @@ enum URLSessionProxySettings {
         _ configuration: ProxyConfiguration, for url: URL,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Resolution {
+        switch Self.route(configuration, for: url, environment: environment) {
+        case .direct: .direct
+        case .proxy(let proxy): .proxy(Self.dictionary(for: proxy))
+        case .refused(let end): .refused(end)
+        }
+    }
+
+    /// How a connection to `url` goes, before it is spelled as a dictionary: compared between the first URL and a
+    /// redirect's, since a session has one proxy setting for every hop.
+    enum Route: Equatable, Sendable {
+        case direct
+        case proxy(HTTPProxy)
+        case refused(TransportEnd)
+    }
+
+    /// See `resolve(_:for:environment:)`.
+    static func route(
+        _ configuration: ProxyConfiguration, for url: URL,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Route {
         let proxy: HTTPProxy
         switch configuration {
         case .none:
@@ -37,7 +57,7 @@ enum URLSessionProxySettings {
         case .environment, .variables:
             let variables: [String: String]
             if case .variables(let given) = configuration { variables = given } else { variables = environment }
-            let secure = url.scheme?.lowercased() == "wss"
+            let secure = ["wss", "https"].contains(url.scheme?.lowercased())
             let decision = ProxyEnvironment.decide(
                 host: url.host ?? "", port: url.port ?? (secure ? 443 : 80), secure: secure, variables: variables)
             switch decision {
@@ -47,7 +67,7 @@ enum URLSessionProxySettings {
             }
         }
         guard proxy.credentials == nil else { return .refused(.connectFailed(.unsupported)) }
-        return .proxy(Self.dictionary(for: proxy))
+        return .proxy(proxy)
     }
 
     /// The proxy for both schemes: the session is the connection's own, so that `ws://` (HTTP) and `wss://`

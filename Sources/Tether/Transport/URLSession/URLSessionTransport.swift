@@ -23,6 +23,13 @@ import FoundationNetworking
 /// (`checkSupport(of:)`): compression, `tls.sessionResumption` off, a proxy with credentials or a SOCKS proxy, a PEM
 /// identity, and on Linux (no challenges there) any TLS option, client identity or proxy. See docs/platforms.md.
 ///
+/// Redirects: URLSession follows a WebSocket task's redirects itself and asks the session's delegate first; the
+/// connection answers by `TransportRequest.maximumRedirects` and the rules `SocketTransport` applies (`RedirectChain`:
+/// the limit, no `wss` to `ws`, no loop, `Authorization` and `Cookie` not sent to another origin), reports each hop
+/// followed (`.redirected`) and verifies the next server's certificate against its own host name. A hop whose proxy
+/// would differ from the first URL's (the environment's `no_proxy` deciding otherwise) is refused
+/// (`.redirectFailed(.unsupported)`): the session has one proxy setting for all its hops.
+///
 /// On Linux, Foundation needs a libcurl built with WebSocket support; Debian's is not, and the
 /// connection then ends with `.connectFailed(.unsupported)`. Use `SocketTransport` there.
 public struct URLSessionTransport: WebSocketTransport {
@@ -54,6 +61,11 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     private let closeTimeout: Int
     private let clock: any Clock<Duration>
     private let state = Mutex(State())
+    /// The redirects followed so far (asked on the delegate's queue, one at a time).
+    private let redirects: Mutex<RedirectChain>
+    /// The proxy configuration, and how the first URL goes through it: each hop must go the same way.
+    private let proxy: ProxyConfiguration
+    private let route: URLSessionProxySettings.Route
     // Set once in init, before the task is resumed (no callback comes before that); read-only afterwards.
     private let task: Mutex<(any WebSocketTask)?> = Mutex(nil)
 
@@ -73,12 +85,17 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         var closeTimer: Task<Void, Never>?
         /// Why an authentication challenge was refused, reported before the task completes (cancelled).
         var refusal: ChallengeRefusal?
+        /// Why a redirect was refused, and its status, reported when the task completes.
+        var redirectRefusal: (failure: RedirectFailure, status: Int)?
     }
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
         (self.events, self.sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
         self.closeTimeout = request.closeTimeout
         self.clock = clock
+        self.redirects = Mutex(RedirectChain(start: request.url, limit: request.maximumRedirects))
+        self.proxy = request.proxy
+        self.route = URLSessionProxySettings.route(request.proxy, for: request.url)
         guard let scheme = request.url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
             self.finish(.connectFailed(.unsupported))
             return
@@ -220,14 +237,51 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         }
     }
 
+    func taskWillRedirect(status: Int, to request: URLRequest) -> URLRequest? {
+        guard let url = request.url else { return self.refuseRedirect(.invalidLocation("missing"), status: status) }
+        let hop = self.redirects.withLock { chain -> (RedirectChain.Hop, stayed: Bool)? in
+            guard chain.follows else { return nil }
+            let hop = chain.follow(to: url)
+            return (hop, chain.stayedAtOrigin)
+        }
+        guard let (hop, stayedAtOrigin) = hop else { return nil }  // redirects off: the 3xx is the answer
+        switch hop {
+        case .refuse(let failure):
+            return self.refuseRedirect(failure, status: status)
+        case .follow(let next):
+            guard URLSessionProxySettings.route(self.proxy, for: next) == self.route else {
+                let detail = "the proxy for the new host differs from the first URL's"
+                return self.refuseRedirect(.unsupported(detail), status: status)
+            }
+            var followed = request
+            if !stayedAtOrigin {
+                for name in RedirectChain.credentialHeaders {
+                    followed.setValue(nil, forHTTPHeaderField: name)
+                }
+            }
+            self.sink.yield(.redirected(status: status, to: next))
+            return followed
+        }
+    }
+
+    /// Remembers why the redirect was refused, for `taskDidComplete`; nil, URLSession's "do not follow".
+    private func refuseRedirect(_ failure: RedirectFailure, status: Int) -> URLRequest? {
+        self.state.withLock { state in
+            if state.redirectRefusal == nil { state.redirectRefusal = (failure, status) }
+        }
+        return nil
+    }
+
     func taskDidComplete(error: (any Error)?) {
-        let (closingLocally, peerCode, refusal) = self.state.withLock {
-            ($0.closingLocally, $0.peerCloseCode, $0.refusal)
+        let (closingLocally, peerCode, refusal, redirectRefusal) = self.state.withLock {
+            ($0.closingLocally, $0.peerCloseCode, $0.refusal, $0.redirectRefusal)
         }
         let response = self.task.withLock { $0 }?.response
         let end: TransportEnd
         if let refusal {
             end = refusal.end  // the task completes as cancelled: the refusal is why
+        } else if let redirectRefusal, !closingLocally {
+            end = .redirectFailed(redirectRefusal.failure, status: redirectRefusal.status)
         } else if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {

@@ -36,6 +36,10 @@ protocol WebSocketTaskDelegate: AnyObject, Sendable {
     /// An authentication challenge was refused: the server's certificate, or a client identity that could not be
     /// presented (the challenge is cancelled, and `taskDidComplete` follows).
     func taskDidRefuseChallenge(_ refusal: ChallengeRefusal)
+    /// The server redirected the handshake with `status`, and URLSession would follow it with `request`: the
+    /// request to follow it with (URLSession's, without the credentials a hop to another origin must not carry), or
+    /// nil to refuse it (the task then completes without opening; `taskDidComplete` follows).
+    func taskWillRedirect(status: Int, to request: URLRequest) -> URLRequest?
     /// The terminal callback: the task ended, with `error` unless it ended cleanly.
     func taskDidComplete(error: (any Error)?)
 }

@@ -65,6 +65,36 @@ import TetherTestSupport
         await peer.stop()
     }
 
+    /// A large binary message is delivered in the storage it was received into (no copy out of the decoder): each
+    /// arrives whole and intact, and one kept by the app stays so while the connection goes on receiving.
+    @Test func largeBinaryMessagesKeptByTheAppStayIntactWhileMoreArrive() async throws {
+        var peer = try ScriptedPeer()
+        var client = ClientProbe(url: peer.url())
+        let server = await peer.accept()
+        try await server.open()
+        #expect(await client.next() == .opened(nil))
+
+        let first = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let second = (0..<300_001).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        try await server.sendBinary(first)
+        guard case .binary(let kept) = await client.next() else {
+            Issue.record("no binary message")
+            return
+        }
+        #expect(kept == Data(first))
+        try await server.sendBinary(second)
+        try await server.sendText("between")
+        try await server.sendBinary(first)
+        #expect(await client.next() == .binary(Data(second)))
+        #expect(await client.next() == .text("between"))
+        #expect(await client.next() == .binary(Data(first)))
+        #expect(kept == Data(first), "a message the app keeps is its own, whatever comes after")
+
+        try await server.sendClose(code: 1000)
+        #expect(await client.rest() == [.ended(.peerClosed(code: 1000))])
+        await peer.stop()
+    }
+
     /// What the heartbeat asks at a pong deadline: the socket transport's driver notes when bytes came, and its
     /// engine counts frames, so that a frame still arriving is told from a link that stopped.
     @Test func inboundProgressSaysWhetherAFrameIsArrivingAndWhenItsBytesCame() async throws {

@@ -85,6 +85,19 @@ final class ScriptedWebSocketTask: WebSocketTask {
 
     func complete(error: (any Error)? = nil) { self.delegate.taskDidComplete(error: error) }
 
+    /// What URLSession does before following a redirect of the handshake: it asks the delegate about the request it
+    /// made for `url` (the task's request with the new URL and `headers`), and follows the one it gets back, if any.
+    func redirect(status: Int, to url: String, headers: [String: String]) -> ScriptedWebSocketTaskFactory.Request? {
+        var request = URLRequest(url: URL(string: url)!)
+        for (name, value) in headers {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        return self.delegate.taskWillRedirect(status: status, to: request).map {
+            ScriptedWebSocketTaskFactory.Request(
+                url: $0.url, timeoutInterval: $0.timeoutInterval, headers: $0.allHTTPHeaderFields ?? [:])
+        }
+    }
+
     /// What the delegate bridge does when `ServerTrustEvaluator` refuses the server (before the task completes).
     func refuseServerTrust(_ failure: ServerTrustFailure) {
         self.delegate.taskDidRefuseChallenge(.serverTrust(failure))

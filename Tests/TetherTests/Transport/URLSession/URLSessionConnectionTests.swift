@@ -18,14 +18,15 @@ import FoundationNetworking
         var task: ScriptedWebSocketTask { self.factory.tasks[0] }
 
         init(
-            url: String = "wss://example.test/feed", closeTimeout: Int = 2_000, maximumMessageSize: Int = 16 << 20
+            url: String = "wss://example.test/feed", closeTimeout: Int = 2_000, maximumMessageSize: Int = 16 << 20,
+            maximumRedirects: Int = 5, proxy: ProxyConfiguration = .none
         ) {
             let transport = URLSessionTransport(factory: self.factory, clock: self.clock)
             self.connection = transport.connect(
                 TransportRequest(
                     url: URL(string: url)!, headers: [(name: "Authorization", value: "Bearer t")],
                     subprotocols: ["chat", "v2"], maximumMessageSize: maximumMessageSize, connectTimeout: 4_000,
-                    closeTimeout: closeTimeout
+                    closeTimeout: closeTimeout, proxy: proxy, maximumRedirects: maximumRedirects
                 )
             )
         }

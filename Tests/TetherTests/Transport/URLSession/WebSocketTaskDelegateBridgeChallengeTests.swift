@@ -137,6 +137,34 @@ import FoundationNetworking
         #expect(harness.ask(.serverTrust, through: entry) == Answer(disposition: .performDefaultHandling))
     }
 
+    /// URLSession follows a redirect after asking the bridge; the next server's certificate must then name the next
+    /// host, not the first URL's (with pins or extra roots, the evaluation is the bridge's).
+    @Test func afterARedirectToAnotherHostTheCertificateMustNameThatHost() async {
+        let harness = Harness(tls: TLSOptions(pins: [Self.pin]))
+        #expect(harness.ask(.serverTrust, through: .session)?.disposition == .useCredential)
+        let task = harness.session.webSocketTask(with: Self.url)
+        let response = HTTPURLResponse(url: Self.url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: [:])!
+        /// Asks the bridge about a redirect to `url`, as URLSession does; the URL it follows, nil for a refusal.
+        func redirect(to url: String) -> URL? {
+            let followed = Mutex<URL?>(nil)
+            harness.bridge.urlSession(
+                harness.session, task: task, willPerformHTTPRedirection: response,
+                newRequest: URLRequest(url: URL(string: url)!)
+            ) { request in
+                let url = request?.url
+                followed.withLock { $0 = url }
+            }
+            return followed.withLock { $0 }
+        }
+        #expect(redirect(to: "wss://other.example.test/socket") == URL(string: "wss://other.example.test/socket")!)
+        #expect(harness.ask(.serverTrust, through: .task)?.disposition == .useCredential)
+        #expect(harness.credentials.hostsRequired == ["feed.example.test", "other.example.test"])
+        // A refused hop changes nothing: the task ends with the redirect.
+        #expect(redirect(to: "ws://third.example.test/socket") == nil)
+        #expect(harness.bridge.host == "other.example.test")
+        #expect(await harness.end() == .redirectFailed(.downgrade, status: 302))
+    }
+
     // MARK: Everything else
 
     @Test(arguments: EntryPoint.allCases)
@@ -167,6 +195,7 @@ private final class NoDelegate: WebSocketTaskDelegate {
     func taskDidOpen(subprotocol: String?) {}
     func taskDidClose(code: Int, reason: Data?) {}
     func taskDidRefuseChallenge(_ refusal: ChallengeRefusal) {}
+    func taskWillRedirect(status: Int, to request: URLRequest) -> URLRequest? { nil }
     func taskDidComplete(error: (any Error)?) {}
 }
 
@@ -180,7 +209,8 @@ final class ScriptedChallengeCredentials: ChallengeCredentials {
     private let trustFailure: ServerTrustFailure?
     private let trustCarried: Bool
     private let identityProblem: ClientIdentityProblem?
-    private let record = Mutex<(trustEvaluations: Int, identities: [TLSOptions.ClientIdentity])>((0, []))
+    private let record = Mutex<(trustEvaluations: Int, identities: [TLSOptions.ClientIdentity], hosts: [String])>(
+        (0, [], []))
 
     init(
         trustFailure: ServerTrustFailure? = nil, trustCarried: Bool = true, identityProblem: ClientIdentityProblem? = nil
@@ -192,6 +222,8 @@ final class ScriptedChallengeCredentials: ChallengeCredentials {
 
     var trustEvaluations: Int { self.record.withLock { $0.trustEvaluations } }
     var identitiesPresented: [TLSOptions.ClientIdentity] { self.record.withLock { $0.identities } }
+    /// The host name each server-trust evaluation required.
+    var hostsRequired: [String] { self.record.withLock { $0.hosts } }
 
     /// A challenge whose protection space names `kind` (by a name only these credentials read).
     static func challenge(_ kind: ChallengeKind) -> URLAuthenticationChallenge {
@@ -215,7 +247,10 @@ final class ScriptedChallengeCredentials: ChallengeCredentials {
         for challenge: URLAuthenticationChallenge, host: String, policy: ServerTrustPolicy
     ) -> Result<URLCredential, ServerTrustFailure>? {
         guard self.trustCarried else { return nil }
-        self.record.withLock { $0.trustEvaluations += 1 }
+        self.record.withLock { record in
+            record.trustEvaluations += 1
+            record.hosts.append(host)
+        }
         if let trustFailure = self.trustFailure { return .failure(trustFailure) }
         return .success(URLCredential(user: Self.trustCredential, password: "", persistence: .none))
     }
