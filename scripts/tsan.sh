@@ -30,7 +30,14 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMU
 # - SessionMachineTests.randomSequencesKeepEveryInvariant drives the pure session machine through random event
 #   sequences on one thread: nothing in it is shared, so TSan has nothing to find, and under TSan it takes over 500 s
 #   (35 s in a plain debug build), which alone would double CI's time. The machine's other tests still run.
-skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant)
+# - SlowLinkRealLinkTests.aLargeMessageOnASlowLinkArrivesOnTheFirstConnection: its point is a race against the
+#   clock (a message that takes 7.5 pong timeouts at the proxy's pace must not trip the heartbeat), as the check's
+#   slow-link scenario (CheckCommandTests leaves it out under a scale above 1). Under TSan on a loaded machine the
+#   pong came later than one timeout after the message's last byte (once in three whole-suite runs at load 7-9:
+#   closed with pong_timeout at 7.75 s). The plain run and CI's full-size step (TETHER_SLOW_LINK_TESTS) still
+#   assert it; the mid-frame test, which asserts the close and not its absence, still runs here.
+skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant
+    --skip aLargeMessageOnASlowLinkArrivesOnTheFirstConnection)
 
 # The suppressions rest on two limitations of TSan on this toolchain; show that they are still there (a warning, not
 # a failure, when one is gone: its suppressions should then be removed).
