@@ -31,13 +31,19 @@ export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMU
 #   sequences on one thread: nothing in it is shared, so TSan has nothing to find, and under TSan it takes over 500 s
 #   (35 s in a plain debug build), which alone would double CI's time. The machine's other tests still run.
 # - SlowLinkRealLinkTests.aLargeMessageOnASlowLinkArrivesOnTheFirstConnection: its point is a race against the
-#   clock (a message that takes 7.5 pong timeouts at the proxy's pace must not trip the heartbeat), as the check's
-#   slow-link scenario (CheckCommandTests leaves it out under a scale above 1). Under TSan on a loaded machine the
-#   pong came later than one timeout after the message's last byte (once in three whole-suite runs at load 7-9:
-#   closed with pong_timeout at 7.75 s). The plain run and CI's full-size step (TETHER_SLOW_LINK_TESTS) still
-#   assert it; the mid-frame test, which asserts the close and not its absence, still runs here.
+#   clock (a message that takes 7.5 pong timeouts at the proxy's pace must not trip the heartbeat). Under TSan on a
+#   loaded machine the pong came later than one timeout after the message's last byte (once in three whole-suite
+#   runs at load 7-9: closed with pong_timeout at 7.75 s). The plain run and CI's full-size step
+#   (TETHER_SLOW_LINK_TESTS) still assert it; the mid-frame test, which asserts the close and not its absence,
+#   still runs here.
+# - CheckCommandTests.theWholeMatrixPassesAndWritesBothReports: 26 of `tether check`'s real-time scenarios in a row,
+#   in-process beside the suite; under TSan a scenario's timing failed in 3 of 5 runs (slow-link's race above;
+#   stale-callbacks twice, waiting out its limit for a pong of its second connection, once with the check's timings
+#   5 times longer; 1 of 24 standalone runs of the TSan `tether check --only stale-callbacks` under load failed so:
+#   its second connection closed by a pong timeout before its first pong). CI runs the whole check in a plain build
+#   (`swift run tether check`); the scenarios' clients, servers and transports run under TSan in suites of their own.
 skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant
-    --skip aLargeMessageOnASlowLinkArrivesOnTheFirstConnection)
+    --skip aLargeMessageOnASlowLinkArrivesOnTheFirstConnection --skip theWholeMatrixPassesAndWritesBothReports)
 
 # The suppressions rest on two limitations of TSan on this toolchain; show that they are still there (a warning, not
 # a failure, when one is gone: its suppressions should then be removed).
