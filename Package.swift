@@ -105,6 +105,7 @@ if linuxOnly {
             name: "TetherCLITests",
             dependencies: [
                 "TetherCLI", "Tether", "TetherTesting", "TetherCore", "TetherTestServer", "TetherWire", "TetherPOSIX",
+                "TetherTestSupport",
             ]
         ),
     ]

@@ -3,7 +3,9 @@
 # `ws` server, and Tether's test server against their clients (Tests/TetherTests/Interop, scripts/interop/peer.py,
 # scripts/interop/ws-peer.cjs). Among them, what apps do with a compressed connection: several tasks sending at once
 # over permessage-deflate with context takeover to websockets' echo, every echo checked byte for byte and each
-# task's order kept (ClientInteropTests.concurrentCompressedSenders...).
+# task's order kept (ClientInteropTests.concurrentCompressedSenders...). Then, as a step of its own, the randomized
+# suite against websockets (RandomizedUseInteropTests: a fixed seed and a fresh one, printed on failure; more with
+# TETHER_RANDOMIZED_ROUNDS, one replayed with TETHER_RANDOMIZED_SEED, as in RandomizedUseTests).
 #
 #   scripts/interop.sh [swift test options]...
 #
@@ -60,4 +62,6 @@ if has_ws; then
 else
     echo "interop: Node's ws is not available: the Node suite is skipped" >&2
 fi
-swift test --filter Interop "$@"
+swift test --filter Interop --skip RandomizedUseInteropTests "$@"
+echo "interop: the randomized suite against websockets (RandomizedUseInteropTests)" >&2
+swift test --filter RandomizedUseInteropTests "$@"

@@ -14,6 +14,14 @@ scratch=.build-tsan
 suppressions="$PWD/scripts/tsan-suppressions.txt"
 # halt_on_error=0: a report is printed and the run goes on, so one run shows them all; TSan exits 66 at the end.
 export TSAN_OPTIONS="suppressions=$suppressions history_size=4 halt_on_error=0 ${TSAN_OPTIONS:-}"
+# Every access TSan instruments is slower, and a whole-suite run shares two cores among its tests: the bounds that
+# guard a test (a real socket's connect deadline, a wait for a signal, how late a timer may fire) are multiplied by
+# this (Tests/TetherTestSupport/TestTime.swift); what a test asserts stays the same.
+export TETHER_TEST_TIME_SCALE="${TETHER_TEST_TIME_SCALE:-5}"
+# At most 8 tests at a time, as .ci/run's plain run: Swift Testing starts every test at once otherwise, and on two
+# cores under TSan the concurrency pool then answers a test after tens of seconds (a whole-suite run failed 60
+# tests on their 10 s connect deadlines, all at the same moment).
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-8}"
 
 # Suites left out under TSan (`--skip` patterns), each with why:
 # - FloodScenariosTests runs `tether check --only slow-consumer|ping-flood` in a child process, which is the TSan
@@ -22,7 +30,20 @@ export TSAN_OPTIONS="suppressions=$suppressions history_size=4 halt_on_error=0 $
 # - SessionMachineTests.randomSequencesKeepEveryInvariant drives the pure session machine through random event
 #   sequences on one thread: nothing in it is shared, so TSan has nothing to find, and under TSan it takes over 500 s
 #   (35 s in a plain debug build), which alone would double CI's time. The machine's other tests still run.
-skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant)
+# - SlowLinkRealLinkTests.aLargeMessageOnASlowLinkArrivesOnTheFirstConnection: its point is a race against the
+#   clock (a message that takes 7.5 pong timeouts at the proxy's pace must not trip the heartbeat). Under TSan on a
+#   loaded machine the pong came later than one timeout after the message's last byte (once in three whole-suite
+#   runs at load 7-9: closed with pong_timeout at 7.75 s). The plain run and CI's full-size step
+#   (TETHER_SLOW_LINK_TESTS) still assert it; the mid-frame test, which asserts the close and not its absence,
+#   still runs here.
+# - CheckCommandTests.theWholeMatrixPassesAndWritesBothReports: 26 of `tether check`'s real-time scenarios in a row,
+#   in-process beside the suite; under TSan a scenario's timing failed in 3 of 5 runs (slow-link's race above;
+#   stale-callbacks twice, waiting out its limit for a pong of its second connection, once with the check's timings
+#   5 times longer; 1 of 24 standalone runs of the TSan `tether check --only stale-callbacks` under load failed so:
+#   its second connection closed by a pong timeout before its first pong). CI runs the whole check in a plain build
+#   (`swift run tether check`); the scenarios' clients, servers and transports run under TSan in suites of their own.
+skips=(--skip FloodScenariosTests --skip randomSequencesKeepEveryInvariant
+    --skip aLargeMessageOnASlowLinkArrivesOnTheFirstConnection --skip theWholeMatrixPassesAndWritesBothReports)
 
 # The suppressions rest on two limitations of TSan on this toolchain; show that they are still there (a warning, not
 # a failure, when one is gone: its suppressions should then be removed).

@@ -1,6 +1,7 @@
 """A third-party WebSocket peer for Tether's interop tests, built on Python's `websockets` (asyncio).
 
     peer.py serve [--lifetime SECONDS] [--tls-cert PEM --tls-key PEM] [--deflate [--no-context-takeover]]
+                  [--record-dir DIR [--close-seed SEED]]
         Listens on 127.0.0.1, port 0 (over TLS with the given certificate chain and key: wss://), and prints the
         port as the first line of stdout. With --deflate it accepts permessage-deflate, with context takeover both
         ways unless --no-context-takeover. The request path picks what each connection gets:
@@ -11,6 +12,13 @@
                                       message "pongs N" (or "pongs K, then no pong within 5 s")
           /close?code=N&reason=R      a close frame with that code and reason, at once
           /deaf                       reading stops: pings are never read, so never answered
+          /record                     (with --record-dir) an echo that also records every message it reads, in
+                                      order, in DIR/N.bin (N counts the connections from 1; each message is a
+                                      kind byte, 0 text or 1 binary, its length in 4 bytes big-endian, then its
+                                      payload), and prints "open N" when the connection opens and "end N" once it
+                                      has ended and its file is complete. With --close-seed, connection N closes
+                                      on its own after a number of messages drawn from SEED and N (or never), with
+                                      a code drawn likewise: a server that closes while the client sends.
         Stops on end of stdin or after --lifetime seconds (default 120), whichever comes first.
 
     peer.py client URL [--echo KIND:SIZE]... [--ping N] [--await-pings N] [--await-close] [--subprotocol P]
@@ -84,6 +92,8 @@ async def handle(websocket):
         await websocket.wait_closed()
     elif url.path == "/close":
         await websocket.close(int(query["code"]), query.get("reason", ""))
+    elif url.path == "/record" and RECORDING["dir"]:
+        await record(websocket)
     elif url.path == "/deaf":
         # websockets answers every ping it reads; a peer that stops reading never sees them. Nothing will end
         # this connection from our side (a paused transport does not notice the client leaving): drop it later.
@@ -94,6 +104,45 @@ async def handle(websocket):
             websocket.transport.abort()
     else:
         await websocket.close(1008, "unknown path")
+
+
+RECORDING = {"dir": None, "close_seed": None, "connections": 0}
+
+
+async def record(websocket):
+    RECORDING["connections"] += 1
+    index = RECORDING["connections"]
+    print(f"open {index}", flush=True)
+    close_after, code = None, 1000
+    if RECORDING["close_seed"] is not None:
+        draw = random.Random(RECORDING["close_seed"] * 1_000_003 + index)
+        if draw.random() < 0.4:
+            close_after, code = draw.randint(3, 40), draw.choice([1000, 1001, 1011, 4000])
+    received = 0
+    closing = None
+    try:
+        with open(f"{RECORDING['dir']}/{index}.bin", "wb") as out:
+            try:
+                async for message in websocket:
+                    kind, payload = (0, message.encode()) if isinstance(message, str) else (1, message)
+                    out.write(bytes([kind]) + len(payload).to_bytes(4, "big") + payload)
+                    received += 1
+                    if closing:
+                        continue  # no echo after our close frame; what still arrives is read and recorded
+                    try:
+                        await websocket.send(message)
+                    except ConnectionClosed:
+                        pass  # the client closed: what it sent before its close frame is still read
+                    if close_after is not None and received == close_after:
+                        # Not awaited here: the closing handshake completes while this loop goes on reading
+                        # (websockets stops reading the socket while its queue of unread messages is full).
+                        closing = asyncio.ensure_future(websocket.close(code, "randomized"))
+            except ConnectionClosed:
+                pass
+            if closing:
+                await closing
+    finally:
+        print(f"end {index}", flush=True)
 
 
 def stdin_closed():
@@ -120,7 +169,10 @@ def deflate_factories(enabled, no_context_takeover, factory):
     return [factory(server_no_context_takeover=no_context_takeover, client_no_context_takeover=no_context_takeover)]
 
 
-async def run_server(lifetime, tls_cert=None, tls_key=None, deflate=False, no_context_takeover=False):
+async def run_server(
+    lifetime, tls_cert=None, tls_key=None, deflate=False, no_context_takeover=False, record_dir=None, close_seed=None
+):
+    RECORDING["dir"], RECORDING["close_seed"] = record_dir, close_seed
     context = None
     if tls_cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -246,6 +298,8 @@ def main():
     server.add_argument("--tls-key", metavar="PEM")
     server.add_argument("--deflate", action="store_true")
     server.add_argument("--no-context-takeover", action="store_true")
+    server.add_argument("--record-dir", metavar="DIR")
+    server.add_argument("--close-seed", type=int, metavar="SEED")
     client = modes.add_parser("client")
     client.add_argument("url")
     client.add_argument("--echo", action="append", default=[], metavar="KIND:SIZE")
@@ -260,7 +314,7 @@ def main():
             parser.error("--tls-cert and --tls-key go together")
         asyncio.run(run_server(
             arguments.lifetime, arguments.tls_cert, arguments.tls_key, arguments.deflate,
-            arguments.no_context_takeover))
+            arguments.no_context_takeover, arguments.record_dir, arguments.close_seed))
         return 0
     return asyncio.run(run_client(arguments))
 

@@ -37,6 +37,22 @@ final class UnconfirmedRecord: Sendable {
         }
     }
 
+    /// The client is gone (deinitialized): every connection recorded is lost, its answer to the close no longer
+    /// heard. `inFlight`, a write that had not completed, is added after what its connection had. In generation order.
+    func lostAll(inFlight: (message: WebSocketMessage, generation: Int)?) -> [UnconfirmedMessages] {
+        var reports = self.record.withLock { record in
+            record.generations.compactMap { record.lost(generation: $0) }
+        }.map { UnconfirmedMessages(generation: $0.generation, messages: $0.elements, notKept: $0.notKept) }
+        guard let (message, generation) = inFlight else { return reports }
+        if let index = reports.firstIndex(where: { $0.generation == generation }) {
+            reports[index].messages.append(message)
+        } else {
+            reports.append(UnconfirmedMessages(generation: generation, messages: [message], notKept: 0))
+            reports.sort { $0.generation < $1.generation }
+        }
+        return reports
+    }
+
     func forget(generation: Int) {
         self.record.withLock { $0.forget(generation: generation) }
     }

@@ -34,7 +34,9 @@ public struct WebSocketConfiguration: Sendable {
     /// what is recorded (`recordsMessages`, `recordsHeartbeats`). Each is documented, defaulted and checked once,
     /// in `SessionConfiguration`, and reads and writes as a property of this configuration as well.
     public var session: SessionConfiguration
-    /// Largest message accepted from the server, in bytes. Default 16 MiB.
+    /// The largest message, in bytes, either way: accepted from the server (a larger one closes the connection with
+    /// 1009; a compressed one is bounded as inflated), and sent (`send` throws `.messageTooLarge` for a larger one,
+    /// whatever the policy and the state). Default 16 MiB.
     public var maximumMessageSize: Int
     /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
     /// `high` bytes (each message its payload plus the event's own size in the buffer, about 140 bytes; every other

@@ -6,26 +6,31 @@ import TetherWire
 extension WebSocketClient {
     /// Sends a message, now or through the outbox.
     ///
+    /// Either policy throws `WebSocketSendError.messageTooLarge` at once, whatever the state, for a message over
+    /// `maximumMessageSize`.
+    ///
     /// `.now` (the default): on the open connection. Throws `WebSocketSendError.notOpen` when no connection is open
-    /// (nothing is queued or dropped silently), `.messageTooLarge`, or `.connectionFailed` when the connection broke
-    /// during the write. It never overtakes a queued message: on the wire come the greeting, then every message
-    /// queued before the `.now` send, then the `.now` send. With nothing queued (the common case) it does not
-    /// enter the actor: it writes to the connection that was current and open when the client last handled an
-    /// event, so a send is never queued behind the handling of received messages. While queued messages are being
-    /// written to the open connection (the session is open), it waits for them, its turn in the order the `.now`
-    /// sends came, and returns once it is written after them; it throws `.notOpen`, nothing of it sent, if that
-    /// connection ends first or `stop()` is called. Messages sent from one task keep their order.
+    /// (nothing is queued or dropped silently), `.messageTooLarge` when the connection refuses it (a transport whose
+    /// own limit is lower), or `.connectionFailed` when the connection broke during the write (it may have arrived).
+    /// It never overtakes a queued message: on the wire come the greeting, then every message queued before the
+    /// `.now` send, then the `.now` send. With nothing queued (the common case) it does not enter the actor: it
+    /// writes to the connection that was current and open when the client last handled an event, so a send is never
+    /// queued behind the handling of received messages. While queued messages are being written to the open
+    /// connection (the session is open), it waits for them, its turn in the order the `.now` sends came, and returns
+    /// once it is written after them; it throws `.notOpen`, nothing of it sent, if that connection ends first or
+    /// `stop()` is called. Messages sent from one task keep their order.
     ///
     /// `.queued(expiresAfter:)`: appended to the outbox and returns; throws `.outboxFull` at once when the outbox
-    /// is at `outboxLimits`, `.messageTooLarge` above `maximumMessageSize`. Queued messages are written in the
-    /// order they were queued, across any number of reconnects, on an open connection after its greeting; one
-    /// that waited longer than `expiresAfter` is reported as `.outboxDropped(_, reason: .expired)` when it expires
-    /// (the client's timer wakes for the earliest expiry, up to `timerTolerance` late) and never sent. `stop()`
-    /// reports every message still waiting as `.stopped` and empties the outbox (see `stop()`). The guarantee is
-    /// at most once: a message whose write was interrupted by a failing connection may or may not have reached the
-    /// peer, is reported as `.writeInterrupted` and not sent again; one whose write never started stays first in
-    /// the outbox. A message handed to the kernel can still be lost with its connection: confirm at the
-    /// application level what must arrive.
+    /// is at `outboxLimits`. Queued messages are written in the order they were queued, across any number of
+    /// reconnects, on an open connection after its greeting; one that waited longer than `expiresAfter` is reported
+    /// as `.outboxDropped(_, reason: .expired)` when it expires (the client's timer wakes for the earliest expiry, up
+    /// to `timerTolerance` late) and never sent. `stop()` reports every message still waiting as `.stopped` and
+    /// empties the outbox (see `stop()`); so does dropping the client. The guarantee is at most once: a message whose
+    /// write was interrupted by a failing connection may or may not have reached the peer, is reported as
+    /// `.writeInterrupted` and not sent again; one whose write never started stays first in the outbox. A message
+    /// handed to the kernel can still be lost with its connection: confirm at the application level what must
+    /// arrive (`.unconfirmed` names what a lost connection may not have delivered; docs/outbox.md says which report
+    /// covers which message).
     ///
     /// `compression` applies when the connection negotiated permessage-deflate (`configuration.compression`):
     /// `.automatic` (the default) compresses a message of at least `CompressionOptions.threshold` bytes, `.always`
@@ -35,6 +40,11 @@ extension WebSocketClient {
     public nonisolated func send(
         _ message: WebSocketMessage, policy: SendPolicy = .now, compression: MessageCompression = .automatic
     ) async throws(WebSocketSendError) {
+        // Too large is the answer whatever the policy and the state: an app must not learn it only once open.
+        let size = message.byteCount
+        guard size <= self.configuration.maximumMessageSize else {
+            throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
+        }
         let outgoing = OutgoingMessage(message: message, compression: compression)
         switch policy {
         case .now:
@@ -98,9 +108,6 @@ extension WebSocketClient {
 
     private func enqueue(_ message: OutgoingMessage, expiresAfter: Duration?) throws(WebSocketSendError) {
         let size = message.message.byteCount
-        guard size <= self.configuration.maximumMessageSize else {
-            throw .messageTooLarge(size: size, limit: self.configuration.maximumMessageSize)
-        }
         let decision = self.machine.messageQueued(
             bytes: size, expiresAfter: expiresAfter.map(\.milliseconds), now: self.now())
         switch decision {

@@ -61,6 +61,8 @@ public actor WebSocketClient {
     nonisolated let unconfirmed: UnconfirmedRecord
     /// The task running the write the machine ordered, if one is in flight.
     var writer: Task<Void, Never>?
+    /// The queued message that `writer` is writing, by its connection's generation and its ticket.
+    var writingQueued: (generation: Int, ticket: Int)?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     var greeters: [Int: Task<Void, Never>] = [:]
     /// The tasks asking the request provider for each attempt's request, by generation, until it is made or the
@@ -115,8 +117,32 @@ public actor WebSocketClient {
     /// Dropped without `stop()`: nothing inside the client held it (its connections and timer call it through weak
     /// references, its tasks hold it only while they run an event). Its connections close with 1001 ("going away")
     /// and end on their own within the close timeout; its timer and path monitor stop; a greeting being prepared is
-    /// cancelled; the readers of `events` and `states` get what they had not read yet, then the end.
+    /// cancelled; what waits in the outbox is reported as `stop()` reports it, and what was written since the last
+    /// pong (a queued write in flight included) as `.unconfirmed`; the readers of `events` and `states` get what they
+    /// had not read yet, then the end.
     deinit {
+        // The session ends here as with `stop()`: every message waiting in the outbox was accepted and will never be
+        // written, and is reported so (`.stopped`, or `.expired`), first first, before the events end. The machine's
+        // action (closing the connection with 1000) is not run: the connections close with 1001 below. A queued
+        // write in flight is not in the outbox; it ends with its connection.
+        _ = self.machine.stop(now: self.clock.now())
+        var dropped: [(ticket: Int, reason: OutboxDropReason)] = []
+        self.machine.drainOutboxNotices { notice in
+            if case .dropped(let ticket, let reason) = notice { dropped.append((ticket, reason)) }
+        }
+        for (ticket, reason) in dropped {
+            self.eventSink.yield(.outboxDropped(self.payloads.dropped(ticket), reason: reason))
+        }
+        // The connections close with 1001 below, and whether the server answers can no longer be heard: what was
+        // written to them since their last pong is reported as a loss would report it, with a queued write still in
+        // flight (it may or may not go out).
+        var inFlight: (message: WebSocketMessage, generation: Int)?
+        if let writing = self.writingQueued {
+            inFlight = (self.payloads.message(writing.ticket).message, writing.generation)
+        }
+        for report in self.unconfirmed.lostAll(inFlight: inFlight) {
+            self.eventSink.yield(.unconfirmed(report))
+        }
         self.timer.cancel()
         self.pathMonitor?.monitor.cancel()
         self.pathMonitor?.reader.cancel()
@@ -414,7 +440,9 @@ public actor WebSocketClient {
                 }
             }
         case .writeQueued(let generation, let ticket):
+            self.writingQueued = (generation, ticket)
             self.write(self.payloads.message(ticket), generation: generation) { client, failure in
+                client.writingQueued = nil
                 // Written: forget it. Otherwise the machine puts it back or drops it (a notice forgets it then).
                 if failure == nil { client.payloads.written(ticket) }
             }

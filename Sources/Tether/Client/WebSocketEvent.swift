@@ -20,7 +20,8 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
     /// these messages were written to it and before a pong proved it had received them: they may or may not have
     /// arrived. `.now` and `.queued` sends alike; nothing is sent again (see `UnconfirmedMessages`). Reported
     /// before the state change that the loss causes. A connection the client closed on purpose (`stop()`, the
-    /// background, the end of a handover's drain) reports nothing: its closing handshake decides.
+    /// background, the end of a handover's drain) reports nothing when the server answered the close (it read
+    /// everything before it); it is lost like any other when it ends otherwise (reset, or the close unanswered).
     case unconfirmed(UnconfirmedMessages)
     /// What became of an acknowledged send (acknowledged, expired, given up), or a gap in a feed: only with
     /// `WebSocketConfiguration.delivery` on (docs/delivery.md).

@@ -14,7 +14,9 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// Sends a ping identified by `id`; the result arrives as `.pong(id:)` or `.pingFailed(id:)`.
     func sendPing(id: UInt64)
     /// Starts the closing handshake with `code`; the TCP connection is dropped if the peer does not
-    /// answer within the close timeout. Ends with `.ended(.closedLocally)` unless another end came first.
+    /// answer within the close timeout. Ends with `.ended(.closedLocally)` once the peer answers (its close frame,
+    /// or its end of the stream after ours), `.ended(.receiveFailed)` when it does not (the close timeout, a reset),
+    /// unless another end came first: the client takes only an answer for proof that what it wrote arrived.
     func close(code: UInt16, reason: String)
     /// Returns once the close frame of an earlier `close(code:reason:)` has been handed to the kernel (or the
     /// platform API), or once the connection has ended without sending one (it was not open yet, or broke

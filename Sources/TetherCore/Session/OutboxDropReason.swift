@@ -5,7 +5,7 @@ public enum OutboxDropReason: Equatable, Hashable, Sendable, CustomStringConvert
     /// The connection failed while it was being written: it may or may not have reached the peer, and it is not
     /// sent again (at most once).
     case writeInterrupted
-    /// `stop()` was called while it waited; it was never written.
+    /// `stop()` was called while it waited, or the client was dropped without it; it was never written.
     case stopped
     /// The connection refused it, larger than the transport sends (a transport whose limit is below
     /// `maximumMessageSize`); it was never written.

@@ -12,9 +12,9 @@ public enum OutboxNotice: Equatable, Sendable {
     /// driver forgets them (see `UnconfirmedWrites`).
     case provedAlive(generation: Int, ping: UInt64)
     /// The connection of `generation` is lost — the machine gave up on it (a pong, probe or connect timeout, a
-    /// failed ping or greeting), or it ended without the machine closing it —: the messages written to it since its
-    /// last proof of life may not have arrived. The driver reports them; nothing is sent again. Not sent for a
-    /// connection the machine closes on purpose (stop, background, the end of a handover's drain): its closing
-    /// handshake decides.
+    /// failed ping or greeting), it ended without the machine closing it, or a close the machine ordered (stop,
+    /// background, the end of a handover's drain) ended other than answered (`TransportEnd.closedLocally`) —: the
+    /// messages written to it since its last proof of life may not have arrived. The driver reports them; nothing is
+    /// sent again. Not sent for a close the peer answered: the answer proves delivery.
     case connectionLost(generation: Int)
 }

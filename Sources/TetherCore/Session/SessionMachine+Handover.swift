@@ -109,6 +109,7 @@ extension SessionMachine {
     mutating func sideEnded(generation: Int, end: TransportEnd, now: Int) -> SessionAction? {
         if let closed = self.state.closedSides.firstIndex(of: generation) {
             self.state.closedSides.remove(at: closed)
+            self.orderedCloseEnded(generation: generation, end: end)
             return SessionAction.none  // the end of a close the machine ordered (recorded then)
         }
         guard let side = self.state.side, side.generation == generation else { return nil }
@@ -123,6 +124,7 @@ extension SessionMachine {
                         generation: generation)
             return putBack ? self.nextWrite(now: now) : SessionAction.none  // acknowledged sends go on the new one
         case .closing:
+            self.orderedCloseEnded(generation: generation, end: end)
             return SessionAction.none  // the end of the close the machine ordered (recorded then)
         }
     }

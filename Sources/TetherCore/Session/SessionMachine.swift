@@ -515,6 +515,7 @@ public struct SessionMachine: Sendable {
         if let action = self.sideEnded(generation: generation, end: end, now: now) { return action }
         if generation == self.state.generation, let ended = self.state.stage.closeEnded {
             self.state.stage = ended  // the end of the close the machine ordered: from now on nothing is delivered
+            self.orderedCloseEnded(generation: generation, end: end)
             return .none
         }
         guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
@@ -909,6 +910,15 @@ public struct SessionMachine: Sendable {
         let heartbeat = PingSchedule(
             interval: self.timing.heartbeatInterval, timeout: self.timing.heartbeatTimeout, openedAt: now)
         return OpenConnection(generation: generation, since: now, healthy: false, heartbeat: heartbeat)
+    }
+
+    /// The end of a close the machine ordered (`stop()`, the background, a handover's drain, a replaced attempt).
+    /// Only an answered closing handshake (`.closedLocally`) proves that the peer read everything written before our
+    /// close frame; any other end (a reset, our close unanswered, the peer's close crossing ours) leaves what was
+    /// written to it since its last pong unconfirmed (`.connectionLost`).
+    mutating func orderedCloseEnded(generation: Int, end: TransportEnd) {
+        guard end != .closedLocally else { return }
+        self.outboxNotices.append(.connectionLost(generation: generation))
     }
 
     /// The session's connection is gone (it ended, or the machine closes it): a connection that lasted

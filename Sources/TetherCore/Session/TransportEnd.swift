@@ -68,11 +68,14 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
     /// when retrying cannot help (the server's certificate does not verify): the session stops instead of
     /// retrying. A TLS failure after the open is an ordinary loss, `.receiveFailed`.
     case tlsFailed(detail: String, permanent: Bool)
-    /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big).
+    /// The peer broke the protocol; we closed with `code` (1002 protocol error, 1007 invalid data, 1009 too big), or
+    /// dropped the connection when our own close frame had gone first (it was no answer to it).
     case protocolViolation(code: UInt16)
-    /// The connection broke without a close frame: reset, end of stream, or a read/write error.
+    /// The connection broke without the peer's close frame: a reset, the end of stream before our close, a read or
+    /// write error, or our close left unanswered (the close timeout passed, or a reset came after it).
     case receiveFailed
-    /// The connection ended because we closed it (an acknowledged or timed-out closing handshake).
+    /// The connection ended because we closed it and the peer answered: its close frame, or its end of the stream
+    /// after our close frame. The peer read everything written before our close frame.
     case closedLocally
     /// The attempt ended before a connection was made: the request provider (`WebSocketConfiguration
     /// .requestProvider`) threw, or made a request the handshake cannot carry. `detail` says what in a few fixed

@@ -178,6 +178,9 @@ public struct UnconfirmedWrites<Element> {
         _ = self.remove(generation)
     }
 
+    /// The generations of the connections being recorded, oldest first.
+    package var generations: [Int] { self.connections.map(\.generation).sorted() }
+
     @inlinable
     func index(of generation: Int) -> Int? {
         self.connections.firstIndex { $0.generation == generation }

@@ -9,7 +9,7 @@ public enum ConnectionEnd: Sendable, Equatable, CustomStringConvertible {
     case peerClosedWithoutCloseFrame
     /// The client reset the TCP connection.
     case peerReset
-    /// The scenario reset the TCP connection.
+    /// The scenario, or `TestServer.reset(connection:)`, reset the TCP connection.
     case serverReset
     /// The client broke the protocol; the server sent a close frame with this code and closed.
     case protocolError(code: UInt16)

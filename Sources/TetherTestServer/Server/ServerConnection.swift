@@ -157,6 +157,28 @@ final class ConnectionDriver {
         self.resetConnection()
     }
 
+    /// Sends our close frame now (the scenario's `close` at its time, or `TestServer.close(connection:code:reason:)`):
+    /// nothing more is echoed, answered or sent on the scenario's timers. False when the WebSocket is not open (still
+    /// in the handshake, closing or over). `code` must be valid on the wire. The engine arms the close timeout once
+    /// the frame is written.
+    func close(code: UInt16, reason: String) -> Bool {
+        guard case .webSocket(let webSocket) = self.phase, !self.sentClose else { return false }
+        guard webSocket.close(code: code, reason: reason) else { return false }
+        self.sentClose = true
+        self.recordCloseSent(code: code, reason: reason)
+        self.cancelTimers()
+        return true
+    }
+
+    /// `TestServer.reset(connection:)`: drops the connection (RST) now, as the scenario's reset does at its time.
+    /// False when it has ended already.
+    func resetNow() -> Bool {
+        if case .finished = self.phase { return false }
+        self.endReason = self.endReason ?? .serverReset
+        self.resetConnection()
+        return true
+    }
+
     /// Drops the connection (RST), through the engine when the WebSocket is open.
     private func resetConnection() {
         self.cancelTimers()
@@ -636,11 +658,8 @@ final class ConnectionDriver {
             if (try? webSocket.pong(payload)) == true { self.recordPongSent(payload) }
         case .close:
             guard let close = self.scenario.close else { return }
-            // Codes come from a validated scenario. The engine arms the close timeout once the frame is written.
-            guard webSocket.close(code: close.code, reason: close.reason) else { return }
-            self.sentClose = true
-            self.recordCloseSent(code: close.code, reason: close.reason)
-            self.cancelTimers()
+            // Codes come from a validated scenario.
+            guard self.close(code: close.code, reason: close.reason) else { return }
             if let reset = self.scenario.resetAfterMilliseconds, reset > close.afterMilliseconds {
                 self.schedule(.reset, at: self.scenarioStart + .milliseconds(reset), shell: shell)
             }

@@ -204,6 +204,42 @@ public final class TestServer: Sendable {
         self.listener.setAcceptGate(gate)
     }
 
+    // MARK: Control
+
+    /// Sends a close frame with `code` and `reason` on connection `index` (from 1) now, as `Scenario.close` does at
+    /// its time: from then on the server echoes, answers and streams nothing more on it, records what still arrives,
+    /// and resets the connection if the client does not answer within the scenario's close timeout. For a test that
+    /// decides when the server closes (between two of its own steps) rather than after a fixed time.
+    /// - Returns: false (nothing sent) when that connection is not open: not accepted yet, still in its handshake,
+    ///   closing already, or ended.
+    /// - Throws: `TestServerError.invalidArgument` for a code that may not be sent (valid: 1000–1003, 1007–1014,
+    ///   3000–4999) or a reason over 123 bytes of UTF-8.
+    @discardableResult
+    public func close(connection index: Int, code: UInt16, reason: String = "") async throws(TestServerError) -> Bool {
+        guard CloseCode.isValidOnWire(code) else { throw .invalidArgument("close code \(code) may not be sent") }
+        guard reason.utf8.count <= 123 else { throw .invalidArgument("close reason must fit in 123 bytes") }
+        let core = self.core
+        return await self.onLoop { core.live(index)?.driver.value.close(code: code, reason: reason) ?? false }
+    }
+
+    /// Resets connection `index` (from 1) now (TCP RST), as `Scenario.reset` does at its time; recorded as
+    /// `.serverReset`. Clients see a reset, as when a server process dies.
+    /// - Returns: false when that connection is not live (not accepted yet, or ended).
+    @discardableResult
+    public func reset(connection index: Int) async -> Bool {
+        let core = self.core
+        return await self.onLoop { core.live(index)?.driver.value.resetNow() ?? false }
+    }
+
+    /// Runs `body` on the server's loop thread and returns its result; false once the loop has shut down.
+    private func onLoop(_ body: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            if !self.loop.execute({ continuation.resume(returning: body()) }) {
+                continuation.resume(returning: false)
+            }
+        }
+    }
+
     // MARK: Stop
 
     /// Stops listening, resets every live connection (clients see a TCP reset, as when a server
@@ -332,6 +368,11 @@ final class ServerCore: Sendable {
         let registry = self.registry.value
         registry.live[index] = nil
         if registry.isStopping, registry.live.isEmpty { self.finishStop() }
+    }
+
+    /// Loop thread: the live connection `index`, if any.
+    func live(_ index: Int) -> ServerConnection? {
+        self.registry.value.live[index]
     }
 
     /// Loop thread: resets every live connection; `completion` runs once all have ended.

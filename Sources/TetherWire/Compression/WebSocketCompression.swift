@@ -25,6 +25,15 @@ public struct WebSocketCompression: Equatable, Hashable, Sendable {
     /// `tether-bench deflate` figures are in docs/compression.md), and the compressor's state is never allocated
     /// on a connection that only sends small messages.
     public static let standardThreshold = 128
+
+    /// The longest a message of `size` bytes can be once a peer compressed it: data that does not compress grows
+    /// (zlib's stored blocks add 5 bytes per 64 KiB; a fixed-Huffman block, which another deflater may choose, up to
+    /// an eighth), so the limit on a compressed message as received leaves that room, and a message within
+    /// `maximumMessageSize` is never refused for what its compression added. How it inflates is bounded apart.
+    package static func largestCompressedSize(ofMessage size: Int) -> Int {
+        let (room, overflow) = (size / 8 + 64).addingReportingOverflow(size)
+        return overflow ? .max : room
+    }
 }
 
 /// Whether one message is compressed, when the connection negotiated permessage-deflate.

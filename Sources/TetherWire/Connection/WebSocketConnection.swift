@@ -41,7 +41,8 @@ public struct WebSocketConnection {
         /// How long the peer has to answer our close frame, and how long the final flush may take, in milliseconds.
         public var closeTimeoutMilliseconds: Int
         /// permessage-deflate as the handshake negotiated it; nil (no compression): RSV1 from the peer is a 1002.
-        /// With compression, `maximumMessageSize` bounds a message both as received and inflated.
+        /// With compression, `maximumMessageSize` bounds a message inflated, and as received with room for what
+        /// compression adds to data that does not compress (`WebSocketCompression.largestCompressedSize(ofMessage:)`).
         public var compression: WebSocketCompression?
         /// The largest payload of a data frame we send; a longer message is fragmented (default: never).
         public var fragmentSize: Int
@@ -193,9 +194,14 @@ public struct WebSocketConnection {
     public init(_ configuration: Configuration, random: some RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.configuration = configuration
         let limit = configuration.maximumMessageSize
+        // A compressed message may be longer on the wire than inflated (data that does not compress): it is bounded
+        // as received with room for that, and inflated to `limit` at most.
+        let received = configuration.compression == nil
+            ? limit : WebSocketCompression.largestCompressedSize(ofMessage: limit)
         self.decoder = WebSocketDecoder(
-            role: configuration.role, maximumFrameSize: max(125, limit), maximumMessageSize: limit,
-            reservedBitsAllowed: configuration.compression == nil ? 0 : Deflate.compressedBit)
+            role: configuration.role, maximumFrameSize: max(125, received), maximumMessageSize: limit,
+            reservedBitsAllowed: configuration.compression == nil ? 0 : Deflate.compressedBit,
+            maximumTransformedMessageSize: received)
         self.encoder = WebSocketEncoder(
             role: configuration.role, fragmentSize: configuration.fragmentSize, random: MaskingKeySource(random))
         self.deflate = configuration.compression.map { Deflate($0, role: configuration.role) }

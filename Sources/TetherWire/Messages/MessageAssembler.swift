@@ -18,6 +18,9 @@ struct MessageAssembler: Sendable {
 
     /// The largest message payload accepted.
     let maximumMessageSize: Int
+    /// The largest payload accepted of a message an extension transformed (reserved bits on its first frame: for
+    /// permessage-deflate, compressed), whose restored size the extension bounds.
+    let maximumTransformedSize: Int
 
     /// The RSV bits of the first frame of the last fragmented message (what an extension such as
     /// permessage-deflate marks per message). A text message so marked is not validated as UTF-8 here: the
@@ -32,10 +35,18 @@ struct MessageAssembler: Sendable {
     /// How many payload bytes of the frame being received `validateArrived(_:payload:)` has already checked.
     private var frameValidatedCount = 0
 
-    /// - Parameter maximumMessageSize: the largest message payload accepted (default 16 MiB); larger is a 1009.
-    init(maximumMessageSize: Int = 16 << 20) {
+    /// - Parameters:
+    ///   - maximumMessageSize: the largest message payload accepted (default 16 MiB); larger is a 1009.
+    ///   - maximumTransformedSize: the same for a message an extension transformed (default `maximumMessageSize`).
+    init(maximumMessageSize: Int = 16 << 20, maximumTransformedSize: Int? = nil) {
         precondition(maximumMessageSize >= 0, "negative maximumMessageSize")
         self.maximumMessageSize = maximumMessageSize
+        self.maximumTransformedSize = max(maximumMessageSize, maximumTransformedSize ?? maximumMessageSize)
+    }
+
+    /// The limit of a message whose first frame carries `reservedBits`.
+    private func limit(reservedBits: UInt8) -> Int {
+        reservedBits == 0 ? self.maximumMessageSize : self.maximumTransformedSize
     }
 
     /// The payload bytes of the fragmented message in progress (0 once it is complete).
@@ -54,13 +65,15 @@ struct MessageAssembler: Sendable {
         switch header.opcode {
         case .continuation:
             guard self.openOpcode != nil else { throw ProtocolError(.unexpectedContinuation) }
-            if header.payloadLength > self.maximumMessageSize - self.bufferedByteCount {
-                throw ProtocolError(.messageTooBig(limit: self.maximumMessageSize))
+            let limit = self.limit(reservedBits: self.messageReservedBits)
+            if header.payloadLength > limit - self.bufferedByteCount {
+                throw ProtocolError(.messageTooBig(limit: limit))
             }
         case .text, .binary:
             guard self.openOpcode == nil else { throw ProtocolError(.dataFrameInsideMessage) }
-            if header.payloadLength > self.maximumMessageSize {
-                throw ProtocolError(.messageTooBig(limit: self.maximumMessageSize))
+            let limit = self.limit(reservedBits: header.reservedBits)
+            if header.payloadLength > limit {
+                throw ProtocolError(.messageTooBig(limit: limit))
             }
         default:
             // Control frames are checked by the frame parser (length, FIN) and by `consume` (close payload).

@@ -28,28 +28,36 @@ public struct WebSocketDecoder: Sendable {
     ///   - reservedBitsAllowed: RSV bits a negotiated extension allows (`0b100` = RSV1); default none. The bits are
     ///     passed through in `BorrowedMessage.reservedBits`, on a message's first frame only (elsewhere they are a
     ///     1002); a text message that carries them is not validated (the extension validates what it restores).
+    ///   - maximumTransformedMessageSize: the largest message accepted as received when the extension transformed
+    ///     it (reserved bits on its first frame), which the extension bounds again once restored; default
+    ///     `maximumMessageSize`. For permessage-deflate, room for what compression adds to data that does not
+    ///     compress (`WebSocketCompression.largestCompressedSize(ofMessage:)`).
     public init(
         role: Role,
         maximumFrameSize: Int = 16 << 20,
         maximumMessageSize: Int = 16 << 20,
-        reservedBitsAllowed: UInt8 = 0
+        reservedBitsAllowed: UInt8 = 0,
+        maximumTransformedMessageSize: Int? = nil
     ) {
         self.init(
             role: role, maximumFrameSize: maximumFrameSize, maximumMessageSize: maximumMessageSize,
-            reservedBitsAllowed: reservedBitsAllowed, dedicatedPayloadThreshold: 16 << 10)
+            reservedBitsAllowed: reservedBitsAllowed, maximumTransformedMessageSize: maximumTransformedMessageSize,
+            dedicatedPayloadThreshold: 16 << 10)
     }
 
-    /// As `init(role:maximumFrameSize:maximumMessageSize:reservedBitsAllowed:)`, with the smallest payload of a binary
-    /// message in one frame received into storage of its own (`BorrowedMessage.storage`): 16 KiB there; tests and
-    /// the fuzzers lower it to exercise that path with small inputs.
+    /// As `init(role:maximumFrameSize:maximumMessageSize:reservedBitsAllowed:maximumTransformedMessageSize:)`, with
+    /// the smallest payload of a binary message in one frame received into storage of its own
+    /// (`BorrowedMessage.storage`): 16 KiB there; tests and the fuzzers lower it to exercise that path with small
+    /// inputs.
     package init(
         role: Role, maximumFrameSize: Int, maximumMessageSize: Int, reservedBitsAllowed: UInt8,
-        dedicatedPayloadThreshold: Int
+        maximumTransformedMessageSize: Int? = nil, dedicatedPayloadThreshold: Int
     ) {
         self.parser = FrameParser(
             role: role, maximumFrameSize: maximumFrameSize, reservedBitsAllowed: reservedBitsAllowed,
             dedicatedPayloadThreshold: dedicatedPayloadThreshold)
-        self.assembler = MessageAssembler(maximumMessageSize: maximumMessageSize)
+        self.assembler = MessageAssembler(
+            maximumMessageSize: maximumMessageSize, maximumTransformedSize: maximumTransformedMessageSize)
     }
 
     /// Bytes received and not yet returned as messages: the parser's buffer and the fragments being assembled.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TetherCLI
+import TetherTestSupport
 
 @Suite struct CheckCommandTests {
     func temporaryDirectory() -> URL {
@@ -17,7 +18,7 @@ import Testing
         timing.backoffBase = 100
         timing.backoffCap = 3_000
         timing.tolerance = 400
-        timing.waitLimit = .seconds(15)
+        timing.waitLimit = TestTime.scaled(.seconds(15))
         // The other tests' memory counts in this process too; `FloodScenariosTests` checks the real limit in a
         // process of the check's own.
         timing.residentGrowthLimit = 1 << 30

@@ -7,6 +7,7 @@ import TetherPOSIX
 import TetherTestServer
 import TetherTesting
 @testable import TetherCLI
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -361,8 +362,9 @@ import Glibc
         let times = [connecting, closed].compactMap { line in
             line.flatMap { $0.firstMatch(of: /"t":(\d+)/).flatMap { Int($0.1) } }
         }
-        #expect(times.count == 2 && times[1] - times[0] >= 150 && times[1] - times[0] < 5_000, "\(times)")
-        #expect(ContinuousClock.now - started < .seconds(9))
+        #expect(times.count == 2 && times[1] - times[0] >= 150
+            && times[1] - times[0] < TestTime.scaled(milliseconds: 5_000), "\(times)")
+        #expect(ContinuousClock.now - started < TestTime.scaled(.seconds(9)))
     }
 
     @Test func durationEndsARunThatReceivesNothing() async throws {
@@ -477,7 +479,7 @@ import Glibc
         let interrupted = try #require(blocked.interruptedAt)
         // Returned although standard output never took more than its first write: see the same test of `serve` for
         // why the 1 s promise is measured on a real process (ConnectProcessTests) rather than here.
-        #expect(returned - interrupted < .seconds(3), "\(returned - interrupted)")
+        #expect(returned - interrupted < TestTime.scaled(.seconds(3)), "\(returned - interrupted)")
     }
 }
 

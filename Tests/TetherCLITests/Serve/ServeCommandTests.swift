@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TetherTestServer
 @testable import TetherCLI
+import TetherTestSupport
 
 @Suite struct ServeCommandTests {
     @Test func serveRejectsAsToldAndConnectExitsThree() async throws {
@@ -117,7 +118,7 @@ import TetherTestServer
         // it (without the deadline it would never return). In-process, beside the whole suite's parallel tests, the
         // wall time includes waits for the shared thread pool, so the 1 s promise itself is measured on a real
         // process (ConnectProcessTests) and this bound only catches a shutdown that waited for something else.
-        #expect(returned - interrupted < .seconds(3), "\(returned - interrupted)")
+        #expect(returned - interrupted < TestTime.scaled(.seconds(3)), "\(returned - interrupted)")
     }
 
     @Test func eventsThatFindTheOutputFullAreCountedNotKept() async {

@@ -1,6 +1,7 @@
 #if os(Linux)
 import Foundation
 import Synchronization
+import TetherTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,7 +69,7 @@ final class Tmux: Sendable {
     func waitFor(_ text: String, after offset: Int = 0) async -> Bool {
         let id = UInt64.random(in: 0...UInt64.max)
         let deadline = Task {
-            try? await Task.sleep(for: .seconds(10))
+            try? await Task.sleep(for: TestTime.scaled(.seconds(10)))  // a guard: longer in a slowed process
             self.resume(id, with: false)
         }
         defer { deadline.cancel() }

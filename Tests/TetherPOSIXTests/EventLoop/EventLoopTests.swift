@@ -113,8 +113,11 @@ struct EventLoopTests {
         #expect(!fired.cancel())
     }
 
+    /// On a manual clock: on the real one, a loop slower than a millisecond between the two `schedule` calls (under
+    /// ThreadSanitizer) made the 1 ms timer due before the 0 ms one, which then found it run.
     @Test func timerCanBeCancelledFromTheLoopBeforeItIsDue() async throws {
-        let loop = try EventLoop(name: "test-cancel-loop")
+        let clock = ManualLoopClock()
+        let loop = try EventLoop(name: "test-cancel-loop", clock: .manual(clock))
         defer { loop.shutdown() }
         let (stream, continuation) = AsyncStream.makeStream(of: String.self)
         loop.execute {
@@ -122,6 +125,8 @@ struct EventLoopTests {
             loop.schedule(afterMilliseconds: 0) { continuation.yield(timer.cancel() ? "cancelled" : "too late") }
             loop.schedule(afterMilliseconds: 10) { continuation.yield("sentinel") }
         }
+        await loop.settle()  // the 0 ms timer is due at once, the others wait for the clock
+        clock.advance(by: .milliseconds(10))
         var seen: [String] = []
         for await name in stream {
             seen.append(name)

@@ -5,6 +5,7 @@ import TetherCore
 import TetherTestServer
 @testable import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// Issue 16's session promises over real sockets: nothing received is dropped, the hint never blocks a user's
 /// attempt, queued sends survive reconnects after the greeting, and a bounded retry ends visibly.
@@ -68,7 +69,7 @@ extension AcceptanceTests {
             // The machine's close (code 1001 from its own `.closeTransport`), at its deadline, not the transport's.
             #expect(closed.reason == .connectTimeout && closed.code == 1001 && closed.generation == 1)
             let late = closed.time - connecting.time - 150
-            #expect(late >= 0 && late < 1_000, "closed \(late) ms after the deadline")
+            #expect(late >= 0 && late < TestTime.scaled(milliseconds: 1_000), "closed \(late) ms after the deadline")
             try await harness.server.waitForEnd(ofConnection: 1)
         }
     }

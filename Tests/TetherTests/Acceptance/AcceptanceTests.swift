@@ -59,7 +59,7 @@ import TetherTestSupport
             #expect(closed.generation == 1)
             // interval + timeout after the open = timeout after the ping, within scheduler tolerance.
             let late = closed.time - (ping.time + 200)
-            #expect(late >= 0 && late <= 100, "closed \(late) ms after the deadline")
+            #expect(late >= 0 && late <= TestTime.scaled(milliseconds: 100), "closed \(late) ms after the deadline")
             let retry = try #require(await harness.probe.record(.retryScheduled))
             let delay = try #require(retry.delay)
             #expect(delay >= 40 && delay <= 60)

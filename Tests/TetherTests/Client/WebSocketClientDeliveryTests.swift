@@ -62,10 +62,12 @@ import TetherTesting
         return writes
     }
 
-    /// The feed numbers of `stream` delivered as `.message`, in order.
-    static func feedNumbers(_ events: [WebSocketEvent], stream: String = "prices") -> [UInt64] {
+    /// The feed numbers of `stream` delivered as `.message` (on `generation`'s connection, or any), in order.
+    static func feedNumbers(
+        _ events: [WebSocketEvent], stream: String = "prices", generation: Int? = nil
+    ) -> [UInt64] {
         events.compactMap { event in
-            guard case .message(let message, _) = event,
+            guard case .message(let message, let carrier) = event, generation.map({ $0 == carrier }) ?? true,
                   let position = TestServerDeliveryProtocol.feedPosition(in: message), position.stream == stream
             else {
                 return nil
@@ -164,17 +166,16 @@ import TetherTesting
         await setup.client.start()
         _ = await setup.probe.wait(timeout: .seconds(20)) { Self.feedNumbers($0.events).count >= 10 }
         monitor.deliver(cellular)
+        // Until the first connection closed and the second delivered a number: not a count of numbers, which a slow
+        // handover (the second connection behind the first for the whole drain, all it carried then duplicates)
+        // reached before the second delivered any.
         let snapshot = try #require(await setup.probe.wait(timeout: .seconds(20)) { snapshot in
             snapshot.records.contains { $0.kind == .closed && $0.generation == 1 }
-                && Self.feedNumbers(snapshot.events).count >= 60
+                && Self.feedNumbers(snapshot.events, generation: 2).count >= 10
         })
         let numbers = Self.feedNumbers(snapshot.events)
         #expect(zip(numbers, numbers.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(numbers)")
-        let generations = Set(snapshot.events.compactMap { event -> Int? in
-            guard case .message(_, let generation) = event else { return nil }
-            return generation
-        })
-        #expect(generations == [1, 2])
+        #expect(!Self.feedNumbers(snapshot.events, generation: 1).isEmpty)
         // Both connections carried the feed during the drain: what came twice was dropped.
         #expect(await setup.client.deliveryCounts.duplicatesDropped > 0)
         #expect(await setup.client.deliveryCounts.gaps == 0)

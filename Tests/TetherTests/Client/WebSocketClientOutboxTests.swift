@@ -270,6 +270,33 @@ import TetherTesting
         #expect(Self.sent(connection) == [.text("q1")])
     }
 
+    /// A message over `maximumMessageSize` is refused as too large whatever the policy and the state: while no
+    /// connection is open a `.now` send of one threw `.notOpen`, so that the app retried it once open, only to be told
+    /// then that it was too large (found by the randomized suite, seed 0xBC4F021DB7B5BC99).
+    @Test func aMessageOverTheLimitIsTooLargeWhateverThePolicyAndTheState() async throws {
+        var configuration = WebSocketClient.Configuration(
+            url: URL(string: "ws://example.test/feed")!, maximumMessageSize: 4, pathMonitoring: .none,
+            transport: self.transport)
+        configuration.outboxLimits = .init()
+        let client = try WebSocketClient(configuration: configuration, clock: self.clock, randomSeed: 7)
+        let probe = EventRecorder(client.events)
+        let tooLarge = WebSocketSendError.messageTooLarge(size: 5, limit: 4)
+        for policy in [SendPolicy.now, .queued(expiresAfter: nil)] {
+            await #expect(throws: tooLarge, "\(policy), stopped") {
+                try await client.send(.text("12345"), policy: policy)
+            }
+        }
+        let connection = try await self.transport.open(client, probe)
+        for policy in [SendPolicy.now, .queued(expiresAfter: nil)] {
+            await #expect(throws: tooLarge, "\(policy), open") {
+                try await client.send(.text("12345"), policy: policy)
+            }
+        }
+        #expect(Self.sent(connection).isEmpty)
+        connection.emit(.ended(.closedLocally))  // the in-memory peer: the close the stop sends is answered
+        await client.stop()
+    }
+
     @Test func aNowSendRefusedAsTooLargeBehindTheOutboxThrowsItAndTheOutboxGoesOn() async throws {
         let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)

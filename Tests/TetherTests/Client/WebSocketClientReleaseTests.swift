@@ -60,6 +60,66 @@ import TetherTestServer
         connection.emit(.ended(.peerClosed(code: 1001)))  // the transport's end reaches nobody, and breaks nothing
     }
 
+    /// What waits in the outbox of a client dropped without `stop()` is reported as `stop()` reports it
+    /// (`.outboxDropped(_, reason: .stopped)`, first first) before the events end: it was accepted, is never written,
+    /// and an app that reads to the end learns it. Before, it vanished unreported (found by the randomized suite,
+    /// seed 0x357E7E0001).
+    @Test func aDroppedClientReportsWhatWaitsInItsOutboxAsStopped() async throws {
+        let transport = InMemoryTransport()
+        let configuration = WebSocketClient.Configuration(
+            url: URL(string: "ws://example.test/feed")!, pathMonitoring: .none, transport: transport)
+        let reader: Task<[WebSocketEvent], Never>
+        do {
+            let client = try WebSocketClient(configuration: configuration, clock: ManualClock())
+            let events = client.events
+            reader = Task { await events.reduce(into: []) { $0.append($1) } }
+            await client.start()  // connecting: the queued messages wait for the open
+            _ = try #require(await transport.nextConnection())
+            try await client.send(.text("first"), policy: .queued(expiresAfter: nil))
+            try await client.send(.text("second"), policy: .queued(expiresAfter: .seconds(60)))
+        }
+        let ended = await abandoning { await reader.value }
+        let events = try #require(ended, "the events of a dropped client never ended")
+        let drops = events.compactMap { event -> String? in
+            guard case .outboxDropped(.text(let text), let reason) = event else { return nil }
+            return "\(text) \(reason)"
+        }
+        #expect(drops == ["first stopped", "second stopped"])
+    }
+
+    /// A dropped client closes its connections with 1001 and can no longer hear whether the server answered: what it
+    /// wrote since the last pong, and a queued write still in flight, are reported as a loss would report them
+    /// (`.unconfirmed`) before the events end. They vanished unreported when the connection broke just as the client
+    /// was dropped (found by the randomized suite, seed 0x49307DB1229A62D0).
+    @Test func aDroppedClientReportsWhatItWroteThatNothingProvedDelivered() async throws {
+        let transport = InMemoryTransport()
+        let configuration = WebSocketClient.Configuration(
+            url: URL(string: "ws://example.test/feed")!, heartbeatInterval: .seconds(60), pathMonitoring: .none,
+            transport: transport)
+        let reader: Task<[WebSocketEvent], Never>
+        let connection: InMemoryConnection
+        do {
+            let client = try WebSocketClient(configuration: configuration, clock: ManualClock())
+            let recorder = EventRecorder(client.events)
+            connection = try await transport.open(client, recorder)
+            let events = client.events
+            reader = Task { await events.reduce(into: []) { $0.append($1) } }  // takes over from the recorder
+            try await client.send(.text("written"))
+            #expect(await connection.nextCommand() == .send(.text("written")))
+            connection.holdSends()  // the socket has no room: the queued write stays in flight
+            try await client.send(.text("in flight"), policy: .queued(expiresAfter: nil))
+            #expect(await connection.nextCommand() == .send(.text("in flight")))
+        }
+        let ended = await abandoning { await reader.value }
+        let events = try #require(ended, "the events of a dropped client never ended")
+        let reports = events.compactMap { event -> UnconfirmedMessages? in
+            if case .unconfirmed(let report) = event { report } else { nil }
+        }
+        #expect(reports == [UnconfirmedMessages(
+            generation: 1, messages: [.text("written"), .text("in flight")], notKept: 0)])
+        #expect(connection.log.last == .close(code: 1001, reason: ""))
+    }
+
     /// Observers of its state hold the state, not the client: a dropped client is released under an observable
     /// object and a `states` observer, which then ends; the object keeps the last state it had.
     @MainActor

@@ -90,6 +90,27 @@ final class PythonPeer: Sendable {
         return try JSONDecoder().decode(PeerReport.self, from: Data(line.utf8))
     }
 
+    /// The lines the child prints from now on (after the server's port), without their newlines, read on a thread of
+    /// their own until its output ends (the child exits). Call once.
+    func outputLines() -> AsyncStream<String> {
+        let output = self.output
+        let (lines, sink) = AsyncStream.makeStream(of: String.self)
+        Thread.detachNewThread {
+            var pending = Data()
+            while true {
+                let chunk = output.availableData
+                guard !chunk.isEmpty else { break }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    sink.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+            sink.finish()
+        }
+        return lines
+    }
+
     /// Terminates the child (if it is still running) and reaps it.
     func stop() {
         if self.process.isRunning { self.process.terminate() }

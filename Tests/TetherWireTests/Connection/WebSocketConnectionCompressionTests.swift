@@ -44,6 +44,21 @@ private func frames(_ bytes: [UInt8], sentBy role: Role) throws -> [Frame] {
     return frames
 }
 
+/// Bytes that do not compress, the same on every run.
+private struct SplitMix64Bytes {
+    var state: UInt64
+
+    init(seed: UInt64) { self.state = seed }
+
+    mutating func next() -> UInt8 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+    }
+}
+
 /// A JSON-like text that compresses well.
 private func feed(_ count: Int) -> String {
     (0..<count).map { #"{"id":\#($0),"symbol":"TTHR","price":\#(100 + $0 % 7).25,"side":"buy"}"# }.joined()
@@ -233,6 +248,31 @@ private func clientFrame(_ opcode: Opcode, fin: Bool = true, rsv: UInt8, _ paylo
         var server = engine(.server, maximumMessageSize: 1000)
         // 2000 bytes of text compress to a few dozen: the frame is small, the message is not.
         server.bytesReceived(clientFrame(.text, rsv: 0b100, try compressed(Array(repeating: 0x61, count: 2000))))
+        let drained = drain(&server)
+        #expect(drained.delivered.isEmpty)
+        #expect(drained.closed == .violation(ProtocolError(.messageTooBig(limit: 1000)), sentClose: true))
+    }
+
+    /// A message of exactly the limit that does not compress is a few bytes longer on the wire (deflate's stored
+    /// blocks), and a peer may compress it anyway: it is within the limit, and is delivered. It was a 1009: the
+    /// limit was applied to the compressed frame as well (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
+    @Test func aMessageAtTheLimitThatCompressionMadeLongerIsDelivered() throws {
+        var random = SplitMix64Bytes(seed: 35)
+        let message = (0..<1_000).map { _ in random.next() }
+        let deflated = try compressed(message)
+        #expect(deflated.count > 1_000)
+        var server = engine(.server, maximumMessageSize: 1_000)
+        server.bytesReceived(clientFrame(.binary, rsv: 0b100, deflated))
+        let drained = drain(&server)
+        #expect(drained.delivered == [.binary(message)])
+        #expect(drained.closed == nil)
+    }
+
+    /// The room left for deflate's overhead is for compressed messages only: a message sent as it is stays within
+    /// the limit, compression negotiated or not.
+    @Test func anUncompressedMessageOverTheLimitIsStillA1009WithCompressionNegotiated() throws {
+        var server = engine(.server, maximumMessageSize: 1_000)
+        server.bytesReceived(clientFrame(.binary, rsv: 0, Array(repeating: 7, count: 1_001)))
         let drained = drain(&server)
         #expect(drained.delivered.isEmpty)
         #expect(drained.closed == .violation(ProtocolError(.messageTooBig(limit: 1000)), sentClose: true))

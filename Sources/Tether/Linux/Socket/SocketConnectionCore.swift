@@ -92,6 +92,9 @@ final class SocketConnectionCore: ByteStreamHandler {
     private var consumerHolds = false
     /// The message the engine lent last, copied out while it was locked, delivered once unlocked.
     private var received: TransportEvent?
+    /// How the byte stream ended, once it has: after our close frame, an end of stream is the peer's answer, a
+    /// reset or an error is not.
+    private var streamEnd: ByteStreamEnd?
     /// Told when flow control acts (tests watch the bounds with it).
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
     /// Where the sending side finds the open connection.
@@ -455,6 +458,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     }
 
     private func streamEnded(_ end: ByteStreamEnd) {
+        self.streamEnd = end
         if let webSocket = self.webSocket {
             webSocket.streamEnded()  // the engine's `ended` finishes
             return
@@ -573,8 +577,9 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         let end: TransportEnd =
             switch closure {
             case .byPeer(let code, _): .peerClosed(code: code)
-            case .violation(let error, sentClose: true): .protocolViolation(code: error.closeCode)
-            case .violation(_, sentClose: false), .byUs: .closedLocally  // our close frame was out first
+            // After our close frame (`sentClose: false`) a violation is no answer to it either: a loss.
+            case .violation(let error, _): .protocolViolation(code: error.closeCode)
+            case .byUs: .closedLocally  // the peer answered our close frame
             }
         self.slot.close()
         self.state = .finishing(Finishing(end: end, connectTimer: nil, webSocket: webSocket, stream: nil))
@@ -587,7 +592,16 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
             end = finishing.end
         case (_, .streamEnded(afterOurClose: false)):
             end = .receiveFailed  // reset, end of stream without a close frame, or a TLS failure: an ordinary loss
-        case (_, .closeTimedOut), (_, .streamEnded(afterOurClose: true)), (_, .reset), (_, .closed):
+        case (_, .streamEnded(afterOurClose: true)):
+            // The peer hung up after our close frame without one of its own: in order (it read up to ours), an answer;
+            // a reset or an error is a loss, like our close left unanswered: what we wrote may not have arrived.
+            switch self.streamEnd {
+            case .endOfStream?, .tlsFailed(.truncated)?: end = .closedLocally
+            case .failed?, .tlsFailed?, .closedLocally?, nil: end = .receiveFailed
+            }
+        case (_, .closeTimedOut):
+            end = .receiveFailed  // our close went unanswered: the stream was reset
+        case (_, .reset), (_, .closed):
             end = .closedLocally
         }
         // A ping still unanswered when a close frame decided the end (the peer's close, or ours for its protocol

@@ -178,9 +178,10 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         }
         guard proceed, let task = self.task.withLock({ $0 }) else { return }
         task.cancel(closeCode: code, reason: Self.closeReason(reason))
-        // If the platform never reports completion, end anyway after the close timeout.
+        // If the platform never reports completion, end anyway after the close timeout: unanswered, the close proves
+        // nothing of what was written before it.
         let timer = Self.run(after: .milliseconds(self.closeTimeout), on: self.clock) { [weak self] in
-            self?.finish(.closedLocally)
+            self?.finish(.receiveFailed)
         }
         let ended = self.state.withLock { state in
             state.closeTimer = timer
@@ -287,7 +288,9 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         } else if let peerCode, !closingLocally {
             end = .peerClosed(code: peerCode)
         } else if closingLocally {
-            end = .closedLocally
+            // Answered (the peer's close frame, or the task completing without an error) or broken: only an answer
+            // proves that the peer read what came before our close.
+            end = peerCode != nil || error == nil ? .closedLocally : .receiveFailed
         } else if let response, response.statusCode != 101 {
             // Parsed like the socket transport's (delay-seconds of any length or an HTTP-date against `Date`);
             // the session caps the wait.

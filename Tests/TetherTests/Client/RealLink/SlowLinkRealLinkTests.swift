@@ -5,6 +5,7 @@ import TetherCore
 import TetherTestServer
 @testable import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// The heartbeat on a slow link, for real: the test server sends one large message on each connection, through a
 /// proxy that passes a fixed rate each way (`ThrottlingProxy`, loopback, no root). The pong the server owes comes
@@ -13,7 +14,9 @@ import TetherTesting
 ///
 /// Scaled down (150 kB at 100 kB/s with a 100 ms / 200 ms heartbeat: the message takes 7.5 pong timeouts, as the
 /// issue's 1.5 MB at 100 kB/s does with 1 s / 2 s); the full case runs alone in CI
-/// (`TETHER_SLOW_LINK_TESTS=1`, `.ci/run`) and in `tether check`'s `slow-link` scenario.
+/// (`TETHER_SLOW_LINK_TESTS=1`, `.ci/run`) and in `tether check`'s `slow-link` scenario. Under a slowed process
+/// (`TestTime.scale`, ThreadSanitizer) the heartbeat is that many times longer, and so is the message, so that it still
+/// takes 7.5 pong timeouts at the same rate.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct SlowLinkRealLinkTests {
     struct Setup {
         let server: TestServer
@@ -68,8 +71,8 @@ import TetherTesting
 
     @Test func aLargeMessageOnASlowLinkArrivesOnTheFirstConnection() async throws {
         try await Self.largeMessageArrivesOnTheFirstConnection(
-            size: 150_000, bytesPerSecond: 100_000, interval: .milliseconds(100), timeout: .milliseconds(200),
-            wait: .seconds(20))
+            size: 150_000 * TestTime.scale, bytesPerSecond: 100_000, interval: TestTime.scaled(.milliseconds(100)),
+            timeout: TestTime.scaled(.milliseconds(200)), wait: TestTime.scaled(.seconds(20)))
     }
 
     /// The case at full size: 1.5 MB at 100 kB/s (15 s) with a 1 s / 2 s heartbeat.
@@ -82,25 +85,29 @@ import TetherTesting
     }
 
     /// The link stops delivering in the middle of the message (the proxy passes 100 kB of 150 kB, then nothing, the
-    /// connections staying up): dead one pong timeout after the last byte, not before, not much later.
+    /// connections staying up): dead one pong timeout after the last byte, not before, not much later. Under a
+    /// slowed process the heartbeat is `TestTime.scale` times longer and so are the message and the part that
+    /// passes, so that the bytes still stop after the first pong deadline (which they move) as at scale 1.
     @Test func aLinkThatStopsMidFrameIsDeadWithinThePongTimeoutOfItsLastByte() async throws {
-        let timeout = 200
+        let timeout = TestTime.scaled(milliseconds: 200)
+        let passing = 100_000 * TestTime.scale
         let setup = try Setup(
-            size: 150_000, bytesPerSecond: 200_000, stallingAfter: 100_000, interval: .milliseconds(100),
-            timeout: .milliseconds(timeout))
+            size: 150_000 * TestTime.scale, bytesPerSecond: 200_000, stallingAfter: passing,
+            interval: TestTime.scaled(.milliseconds(100)), timeout: .milliseconds(timeout))
         await setup.client.start()
-        let closed = try #require(await setup.probe.record(.closed, timeout: .seconds(20)))
+        let closed = try #require(await setup.probe.record(.closed, timeout: TestTime.scaled(.seconds(20))))
         #expect(closed.generation == 1 && closed.reason == .pongTimeout)
         let records = setup.probe.records
         #expect(!records.contains { $0.kind == .message }, "the message never completed")
         #expect(records.contains { $0.kind == .pongDeadlineMoved })  // the frame explained the delay at first
         let lastByte = try #require(setup.proxy.lastPassedToClient)
-        #expect(setup.proxy.passed(.toClient) >= 100_000)
+        #expect(setup.proxy.passed(.toClient) >= passing)
         // The close, on the client's clock, against the proxy's last byte: one pong timeout after it (the client saw
         // the byte a moment after the proxy passed it; its timer may fire late on a busy machine).
         let closedAt = setup.clientStart + .milliseconds(closed.time)
         let afterLastByte = (closedAt - lastByte).milliseconds
-        #expect(afterLastByte >= timeout - 5 && afterLastByte <= timeout + 150, "\(afterLastByte) ms")
+        #expect(afterLastByte >= timeout - 5 && afterLastByte <= timeout + TestTime.scaled(milliseconds: 150),
+                "\(afterLastByte) ms")
         await setup.stop()
     }
 }

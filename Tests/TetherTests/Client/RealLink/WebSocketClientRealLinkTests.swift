@@ -6,6 +6,7 @@ import TetherPOSIX
 import TetherTestServer
 @testable import Tether
 import TetherTesting
+import TetherTestSupport
 
 /// The client over real links: the client, its `SocketTransport` and its `NetlinkPathMonitor` in one namespace,
 /// the test server in another, a veth pair between them (`NetworkNamespaceFixture`), and `ip`/`tc` to break
@@ -62,7 +63,7 @@ import TetherTesting
                     url: URL(string: self.server.url(path: "/feed"))!,
                     heartbeatInterval: heartbeatInterval,
                     heartbeatTimeout: heartbeatTimeout,
-                    connectTimeout: .seconds(1),
+                    connectTimeout: TestTime.scaled(.seconds(1)),  // a guard: longer in a slowed process
                     probeTimeout: probeTimeout,
                     backoff: BackoffPolicy(base: .milliseconds(200), factor: 2, cap: .seconds(1), jitterPercent: 50),
                     closeTimeout: .milliseconds(200),

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 @testable import Tether
+import TetherTestSupport
 
 /// Real links: each test makes its own namespaces and veth pair (`NetworkNamespaceFixture`) and watches one
 /// namespace with a `NetlinkPathMonitor`. Serialized so that latency is measured on a quiet machine.
@@ -45,7 +46,7 @@ import Testing
         #expect(satisfied.snapshot == Self.wired)
         // The carrier can come up after the route (the kernel's link watch batches carrier changes).
         let latency = max(satisfied.instant - routeAdded, .zero)
-        #expect(latency < .seconds(2), "satisfied \(latency) after the default route was added")
+        #expect(latency < TestTime.scaled(.seconds(2)), "satisfied \(latency) after the default route was added")
         #expect(monitor.failure == nil)
     }
 
@@ -61,7 +62,8 @@ import Testing
         let unsatisfied = try #require(await recorder.next())
         #expect(unsatisfied.snapshot == Self.unsatisfied)
         let latency = unsatisfied.instant - linkDown
-        #expect(latency < .milliseconds(100), "unsatisfied \(latency) after `ip link set va down` exited")
+        #expect(
+            latency < TestTime.scaled(.milliseconds(100)), "unsatisfied \(latency) after `ip link set va down` exited")
 
         // Taking the link down flushed the IPv4 default route: up alone changes nothing visible.
         try fixture.inWatched("link", "set", "va", "up")
@@ -111,7 +113,7 @@ import Testing
         // Carrier changes reach netlink through the kernel's link watch, which batches them for up to a second
         // (measured with `ip -ts monitor link`: ~0.5-0.9 s), so this bound is the kernel's, not the monitor's.
         let latency = unsatisfied.instant - peerDown
-        #expect(latency < .milliseconds(1500), "unsatisfied \(latency) after the peer went down")
+        #expect(latency < TestTime.scaled(.milliseconds(1500)), "unsatisfied \(latency) after the peer went down")
         // Carrier loss keeps the IPv4 route, so carrier back is enough.
         try fixture.inPeer("link", "set", "vb", "up")
         #expect(await recorder.next()?.snapshot == Self.wired)

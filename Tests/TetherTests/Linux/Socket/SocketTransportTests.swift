@@ -5,6 +5,7 @@ import TetherCore
 import TetherPOSIX
 @testable import TetherWire
 @testable import Tether
+import TetherTestSupport
 
 /// `SocketTransport` against scripted raw peers over loopback. Every wait is on an explicit signal (the client's
 /// event stream, the peer's byte stream); the time limit only turns a missing event into a failure.
@@ -116,7 +117,7 @@ import TetherPOSIX
         #expect(await client.next() == .text("first"))
         let arriving = try #require(client.connection.inboundProgress())
         #expect(arriving.framesCompleted == 1 && arriving.frameInProgress)
-        #expect(arriving.sinceLastByte.map { $0 >= .zero && $0 < .seconds(5) } == true)
+        #expect(arriving.sinceLastByte.map { $0 >= .zero && $0 < TestTime.scaled(.seconds(5)) } == true)
         // The read that completed the first brought the latest bytes too (or an earlier one, should TCP split them).
         #expect(arriving.sinceLastFrameCompleted.map { $0 >= arriving.sinceLastByte! } == true)
 

@@ -243,7 +243,7 @@ import FoundationNetworking
         #expect(task.deliver(.string("before the timeout")))  // still open one millisecond before
         harness.clock.advance(toMilliseconds: hour)
         #expect(await harness.events() == [
-            .opened(nil), .text("before the timeout"), .ended(.closedLocally),
+            .opened(nil), .text("before the timeout"), .ended(.receiveFailed),  // unanswered: no proof of delivery
         ])
         #expect(task.count(.invalidateSession) == 1)
         task.complete(error: URLError(.cancelled))  // the invalidated session's own completion, after the end
@@ -260,6 +260,17 @@ import FoundationNetworking
         #expect(await harness.events() == [.opened(nil), .ended(.closedLocally)])
         harness.clock.advance(toMilliseconds: 2_000)
         #expect(task.count(.invalidateSession) == 1)
+    }
+
+    /// Our close followed by a broken task, without the peer's close frame: no answer, so no proof that what was
+    /// written before the close arrived (the client names it unconfirmed).
+    @Test func aCloseThatTheTaskEndsWithAnErrorIsALoss() async {
+        let harness = Harness()
+        let task = harness.task
+        task.open()
+        harness.connection.close(code: 1000, reason: "")
+        task.complete(error: URLError(.networkConnectionLost))
+        #expect(await harness.events() == [.opened(nil), .ended(.receiveFailed)])
     }
 
     @Test func waitUntilCloseSentReturnsOnceTheTaskEnded() async {
