@@ -119,7 +119,7 @@ final class SocketConnectionCore: ByteStreamHandler {
     func start(_ endpoint: SocketEndpoint, bound: LoopBound<SocketConnectionCore>) {
         guard case .idle = self.state else { return }
         self.bound = bound
-        let deadline = ContinuousClock.now + .milliseconds(self.request.connectTimeout)
+        let deadline = ContinuousClock.now + self.request.connectTimeout
         self.connectDeadline = deadline
         let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         self.connect(to: endpoint, timer: timer, bound: bound)
@@ -223,7 +223,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.state = .handshaking(Handshaking(
             endpoint: endpoint, connectTimer: connectTimer,
             address: endpoint.proxy == nil ? tcp.remoteAddress?.description : nil, stream: stream,
-            parser: HandshakeResponseParser(handshake: endpoint.handshake)))
+            parser: HandshakeResponseParser(
+                handshake: endpoint.handshake, keepingHeaders: self.request.responseHeaderNames)))
         if !(takingOver && stream === tcp) { stream.setStreamHandler(self) }
         // A failed write ends the connection, which `ended` reports.
         endpoint.handshake.request.withUnsafeBytes { stream.write(borrowing: $0, sealing: false, completion: nil) }
@@ -290,7 +291,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         var engine = WebSocketConnection(
             .init(
                 role: .client, maximumMessageSize: self.request.maximumMessageSize,
-                outbound: self.request.outboundWatermarks, closeTimeoutMilliseconds: self.request.closeTimeout,
+                outbound: self.request.outboundWatermarks,
+                closeTimeoutMilliseconds: self.request.closeTimeout.milliseconds,
                 compression: compression),
             random: MaskingEntropy())
         engine.bytesReceived(response.remaining)
@@ -300,7 +302,9 @@ final class SocketConnectionCore: ByteStreamHandler {
             stream: handshaking.stream, engine: engine, delegate: self, tracksArrival: true)
         self.state = .open(webSocket)
         self.slot.open(webSocket)
-        self.outlet.emit(.opened(subprotocol: response.subprotocol))
+        self.outlet.emit(.opened(HandshakeResult(
+            subprotocol: response.subprotocol, extensionElements: response.extensions,
+            compression: compression?.parameters, headers: response.headers)))
         webSocket.start()
     }
 
@@ -594,7 +598,7 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         case .peerClosed, .protocolViolation:
             self.finish(end)
         case .receiveFailed, .closedLocally, .connectFailed, .handshakeRejected, .handshakeInvalid, .proxyRejected,
-            .socksRejected, .proxyUnreachable, .tlsFailed, .redirectFailed:
+            .socksRejected, .proxyUnreachable, .tlsFailed, .redirectFailed, .requestFailed:
             self.finish(end, failedPings: failedPings)
         }
     }
