@@ -133,36 +133,47 @@ import TetherTesting
     }
 
     /// A provider that heeds cancellation is cancelled by `stop()`, which returns at once; one that does not is
-    /// left behind, and its late answer connects nothing.
+    /// left behind, and its late answer connects nothing. Neither keeps a stopped client alive once the app drops
+    /// it, not even the one still working.
     @Test func stopCancelsTheProviderAndReturnsWhetherOrNotTheProviderHeedsIt() async throws {
         let (cancelled, cancelledSink) = AsyncStream.makeStream(of: Void.self)
         let (asked, askedSink) = AsyncStream.makeStream(of: Void.self)
-        let client = try self.makeClient { _ in
-            askedSink.yield()
-            do {
-                try await Task.sleep(for: .seconds(3_600))
-            } catch {
-                cancelledSink.yield()
-                throw error
+        weak var released: WebSocketClient?
+        do {
+            let client = try self.makeClient { _ in
+                askedSink.yield()
+                do {
+                    try await Task.sleep(for: .seconds(3_600))
+                } catch {
+                    cancelledSink.yield()
+                    throw error
+                }
+                return ConnectionRequest(url: Self.url)
             }
-            return ConnectionRequest(url: Self.url)
+            released = client
+            await client.start()
+            _ = await withDeadline { await asked.first { _ in true } }
+            let stopped: Void? = await abandoning { await client.stop() }
+            #expect(stopped != nil, "stop() waited for the provider")
+            #expect(await withDeadline { await cancelled.first { _ in true } } != nil, "the provider was not cancelled")
+            #expect(await client.state.phase == .stopped)
+            #expect(await client.resources == (0, 0, 0, 0, 0))
         }
-        await client.start()
-        _ = await withDeadline { await asked.first { _ in true } }
-        let stopped: Void? = await abandoning { await client.stop() }
-        #expect(stopped != nil, "stop() waited for the provider")
-        #expect(await withDeadline { await cancelled.first { _ in true } } != nil, "the provider was not cancelled")
-        #expect(await client.state.phase == .stopped)
-        #expect(await client.resources == (0, 0, 0, 0, 0))
+        #expect(released == nil, "the provider's task kept the stopped client alive")
 
         let held = HeldProvider(answer: ConnectionRequest(url: Self.url))
-        let deaf = try self.makeClient(held.provider)
-        await deaf.start()
-        _ = await withDeadline { await held.asked.first { _ in true } }
-        let stoppedDeaf: Void? = await abandoning { await deaf.stop() }
-        #expect(stoppedDeaf != nil, "stop() waited for a provider that ignores cancellation")
-        held.release()
-        #expect(await deaf.resources == (0, 0, 0, 0, 0))
+        weak var releasedDeaf: WebSocketClient?
+        do {
+            let deaf = try self.makeClient(held.provider)
+            releasedDeaf = deaf
+            await deaf.start()
+            _ = await withDeadline { await held.asked.first { _ in true } }
+            let stoppedDeaf: Void? = await abandoning { await deaf.stop() }
+            #expect(stoppedDeaf != nil, "stop() waited for a provider that ignores cancellation")
+            #expect(await deaf.resources == (0, 0, 0, 0, 0))
+        }
+        #expect(releasedDeaf == nil, "a provider that ignores cancellation kept the stopped client alive")
+        held.release()  // its answer reaches nobody
         #expect(self.transport.all.isEmpty)
     }
 
