@@ -9,6 +9,9 @@
 #
 #   scripts/bench-peers.sh [ROUNDS [SECONDS]]    (default 3 rounds of 2.5 s per figure; with CI=true, 1 s)
 #   TETHER_BENCH=PATH uses that tether-bench release binary instead of building one with `swift build -c release`.
+#   TETHER_BENCH_BEFORE=PATH adds another tether-bench binary (the code before a change) to every rotation, so that a
+#                        change is judged by same-run ratios: its figures are `tether_before.*`, and
+#                        `echo.after_over_before_*` divides the first binary's medians by its.
 #
 # Prints, as `name value` lines, each client's medians over the rounds:
 #   peers.picows.rtt_64b_per_s  peers.picows.mbps_1m
@@ -25,6 +28,9 @@
 # and `tether-bench echo --url wss://… --ca-file CA` trusting it, alternating rounds as above):
 #   peers.picows.tls_rtt_64b_per_s  peers.picows.tls_mbps_1m  peers.tether.tls_rtt_64b_per_s  peers.tether.tls_mbps_1m
 #   echo.vs_picows_tls_64b   echo.vs_picows_tls_1m
+#   with TETHER_BENCH_BEFORE, also peers.tether_before.* and echo.after_over_before_64b,
+#   echo.after_over_before_64b_loop_consumer, echo.after_over_before_1m, echo.after_over_before_tls_64b,
+#   echo.after_over_before_tls_1m
 # (The targets compare the pool consumer with picows and the loop consumer with Beast.) Each round's figures go to
 # standard error as they come. The round's client order rotates, so no client always runs first.
 #
@@ -84,28 +90,34 @@ port=${url#ws://127.0.0.1:}
 port=${port%/}
 echo "bench-peers: picows $picows_version echo server at $url; $rounds rounds of $seconds s per figure" >&2
 
+before=${TETHER_BENCH_BEFORE:-}
+tether_binary() {  # tether_binary tether|tether_before: the binary that client runs
+    if [ "$1" = tether_before ]; then echo "$before"; else echo "$bench"; fi
+}
 run_client() {  # run_client NAME: appends its `NAME.figure value` lines to $results
     case "$1" in
     picows) "${client_pin[@]}" "$python" scripts/peers/picows_echo.py client "$url" "$seconds" ;;
     beast) "${client_pin[@]}" "$beast" 127.0.0.1 "$port" / "$seconds" ;;
-    tether)
-        # tether-bench's progress lines go to standard error; its figures become `tether.*`.
-        "${client_pin[@]}" "$bench" echo --url "$url" --layer client --seconds "$seconds" \
-            --only rtt_64b_per_s,rtt_64b_loop_consumer_per_s,mbps_1m 2>/dev/null | sed 's/^echo\./tether./'
+    tether | tether_before)
+        # tether-bench's progress lines go to standard error; its figures become `tether.*` (`tether_before.*`).
+        "${client_pin[@]}" "$(tether_binary "$1")" echo --url "$url" --layer client --seconds "$seconds" \
+            --only rtt_64b_per_s,rtt_64b_loop_consumer_per_s,mbps_1m 2>/dev/null | sed "s/^echo\./$1./"
         ;;
     picows_tls)
         "${client_pin[@]}" "$python" scripts/peers/picows_echo.py client "$tls_url" "$seconds" "$tls_dir/ca.pem" \
             | sed 's/^picows\./picows.tls_/'
         ;;
-    tether_tls)
-        "${client_pin[@]}" "$bench" echo --url "$tls_url" --ca-file "$tls_dir/ca.pem" --layer client \
-            --seconds "$seconds" --only rtt_64b_per_s,mbps_1m 2>/dev/null | sed 's/^echo\./tether.tls_/'
+    tether_tls | tether_before_tls)
+        "${client_pin[@]}" "$(tether_binary "${1%_tls}")" echo --url "$tls_url" --ca-file "$tls_dir/ca.pem" \
+            --layer client --seconds "$seconds" --only rtt_64b_per_s,mbps_1m 2>/dev/null \
+            | sed "s/^echo\./${1%_tls}.tls_/"
         ;;
     esac | tee -a "$results" | sed "s/^/bench-peers: round $round: /" >&2
 }
 
 clients=(picows tether)
 [ "$have_beast" = 1 ] && clients=(picows beast tether)
+[ -n "$before" ] && clients+=(tether_before)
 for ((round = 1; round <= rounds; round++)); do
     for ((i = 0; i < ${#clients[@]}; i++)); do
         run_client "${clients[(i + round - 1) % ${#clients[@]}]}"
@@ -147,6 +159,7 @@ else
     else
         echo "bench-peers: picows TLS echo server at $tls_url" >&2
         tls_clients=(picows_tls tether_tls)
+        [ -n "$before" ] && tls_clients+=(tether_before_tls)
         for ((round = 1; round <= rounds; round++)); do
             for ((i = 0; i < ${#tls_clients[@]}; i++)); do
                 run_client "${tls_clients[(i + round - 1) % ${#tls_clients[@]}]}"
@@ -183,6 +196,12 @@ ratios = [
     ("echo.vs_beast_1m", "tether.mbps_1m", "beast.mbps_1m"),
     ("echo.vs_picows_tls_64b", "tether.tls_rtt_64b_per_s", "picows.tls_rtt_64b_per_s"),
     ("echo.vs_picows_tls_1m", "tether.tls_mbps_1m", "picows.tls_mbps_1m"),
+    ("echo.after_over_before_64b", "tether.rtt_64b_per_s", "tether_before.rtt_64b_per_s"),
+    ("echo.after_over_before_64b_loop_consumer", "tether.rtt_64b_loop_consumer_per_s",
+     "tether_before.rtt_64b_loop_consumer_per_s"),
+    ("echo.after_over_before_1m", "tether.mbps_1m", "tether_before.mbps_1m"),
+    ("echo.after_over_before_tls_64b", "tether.tls_rtt_64b_per_s", "tether_before.tls_rtt_64b_per_s"),
+    ("echo.after_over_before_tls_1m", "tether.tls_mbps_1m", "tether_before.tls_mbps_1m"),
 ]
 for name, ours, theirs in ratios:
     if ours in medians and theirs in medians:

@@ -149,16 +149,16 @@ public struct UnconfirmedWrites<Element> {
         else {
             return
         }
-        var connection = self.connections[index]
-        connection.pings.removeAll { $0.id <= ping }
-        let confirmed = connection.kept.prefix { $0.number < mark }
+        // In place: a copy of the connection would share its arrays with `connections`, and removing from them
+        // would then copy them (an allocation per heartbeat cycle, and another when the next ping is appended).
+        self.connections[index].pings.removeAll { $0.id <= ping }
+        let confirmed = self.connections[index].kept.prefix { $0.number < mark }
         self.keptTotal.count -= confirmed.count
         self.keptTotal.bytes -= confirmed.reduce(0) { $0 + $1.bytes }
-        connection.kept.removeFirst(confirmed.count)
-        if let countedFrom = connection.countedFrom, countedFrom < mark {
-            connection.countedFrom = mark < connection.written ? mark : nil
+        self.connections[index].kept.removeFirst(confirmed.count)
+        if let countedFrom = self.connections[index].countedFrom, countedFrom < mark {
+            self.connections[index].countedFrom = mark < self.connections[index].written ? mark : nil
         }
-        self.connections[index] = connection
     }
 
     /// `generation`'s connection is lost: what was written to it since its last proof of life, nil when nothing

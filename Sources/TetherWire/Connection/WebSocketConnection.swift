@@ -395,6 +395,9 @@ public struct WebSocketConnection {
     public mutating func sendPing(id: UInt64) -> Bool {
         guard case .open(var open) = self.state else { return false }
         withUnsafeBytes(of: id.bigEndian) { self.encodeControl(.ping, payload: $0) }
+        // The state lets go of its copy first, so the append finds the array unique and grows it in place (shared,
+        // it was copied at every ping: an allocation per heartbeat cycle).
+        self.state = .open(Open(owedPong: nil, outstandingPings: []))
         open.outstandingPings.append(id)
         self.state = .open(open)
         return true
@@ -652,6 +655,7 @@ public struct WebSocketConnection {
         switch self.state {
         case .open(var open):
             guard let index = open.outstandingPings.firstIndex(of: id) else { return }  // unsolicited or repeated
+            self.state = .open(Open(owedPong: nil, outstandingPings: []))  // as in `sendPing`: removed in place
             open.outstandingPings.remove(at: index)
             self.state = .open(open)
         case .closing(var closing):
