@@ -14,14 +14,21 @@ public struct InboundProgress: Equatable, Hashable, Sendable {
     public var sinceLastByte: Duration?
     /// How long before the report the bytes that completed the latest whole frame arrived; nil before the first.
     public var sinceLastFrameCompleted: Duration?
+    /// The ping id (`SessionAction.sendPing`'s) of the latest pong the transport has decoded; nil before the first,
+    /// or when the transport cannot say. The transport reports what it has received, which can be ahead of the
+    /// events the machine has handled: a pong decoded by the same read that completed a large frame may still be on
+    /// its way. Such a pong is not late; the machine waits for it.
+    public var latestPongID: UInt64?
 
     public init(
-        framesCompleted: Int, frameInProgress: Bool, sinceLastByte: Duration?, sinceLastFrameCompleted: Duration?
+        framesCompleted: Int, frameInProgress: Bool, sinceLastByte: Duration?, sinceLastFrameCompleted: Duration?,
+        latestPongID: UInt64? = nil
     ) {
         self.framesCompleted = framesCompleted
         self.frameInProgress = frameInProgress
         self.sinceLastByte = sinceLastByte
         self.sinceLastFrameCompleted = sinceLastFrameCompleted
+        self.latestPongID = latestPongID
     }
 }
 
@@ -32,7 +39,8 @@ extension InboundProgress {
         PingSchedule.Arrival(
             framesCompleted: self.framesCompleted, frameInProgress: self.frameInProgress,
             lastByteAt: self.sinceLastByte.map { now - Self.millisecondsRoundedUp($0) },
-            lastFrameCompletedAt: self.sinceLastFrameCompleted.map { now - Self.millisecondsRoundedUp($0) })
+            lastFrameCompletedAt: self.sinceLastFrameCompleted.map { now - Self.millisecondsRoundedUp($0) },
+            latestPongID: self.latestPongID)
     }
 
     private static func millisecondsRoundedUp(_ duration: Duration) -> Int {

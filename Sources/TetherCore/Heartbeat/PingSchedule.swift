@@ -9,7 +9,8 @@
 /// be queued behind it, so the deadline moves to one timeout after that frame's latest byte, as long as bytes keep
 /// coming; once the frame is whole, to one timeout after its last byte. Only the frame that was arriving when the
 /// pong fell due explains the delay: the frames after it, whole or not, do not (the peer could have sent the pong
-/// before them).
+/// before them). A pong the transport has decoded but the owner has not handled yet (`Arrival.latestPongID`) is on its
+/// way, not late: the deadline moves one timeout on, for its event.
 package struct PingSchedule: Equatable, Hashable, Sendable {
     /// A ping sent and not answered yet.
     package struct Ping: Equatable, Hashable, Sendable {
@@ -32,12 +33,18 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         package var frameInProgress: Bool
         package var lastByteAt: Int?
         package var lastFrameCompletedAt: Int?
+        /// The ping whose pong the transport decoded last (`InboundProgress.latestPongID`).
+        package var latestPongID: UInt64?
 
-        package init(framesCompleted: Int, frameInProgress: Bool, lastByteAt: Int?, lastFrameCompletedAt: Int?) {
+        package init(
+            framesCompleted: Int, frameInProgress: Bool, lastByteAt: Int?, lastFrameCompletedAt: Int?,
+            latestPongID: UInt64? = nil
+        ) {
             self.framesCompleted = framesCompleted
             self.frameInProgress = frameInProgress
             self.lastByteAt = lastByteAt
             self.lastFrameCompletedAt = lastFrameCompletedAt
+            self.latestPongID = latestPongID
         }
     }
 
@@ -98,6 +105,13 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
     /// later than `now`. Returns the new deadline, or nil when nothing explains the delay (the ping is overdue).
     package mutating func explainDelay(_ arrival: Arrival, now: Int) -> Int? {
         guard !self.paused, var ping = self.outstanding, now >= ping.deadline else { return nil }
+        if arrival.latestPongID == ping.id {
+            // The pong arrived, before now, and is on its way: the transport decoded it (often in the read that
+            // completed the frame it queued behind) and its event has not been handled yet. It is not late.
+            ping.deadline = now + ping.timeout
+            self.outstanding = ping
+            return ping.deadline
+        }
         // The first time, the frame arriving now; later, the same frame, still arriving or the latest one completed.
         let frame = ping.explainingFrame ?? arrival.framesCompleted
         let lastByte: Int?

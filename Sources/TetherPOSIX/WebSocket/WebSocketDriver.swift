@@ -89,6 +89,8 @@ package final class WebSocketDriver: @unchecked Sendable {
         package var sinceLastByte: Duration
         /// How long ago the bytes that completed the latest whole frame arrived; nil before the first.
         package var sinceLastFrameCompleted: Duration?
+        /// The id of the latest of our pings whose pong has been decoded: it may still be on its way to the owner.
+        package var latestPongID: UInt64? = nil
     }
 
     /// Loop-confined state.
@@ -341,7 +343,8 @@ package final class WebSocketDriver: @unchecked Sendable {
             return InboundArrival(
                 framesCompleted: frames.completed, frameInProgress: frames.inProgress,
                 sinceLastByte: arrival.lastByte.duration(to: now),
-                sinceLastFrameCompleted: arrival.lastFrameCompleted.map { $0.duration(to: now) })
+                sinceLastFrameCompleted: arrival.lastFrameCompleted.map { $0.duration(to: now) },
+                latestPongID: box.engine.latestPongReceived)
         }
     }
 

@@ -166,6 +166,9 @@ public struct WebSocketConnection {
 
     public let configuration: Configuration
     public private(set) var state: State = .open(Open(owedPong: nil, outstandingPings: []))
+    /// The id of the latest of our pings whose pong has been decoded (nil before the first): a pong the owner may not
+    /// have handled yet, for a heartbeat asking what arrived (`inboundFrames`).
+    package private(set) var latestPongReceived: UInt64?
     /// This side's role.
     public var role: Role { self.configuration.role }
 
@@ -665,6 +668,7 @@ public struct WebSocketConnection {
         case .finishing, .ended:
             return
         }
+        self.latestPongReceived = id
         self.pending.append(.pongReceived(id))
     }
 

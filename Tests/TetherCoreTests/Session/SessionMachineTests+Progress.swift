@@ -61,6 +61,37 @@ extension SessionMachineTests {
         #expect(records.allSatisfy { $0.generation == 1 && $0.from == .open && $0.to == .open })
     }
 
+    @Test func aPongTheTransportDecodedButTheMachineHasNotHandledIsNotLate() {
+        // The big frame's last bytes and the pong behind it come in one read at 4 990; the deadline (moved to 4 995
+        // by the frame) comes before their events reach the machine. The report already counts both frames (the
+        // big one and the pong, 2 past the explaining frame 0) and names ping 1's pong: the deadline waits for it.
+        var m = self.pinged()
+        #expect(self.fire(&m, at: 3_000, self.progress(frames: 0, inProgress: true, lastByte: 2_995, now: 3_000))
+            == .none)
+        var decoded = self.progress(frames: 2, inProgress: false, lastByte: 4_990, frameCompleted: 4_990, now: 4_995)
+        decoded.latestPongID = 1
+        #expect(self.fire(&m, at: 4_995, decoded) == .none)
+        #expect(m.nextWake == 6_995)
+        #expect(m.messageReceived(generation: 1, bytes: 150_000, now: 4_996) == .deliver)
+        #expect(m.pongReceived(generation: 1, ping: 1, now: 4_996) == .none)
+        #expect(m.phase == .open && m.generation == 1 && m.lastRTT == 3_996)
+        let records = self.records(&m)
+        #expect(records.map(\.kind) == [.pongDeadlineMoved, .pongDeadlineMoved, .pong])
+
+        // Without the pong in the report the same counts are a verdict: a frame after the explaining one completed,
+        // and nothing says it was the pong.
+        var unexplained = self.pinged()
+        _ = self.fire(&unexplained, at: 3_000, self.progress(frames: 0, inProgress: true, lastByte: 2_995, now: 3_000))
+        let counts = self.progress(frames: 2, inProgress: false, lastByte: 4_990, frameCompleted: 4_990, now: 4_995)
+        #expect(self.fire(&unexplained, at: 4_995, counts) == Self.pongTimedOut)
+
+        // A pong decoded for an earlier ping explains nothing.
+        var earlier = self.pinged()
+        var other = self.progress(frames: 3, inProgress: false, lastByte: 2_990, frameCompleted: 2_990, now: 3_000)
+        other.latestPongID = 0
+        #expect(self.fire(&earlier, at: 3_000, other) == Self.pongTimedOut)
+    }
+
     @Test func aStallInTheMiddleOfABigFrameIsDeadOneTimeoutAfterItsLastByte() {
         var m = self.pinged()
         #expect(self.fire(&m, at: 3_000, self.progress(frames: 0, inProgress: true, lastByte: 2_990, now: 3_000))

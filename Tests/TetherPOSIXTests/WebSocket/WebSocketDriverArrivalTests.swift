@@ -120,6 +120,22 @@ import TetherWire
             sinceLastFrameCompleted: .milliseconds(40)))
     }
 
+    @Test func aPongDecodedIsNamedBeforeItsOwnerHandlesIt() async throws {
+        var pair = try await Self.pair()
+        defer { pair.loop.shutdown() }
+        let driver = pair.driver
+        #expect(driver.inboundArrival(now: pair.loop.now)?.latestPongID == nil)
+        #expect(try await pair.loop.submit { driver.sendPing(id: 7) })
+        // The pong for ping 7 (its 8-byte big-endian payload) behind a data frame, in one write.
+        var encoder = WebSocketEncoder(role: .server)
+        var pong: [UInt8] = []
+        try encoder.pong([0, 0, 0, 0, 0, 0, 0, 7], into: &pong)
+        try await pair.server.send(Self.frame([1, 2, 3]) + pong)
+        #expect(await pair.deliveries.next() == 1)
+        let arrival = try #require(driver.inboundArrival(now: pair.loop.now))
+        #expect(arrival.framesCompleted == 2 && arrival.latestPongID == 7)
+    }
+
     @Test func aDriverThatDoesNotTrackReadsNoClockAndSaysNothing() async throws {
         let pair = try await Self.pair(tracksArrival: false)
         defer { pair.loop.shutdown() }

@@ -142,7 +142,8 @@ final class SocketConnection: TransportConnection {
         guard let arrival = self.slot.webSocket?.inboundArrival(now: self.loop.now) else { return nil }
         return InboundProgress(
             framesCompleted: arrival.framesCompleted, frameInProgress: arrival.frameInProgress,
-            sinceLastByte: arrival.sinceLastByte, sinceLastFrameCompleted: arrival.sinceLastFrameCompleted)
+            sinceLastByte: arrival.sinceLastByte, sinceLastFrameCompleted: arrival.sinceLastFrameCompleted,
+            latestPongID: arrival.latestPongID)
     }
 
     func close(code: UInt16, reason: String) {
