@@ -71,3 +71,5 @@ public typealias DeliveryCounts = TetherCore.DeliveryCounts
 /// What a connection has received, for a heartbeat that tells a busy link from a dead one
 /// (`TransportConnection.inboundProgress()`).
 public typealias InboundProgress = TetherCore.InboundProgress
+/// How long each step of a connection attempt took (`LogRecord.timings`, `TransportConnection.attemptTimings()`).
+public typealias AttemptTimings = TetherCore.AttemptTimings
