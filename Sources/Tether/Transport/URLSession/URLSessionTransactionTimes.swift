@@ -21,9 +21,9 @@ struct URLSessionTransactionTimes: Equatable, Sendable {
     /// The numeric address connected to (a proxy's, through one), without its port: URLSession's `remoteAddress`.
     var remoteAddress: String?
 
-    /// The steps, in milliseconds (to the nearest) from `fetchStart` (the task's start): resolve (`domainLookup`), the connect (one,
-    /// up to TLS's start, or to `connectEnd` without TLS), TLS (`secureConnection`; full or resumed is not told),
-    /// the upgrade (from `requestStart` to the response's first byte). A step begun and not ended is unfinished,
+    /// The steps, in milliseconds (to the nearest) from `fetchStart` (the task's start): resolve (`domainLookup`),
+    /// the connect (one, up to TLS's start, or to `connectEnd` without TLS), TLS (`secureConnection`; full or
+    /// resumed is not told), the upgrade (from `requestStart` to the response's first byte). A step begun and not ended is unfinished,
     /// timed up to `end` (when the metrics were collected). Nil without a `fetchStart`.
     func timings(until end: Date) -> AttemptTimings? {
         guard let origin = self.fetchStart else { return nil }
