@@ -520,6 +520,10 @@ enum CheckScenarios {
         run.note("scheme", "wss")
         run.note("pin", "leaf SPKI")
         run.note("rtt", pongs.map { "\($0.rtt ?? 0)ms" }.joined(separator: ","))
+        // A context of its own (the pin): the first connection's TLS is a full handshake.
+        run.expect(opened?.timings?.tls?.finished == true && opened?.timings?.tlsHandshake == .full,
+                   "the opened record times a full TLS handshake", opened?.timings.map { "\($0)" } ?? "none")
+        Self.expectTimings(run, on: opened, lastTCP: .connected, upgraded: true)
     }
 
     static func tlsBadCertificate(_ run: ScenarioRun) async throws(CheckFailure) {
