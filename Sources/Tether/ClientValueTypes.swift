@@ -71,5 +71,12 @@ public typealias DeliveryCounts = TetherCore.DeliveryCounts
 /// What a connection has received, for a heartbeat that tells a busy link from a dead one
 /// (`TransportConnection.inboundProgress()`).
 public typealias InboundProgress = TetherCore.InboundProgress
+/// The session's timing and policies, one unit (`WebSocketConfiguration.session`; each setting also reads and writes
+/// as a property of the configuration).
+public typealias SessionConfiguration = TetherCore.SessionConfiguration
+/// A setting out of range, as `SessionConfiguration.settingOutOfRange` and `BackoffPolicy.fieldOutOfRange` name it.
+public typealias SettingOutOfRange = TetherCore.SettingOutOfRange
+/// What both ends agreed for permessage-deflate (`HandshakeResult.compression`).
+public typealias PerMessageDeflateParameters = TetherWire.PerMessageDeflateParameters
 /// How long each step of a connection attempt took (`LogRecord.timings`, `TransportConnection.attemptTimings()`).
 public typealias AttemptTimings = TetherCore.AttemptTimings

@@ -236,6 +236,12 @@ func showRetry(in time: Duration) {}
 /// delivered, named with `import Tether` alone.
 func progress(of connection: any TransportConnection) -> InboundProgress? { connection.inboundProgress() }
 func count(_ lost: UnconfirmedMessages) -> Int { lost.messages.count + lost.notKept }
+/// The app's own credentials, which a request provider asks for.
+actor Auth {
+    func refresh() async throws {}
+    func token() async throws -> String { "" }
+}
+func store(_ cookies: [String]) {}
 """
 
 

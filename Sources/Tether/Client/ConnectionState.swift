@@ -42,12 +42,18 @@ public struct ConnectionState: Equatable, Sendable {
     /// (no network), `.serverUnreachable(outcome)` (the network looks fine, the server did not answer as hoped,
     /// with how), or `.unknown` before anything is known.
     public var connectivity: ConnectivityStatus
+    /// While open: what the opening handshake of the session's connection agreed — the subprotocol the server chose,
+    /// the extensions (permessage-deflate and its windows), and the response headers named in
+    /// `WebSocketConfiguration.responseHeaderNames`. Nil in every other phase. A make-before-break handover brings
+    /// the new connection's.
+    public var handshake: HandshakeResult?
 
     /// A state as the client would report it, for an app's previews and tests; `retryInstant` is nil unless given.
     public init(
         phase: SessionPhase, generation: Int, attempts: Int, retryAt: Int?,
         failure: CloseReason?, lastRTT: Int?, path: PathState, connectivity: ConnectivityStatus = .unknown,
-        pathIsExpensive: Bool = false, pathIsConstrained: Bool = false, retryInstant: ContinuousClock.Instant? = nil
+        pathIsExpensive: Bool = false, pathIsConstrained: Bool = false, retryInstant: ContinuousClock.Instant? = nil,
+        handshake: HandshakeResult? = nil
     ) {
         self.phase = phase
         self.generation = generation
@@ -60,16 +66,17 @@ public struct ConnectionState: Equatable, Sendable {
         self.pathIsExpensive = pathIsExpensive
         self.pathIsConstrained = pathIsConstrained
         self.connectivity = connectivity
+        self.handshake = handshake
     }
 
     /// The machine's status, its milliseconds since the client's creation placed on the continuous clock from
-    /// `origin` (the continuous clock's reading when the client was created).
-    init(_ status: SessionStatus, origin: ContinuousClock.Instant) {
+    /// `origin` (the continuous clock's reading when the client was created), with the open connection's `handshake`.
+    init(_ status: SessionStatus, origin: ContinuousClock.Instant, handshake: HandshakeResult? = nil) {
         self.init(
             phase: status.phase, generation: status.generation, attempts: status.attempts, retryAt: status.retryAt,
             failure: status.failure, lastRTT: status.lastRTT, path: status.path, connectivity: status.connectivity,
             pathIsExpensive: status.pathIsExpensive, pathIsConstrained: status.pathIsConstrained,
-            retryInstant: status.retryAt.map { origin.advanced(by: .milliseconds($0)) })
+            retryInstant: status.retryAt.map { origin.advanced(by: .milliseconds($0)) }, handshake: handshake)
     }
 
     /// When waiting: how long until the next attempt, from `now` (default: the continuous clock's now), never below

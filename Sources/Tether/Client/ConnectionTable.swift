@@ -6,6 +6,8 @@ struct ConnectionTable {
     /// Connections whose events are still being read, with the callers of `stop()` waiting for the reading to end:
     /// at the connection's `.ended` when it delivers directly, when its `events` finish otherwise.
     private var reading: [Int: Waiters] = [:]
+    /// What the handshake of each live connection that opened agreed.
+    private var handshakes: [Int: HandshakeResult] = [:]
 
     subscript(generation: Int) -> (any TransportConnection)? { self.live[generation] }
 
@@ -24,11 +26,23 @@ struct ConnectionTable {
         self.live[generation] = connection
     }
 
+    /// The connection of `generation` opened with `handshake` (kept while it is live).
+    mutating func opened(_ generation: Int, _ handshake: HandshakeResult) {
+        guard self.live[generation] != nil else { return }  // a late report of a connection already left
+        self.handshakes[generation] = handshake
+    }
+
+    /// What the handshake of live connection `generation` agreed, once it opened.
+    func handshake(of generation: Int) -> HandshakeResult? {
+        self.handshakes[generation]
+    }
+
     /// Leaves the connection of `generation`, if it is live: the barrier that keeps an action for one generation
     /// from ever reaching another's connection.
     @discardableResult
     mutating func remove(_ generation: Int) -> (any TransportConnection)? {
-        self.live.removeValue(forKey: generation)
+        self.handshakes[generation] = nil
+        return self.live.removeValue(forKey: generation)
     }
 
     /// Waits until generation `generation`'s reading has finished (returns at once if it has).
@@ -44,6 +58,7 @@ struct ConnectionTable {
     /// once the machine has heard of it.
     mutating func readingFinished(_ generation: Int) -> Waiters {
         self.live[generation] = nil
+        self.handshakes[generation] = nil
         return self.reading.removeValue(forKey: generation) ?? Waiters()
     }
 }

@@ -11,37 +11,29 @@ extension WebSocketClient {
 }
 
 /// Everything a client needs to know before it starts. All durations are monotonic.
+///
+/// The session's timing and policies (heartbeat, timeouts, backoff, retry policy, lifecycle, outbox bounds, ...) are
+/// one unit, `session` (a `SessionConfiguration`), declared and checked once there; each of them reads and writes as
+/// a property of this configuration too, so `configuration.heartbeatInterval = .seconds(15)` and
+/// `configuration.backoff.base = .seconds(2)` set the session's. The rest (the URL, the handshake, TLS, proxies,
+/// buffers, the transport) is the client's and its transport's.
+@dynamicMemberLookup
 public struct WebSocketConfiguration: Sendable {
-    /// The `ws://` or `wss://` URL to connect to. Its query and user info never appear in logs or events.
+    /// The `ws://` or `wss://` URL to connect to. Its query and user info never appear in logs or events. With a
+    /// `requestProvider`, the URL of each attempt is the provider's.
     public var url: URL
     /// Extra HTTP headers for the opening handshake (for example `Authorization`). Their values are never logged.
+    /// With a `requestProvider`, the headers of each attempt are the provider's.
     public var headers: [(name: String, value: String)]
-    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference.
+    /// Subprotocols offered in `Sec-WebSocket-Protocol`, in order of preference. The one the server chose is
+    /// `ConnectionState.handshake?.subprotocol` while open.
     public var subprotocols: [String]
-    /// Time between a pong (or the open) and the next ping. Default 15 s.
-    public var heartbeatInterval: Duration
-    /// How long a ping may wait for its pong before the connection is closed as dead. Default 5 s.
-    public var heartbeatTimeout: Duration
-    /// How long TCP connect plus the opening handshake may take. Default 10 s. The session machine owns this
-    /// deadline (a close with reason `connect_timeout`); the transport gets a later backstop only (see
-    /// `TransportRequest.connectTimeout`).
-    public var connectTimeout: Duration
-    /// Deadline of the liveness probe sent after a path change or on returning to the foreground. Default 2 s.
-    public var probeTimeout: Duration
-    /// How long a connection must stay open (without a pong) before it counts as healthy and the
-    /// attempt counter resets. The first pong resets it sooner. Default 30 s.
-    public var stablePeriod: Duration
-    /// Exponential backoff with jitter between attempts. Default: base 1 s, factor 2, cap 60 s, jitter 0–50 %.
-    public var backoff: BackoffPolicy
-    /// The least wait after the server asked to come back later (close 1012/1013, HTTP 429/503) without a
-    /// `Retry-After`. Default 5 s. A `Retry-After` is honoured, even above the backoff cap, up to
-    /// `maximumRetryAfter`.
-    public var retryLaterDelay: Duration
-    /// The longest wait a server's `Retry-After` (HTTP 429/503) can impose; a longer one is cut to this, so
-    /// that a server or a broken proxy asking for `Retry-After: 999999999` (31 years) cannot park the client.
-    /// Both forms count: delay-seconds of any length, and an HTTP-date measured from the response's `Date`
-    /// (or, without one, from the wall clock). Default 5 minutes; at least 0 (0 ignores the server's wait).
-    public var maximumRetryAfter: Duration
+    /// The session's timing and policies, one unit: heartbeat (`heartbeatInterval`, `heartbeatTimeout`), deadlines
+    /// (`connectTimeout`, `probeTimeout`, `closeTimeout`), reconnection (`stablePeriod`, `backoff`,
+    /// `retryLaterDelay`, `maximumRetryAfter`, `retryPolicy`), `lifecycle`, `interfaceSwitch`, `outboxLimits`, and
+    /// what is recorded (`recordsMessages`, `recordsHeartbeats`). Each is documented, defaulted and checked once,
+    /// in `SessionConfiguration`, and reads and writes as a property of this configuration as well.
+    public var session: SessionConfiguration
     /// Largest message accepted from the server, in bytes. Default 16 MiB.
     public var maximumMessageSize: Int
     /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
@@ -72,26 +64,12 @@ public struct WebSocketConfiguration: Sendable {
     /// compresses messages of at least `threshold` bytes once a server agrees; see `CompressionOptions` and
     /// docs/compression.md. `URLSessionTransport` refuses it (it cannot choose the offer's parameters).
     public var compression: CompressionOptions?
-    /// What happens when the app goes to the background. Default: close with 1001 and reconnect on return.
-    public var lifecycle: LifecyclePolicy
-    /// How long to wait for the server's close frame after sending ours. Default 2 s.
-    public var closeTimeout: Duration
     /// Which path monitor runs while the client is started. Default `PathMonitoring.default`.
     public var pathMonitoring: PathMonitoring
     /// How much later than due the client's timer may fire (pings, pong deadlines, retries; never earlier), so
     /// that the timers of many clients share wake-ups. Nil (the default): 1 % of `heartbeatInterval`, at most
     /// 10 ms — 10 ms at the default 15 s interval, 0.5 ms at a 50 ms test interval.
     public var timerTolerance: Duration?
-    /// Whether each received message also appears in `events` as a log record (kind `.message`: its size and
-    /// time, never its payload) after its `.message` event. Default false: the `.message` event already reports
-    /// it, and a busy feed would otherwise double the events its consumer reads. Turn it on for a log or a
-    /// timeline that should show traffic (`tether check` and `tether connect --events-jsonl` do).
-    public var recordsMessages = false
-    /// Whether each ping sent and each pong received also appears in `events` as a log record (kinds `.ping` and
-    /// `.pong`, with the round trip). Default true. Turn it off for many connections held open: the `.roundTrip`
-    /// event already reports every pong, and the two records per heartbeat and connection are then most of what a
-    /// consumer reads (and wakes up for). A missed pong still ends the connection with its `closed` record.
-    public var recordsHeartbeats = true
     #if os(Linux)
     /// The event loop whose timer heap wakes this client (with the continuous clock). Default: the
     /// process-wide shared loop. A private loop (which must outlive the client) keeps a group of clients off
@@ -99,19 +77,24 @@ public struct WebSocketConfiguration: Sendable {
     /// real-time tests do that.
     package var eventLoop: EventLoop = .shared
     #endif
-    /// When the session stops retrying and fails visibly (`.failed` with the last failure, a `gave_up` record):
-    /// after `maximumAttempts` consecutive failed attempts or `maximumElapsed` milliseconds of failing, or when
-    /// its `decide` hook says `.stop`; the hook may also choose each delay. Default: retry forever.
-    public var retryPolicy = RetryPolicy()
     /// The messages to send first on every successful open — authentication, subscriptions —, in order, before any
     /// queued message and before the session is reported open (so a consumer never sends into an unauthenticated
     /// connection). Called once per open, in a task of the client's; it may await (to fetch a fresh token, say).
     /// The connect deadline (`connectTimeout`) covers it: a greeting that cannot be written in time closes the
     /// attempt as `connect_timeout`. Nil (the default): no greeting, open at once.
     public var greeting: (@Sendable () async -> [WebSocketMessage])?
-    /// The bounds of the outbox of `send(_:policy: .queued(...))`: at most this many messages and payload bytes wait;
-    /// a queued send beyond them throws `WebSocketSendError.outboxFull` at once. Default 1,000 and 1 MiB.
-    public var outboxLimits = Outbox<WebSocketMessage>.Limits()
+    /// Makes the URL and headers of each connection attempt (a fresh token, a signed URL), told why the previous
+    /// attempt ended; see `ConnectionRequest`. Called before every attempt, in a task of the client's, within the
+    /// connect deadline (`connectTimeout`); `stop()` cancels it. A 401 or 403 on the upgrade asks it once more, at
+    /// once, before the attempt counts as failed. An error it throws ends the attempt as `request_failed`, retried
+    /// by the backoff and the retry policy. What it returns is never logged: header values, the URL's query and
+    /// user info are redacted as the configuration's are. Nil (the default): every attempt uses `url` and
+    /// `headers`.
+    public var requestProvider: ConnectionRequest.Provider?
+    /// The names of the opening handshake's response headers the app wants (`Set-Cookie`, a server's session id):
+    /// those, and only those, are kept, in `ConnectionState.handshake?.headers` while open (case-insensitive names,
+    /// each field as the server sent it). Default none. HTTP tokens.
+    public var responseHeaderNames: [String] = []
     /// How much of what was written since a connection's last pong the client keeps, to name it in
     /// `WebSocketEvent.unconfirmed` should the connection be lost: the oldest messages up to this many and this many
     /// payload bytes; later ones are counted (`UnconfirmedMessages.notKept`), not kept. A pong forgets what it
@@ -122,12 +105,6 @@ public struct WebSocketConfiguration: Sendable {
     /// the next greeting when its connection ends first (at least once); with `feeds`, each sequence number of a
     /// stream is delivered once, gaps are reported, and the greeting asks the server to resume each stream.
     public var delivery = DeliveryOptions()
-    /// What happens when the path moves to other interfaces while the session is open (Wi-Fi to cellular): `.probe`
-    /// (the default) checks the open connection and reconnects only when it is dead; `.makeBeforeBreak(drain:)`
-    /// opens the next connection on the new path first and moves the session to it without leaving `.open` (two
-    /// connections overlap for a moment; a message broadcast on both arrives twice, each naming its generation).
-    /// A drain below 0 is refused. See the README's "Switching networks".
-    public var interfaceSwitch = InterfaceSwitchPolicy.probe
     /// How many redirects of the opening handshake (301, 302, 303, 307, 308) one attempt follows; 0 follows none (a
     /// redirect is then `handshake_rejected` with its status, not retried). Default 5. Each hop is checked as the
     /// URL is (scheme, host, port), goes through the proxy `proxy` names for its host, and is a `redirected` record
@@ -143,7 +120,15 @@ public struct WebSocketConfiguration: Sendable {
     /// `SocketTransport` elsewhere.
     public var transport: any WebSocketTransport
 
-    /// - Parameters mirror the properties; every one but `url` has the documented default.
+    /// A setting of `session`, read and written as a property of this configuration: `configuration.backoff` is
+    /// `configuration.session.backoff`.
+    public subscript<Value>(dynamicMember setting: WritableKeyPath<SessionConfiguration, Value>) -> Value {
+        get { self.session[keyPath: setting] }
+        set { self.session[keyPath: setting] = newValue }
+    }
+
+    /// - Parameters mirror the properties (the session's settings those of `session`); every one but `url` has the
+    ///   documented default.
     public init(
         url: URL,
         headers: [(name: String, value: String)] = [],
@@ -165,17 +150,12 @@ public struct WebSocketConfiguration: Sendable {
         self.url = url
         self.headers = headers
         self.subprotocols = subprotocols
-        self.heartbeatInterval = heartbeatInterval
-        self.heartbeatTimeout = heartbeatTimeout
-        self.connectTimeout = connectTimeout
-        self.probeTimeout = probeTimeout
-        self.stablePeriod = stablePeriod
-        self.backoff = backoff
-        self.retryLaterDelay = retryLaterDelay
-        self.maximumRetryAfter = maximumRetryAfter
+        self.session = SessionConfiguration(
+            heartbeatInterval: heartbeatInterval, heartbeatTimeout: heartbeatTimeout, connectTimeout: connectTimeout,
+            probeTimeout: probeTimeout, stablePeriod: stablePeriod, backoff: backoff, retryLaterDelay: retryLaterDelay,
+            maximumRetryAfter: maximumRetryAfter, lifecycle: lifecycle)
+        self.session.closeTimeout = closeTimeout
         self.maximumMessageSize = maximumMessageSize
-        self.lifecycle = lifecycle
-        self.closeTimeout = closeTimeout
         self.pathMonitoring = pathMonitoring
         self.transport = transport ?? PlatformTransport.makeDefault()
     }
@@ -183,7 +163,7 @@ public struct WebSocketConfiguration: Sendable {
 
     /// `timerTolerance`, or its default.
     var effectiveTimerTolerance: Duration {
-        self.timerTolerance ?? min(self.heartbeatInterval / 100, .milliseconds(10))
+        self.timerTolerance ?? min(self.session.heartbeatInterval / 100, .milliseconds(10))
     }
 
     /// Checks every duration and number against what the client can run with, and the headers and
@@ -193,7 +173,7 @@ public struct WebSocketConfiguration: Sendable {
     /// - Throws: `WebSocketConfigurationError` naming the first property out of range.
     public func validate() throws(WebSocketConfigurationError) {
         // The session's settings: one validation, the machine's own (`SessionConfiguration.settingOutOfRange`).
-        if let problem = self.session.settingOutOfRange {
+        if let problem = self.machineSession.settingOutOfRange {
             throw WebSocketConfigurationError(
                 property: problem.setting, requirement: problem.requirement, value: problem.value)
         }
@@ -242,11 +222,6 @@ public struct WebSocketConfiguration: Sendable {
         }
         if let compression = self.compression {
             try compression.validate()
-            if self.headers.contains(where: { $0.name.lowercased() == "sec-websocket-extensions" }) {
-                throw WebSocketConfigurationError(
-                    property: "headers", requirement: "free of Sec-WebSocket-Extensions while compression is set",
-                    value: "Sec-WebSocket-Extensions")
-            }
         }
         // What the transport cannot honour (TLS options, a proxy) is refused here, never ignored.
         try self.transport.checkSupport(of: self.transportRequest)
@@ -256,50 +231,56 @@ public struct WebSocketConfiguration: Sendable {
             throw WebSocketConfigurationError(
                 property: "subprotocols", requirement: "distinct HTTP tokens", value: "a duplicate or a non-token")
         }
-        do throws(WireUsageError) {
-            try ClientHandshake.checkOffer(subprotocols: [], headers: self.headers)
-        } catch .reservedHeader(let name) {
+        if let problem = self.problem(with: self.headers) { throw problem }
+        if let name = self.responseHeaderNames.first(where: { !HTTPToken.isValid($0) }) {
             throw WebSocketConfigurationError(
-                property: "headers", requirement: "free of the headers the handshake sets itself", value: name)
-        } catch .invalidHandshakeField(let field) {
-            // The field is "header name" or "value of header X": never the value itself.
-            throw WebSocketConfigurationError(
-                property: "headers", requirement: "named by HTTP tokens, with values free of control characters "
-                    + "other than tab", value: field)
-        } catch {
-            throw WebSocketConfigurationError(property: "headers", requirement: "sendable", value: "\(error)")
+                property: "responseHeaderNames", requirement: "HTTP tokens",
+                value: name.isEmpty ? "an empty name" : name)
         }
     }
 
-    /// The session's part of this configuration, as the machine takes it (same names, same units).
-    var session: SessionConfiguration {
-        var session = SessionConfiguration(
-            heartbeatInterval: self.heartbeatInterval,
-            heartbeatTimeout: self.heartbeatTimeout,
-            connectTimeout: self.connectTimeout,
-            probeTimeout: self.probeTimeout,
-            stablePeriod: self.stablePeriod,
-            backoff: self.backoff,
-            retryLaterDelay: self.retryLaterDelay,
-            maximumRetryAfter: self.maximumRetryAfter,
-            lifecycle: self.lifecycle,
-            recordsMessages: self.recordsMessages
-        )
+    /// What is wrong with `headers` as extra headers of this configuration's handshake, if anything: the rules every
+    /// transport's handshake applies, checked here so that no platform sends, drops or rewrites a bad header
+    /// silently (those of the configuration when the client is created, those of a `requestProvider` before each
+    /// attempt). The error names the header, never its value.
+    func problem(with headers: [(name: String, value: String)]) -> WebSocketConfigurationError? {
+        if self.compression != nil, headers.contains(where: { $0.name.lowercased() == "sec-websocket-extensions" }) {
+            return WebSocketConfigurationError(
+                property: "headers", requirement: "free of Sec-WebSocket-Extensions while compression is set",
+                value: "Sec-WebSocket-Extensions")
+        }
+        do throws(WireUsageError) {
+            try ClientHandshake.checkOffer(subprotocols: [], headers: headers)
+            return nil
+        } catch .reservedHeader(let name) {
+            return WebSocketConfigurationError(
+                property: "headers", requirement: "free of the headers the handshake sets itself", value: name)
+        } catch .invalidHandshakeField(let field) {
+            // The field is "header name" or "value of header X": never the value itself.
+            return WebSocketConfigurationError(
+                property: "headers", requirement: "named by HTTP tokens, with values free of control characters "
+                    + "other than tab", value: field)
+        } catch {
+            return WebSocketConfigurationError(property: "headers", requirement: "sendable", value: "\(error)")
+        }
+    }
+
+    /// The session as the machine takes it: `session`, with what the client does on every open (a greeting, a feed's
+    /// resume) and before every attempt (a request provider) told, and the bounds of `delivery` (declared there).
+    var machineSession: SessionConfiguration {
+        var session = self.session
         session.greets = self.greeting != nil || self.delivery.feeds?.resume != nil
+        session.providesRequests = self.requestProvider != nil
         session.delivery = self.delivery.settings
-        session.recordsHeartbeats = self.recordsHeartbeats
-        session.retryPolicy = self.retryPolicy
-        session.outboxLimits = self.outboxLimits
-        session.closeTimeout = self.closeTimeout
-        session.interfaceSwitch = self.interfaceSwitch
         return session
     }
 
     /// The transport's own connect bound under a client: far beyond the machine's deadline (twice it plus 1 s,
     /// saturating), so that the machine's timer decides; see `TransportRequest.connectTimeout`.
-    static func transportBackstop(connectTimeout: Int) -> Int {
-        let (doubled, overflow) = connectTimeout.multipliedReportingOverflow(by: 2)
-        return overflow ? Int.max : doubled.addingReportingOverflow(1_000).overflow ? Int.max : doubled + 1_000
+    static func transportBackstop(connectTimeout: Duration) -> Duration {
+        let (doubled, overflow) = connectTimeout.milliseconds.multipliedReportingOverflow(by: 2)
+        let backstop = overflow || doubled.addingReportingOverflow(1_000).overflow ? Int.max : doubled + 1_000
+        return .milliseconds(backstop)
     }
 
     /// What the transport needs for each connection.
@@ -309,12 +290,13 @@ public struct WebSocketConfiguration: Sendable {
             headers: self.headers,
             subprotocols: self.subprotocols,
             maximumMessageSize: self.maximumMessageSize,
-            connectTimeout: Self.transportBackstop(connectTimeout: self.connectTimeout.milliseconds),
-            closeTimeout: self.closeTimeout.milliseconds,
+            connectTimeout: Self.transportBackstop(connectTimeout: self.session.connectTimeout),
+            closeTimeout: self.session.closeTimeout,
             outboundWatermarks: self.outboundWatermarks,
             tls: self.tls,
             proxy: self.proxy,
             compression: self.compression,
+            responseHeaderNames: self.responseHeaderNames,
             maximumRedirects: self.maximumRedirects
         )
     }

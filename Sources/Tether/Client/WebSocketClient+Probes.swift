@@ -38,12 +38,12 @@ extension WebSocketClient {
     /// Queued messages not settled yet, acknowledged sends waiting for their acknowledgement included.
     package var queuedCount: Int { self.machine.queuedCount }
 
-    /// The number of live connections, connections still being read, timers, path monitors and tasks writing (a
-    /// greeting, the outbox); all zero once `stop()` has returned.
+    /// The number of live connections, connections still being read, timers, path monitors and tasks of the
+    /// client's (writing a greeting or the outbox, asking a request provider); all zero once `stop()` has returned.
     package var resources: (connections: Int, readers: Int, timers: Int, pathMonitors: Int, writers: Int) {
         (
             self.connections.liveCount, self.connections.readingCount, self.timer.isArmed ? 1 : 0,
-            self.pathMonitor == nil ? 0 : 1, self.greeters.count + (self.writer == nil ? 0 : 1)
+            self.pathMonitor == nil ? 0 : 1, self.greeters.count + self.requesters.count + (self.writer == nil ? 0 : 1)
         )
     }
 

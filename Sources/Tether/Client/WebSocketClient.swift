@@ -36,7 +36,9 @@ public actor WebSocketClient {
     /// The latest published state and the observers of `states`.
     nonisolated let stateBroadcast: StateBroadcast
     let configuration: Configuration
-    private let request: TransportRequest
+    /// The request of every attempt: the configuration's, or with a request provider, its URL and headers the
+    /// provider's.
+    let request: TransportRequest
     /// The injected clock (tests pass a manual one), read in milliseconds since the client was created.
     let clock: any ClientClock
     var machine: SessionMachine
@@ -61,6 +63,9 @@ public actor WebSocketClient {
     var writer: Task<Void, Never>?
     /// The tasks sending each connection's greeting, by generation, until they finish.
     var greeters: [Int: Task<Void, Never>] = [:]
+    /// The tasks asking the request provider for each attempt's request, by generation, until it is made or the
+    /// attempt is closed.
+    var requesters: [Int: Task<Void, Never>] = [:]
     /// Runs `configuration.logSink`, if any: the records go to it as they are published.
     private let logSink: LogSinkDelivery?
     /// `events` may have been held or released since `applyReadingHold` last looked.
@@ -100,7 +105,7 @@ public actor WebSocketClient {
         self.clock = adapter
         var system = SystemRandomNumberGenerator()
         let seed = randomSeed ?? system.next()
-        let machine = SessionMachine(configuration: configuration.session, random: SplitMix64(seed: seed))
+        let machine = SessionMachine(configuration: configuration.machineSession, random: SplitMix64(seed: seed))
         self.machine = machine
         self.stateBroadcast = StateBroadcast(ConnectionState(machine.status, origin: adapter.continuousOrigin))
         (self.sendsWaitingForOutbox, self.sendsWaitingSink) = AsyncStream.makeStream(
@@ -115,8 +120,8 @@ public actor WebSocketClient {
         self.timer.cancel()
         self.pathMonitor?.monitor.cancel()
         self.pathMonitor?.reader.cancel()
-        for greeter in self.greeters.values {
-            greeter.cancel()
+        for task in Array(self.greeters.values) + Array(self.requesters.values) {
+            task.cancel()
         }
         for connection in self.connections.all {
             connection.close(code: 1001, reason: "")
@@ -233,7 +238,14 @@ public actor WebSocketClient {
     /// The current connection state. To follow it from several places at once, iterate `states` (or use
     /// `ObservableConnectionState`).
     public var state: ConnectionState {
-        ConnectionState(self.machine.status, origin: self.clock.continuousOrigin)
+        self.connectionState(self.machine.status)
+    }
+
+    /// The state the app sees for the machine's `status`: its times as instants, and while open what the handshake
+    /// of the session's connection agreed.
+    private func connectionState(_ status: SessionStatus) -> ConnectionState {
+        let handshake = status.phase == .open ? self.connections.handshake(of: status.generation) : nil
+        return ConnectionState(status, origin: self.clock.continuousOrigin, handshake: handshake)
     }
 
     // MARK: - Lifecycle
@@ -269,15 +281,16 @@ public actor WebSocketClient {
 
     // MARK: - Inputs from transports, the timer and the path monitor
 
-    private func transportEvent(_ event: TransportEvent, generation: Int) {
+    func transportEvent(_ event: TransportEvent, generation: Int) {
         let now = self.now()
         switch event {
         case .redirected(let status, let url):
             self.machine.transportRedirected(
                 generation: generation, status: status, location: url.redactedForLogs, now: now)
             self.afterEvent()
-        case .opened:
+        case .opened(let handshake):
             self.reportTimings(of: generation, now: now)
+            self.connections.opened(generation, handshake)
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):
             // The machine decides: everything the latest connection reads before its end is delivered, in any
@@ -304,11 +317,10 @@ public actor WebSocketClient {
     ///
     /// The connection reaches the client through a weak reference: a connection, which lives until its end, never
     /// keeps the client alive (a client dropped without `stop()` closes it with 1001 from its `deinit`).
-    private func connect(generation: Int) -> any TransportConnection {
+    func connect(generation: Int, request: TransportRequest) -> any TransportConnection {
         let transport = self.configuration.transport
-        self.connections.startReading(generation)
         if let executor = Self.serialExecutor(self.configuration),
-           let connection = transport.connect(self.request, deliveringOn: executor, { [weak self] event in
+           let connection = transport.connect(request, deliveringOn: executor, { [weak self] event in
                self?.assumeIsolated { client in
                    client.transportEvent(event, generation: generation)
                    if case .ended = event { client.readerFinished(generation) }
@@ -316,7 +328,7 @@ public actor WebSocketClient {
            }) {
             return connection
         }
-        let connection = transport.connect(self.request)
+        let connection = transport.connect(request)
         // The task prefers the transport's executor, so that this actor's work runs where the event was read when
         // the two share it. It holds the client only while it hands an event over.
         Task(executorPreference: connection.preferredExecutor) { [weak self] in
@@ -330,7 +342,7 @@ public actor WebSocketClient {
     }
 
     /// The connection of `generation` has nothing more to deliver.
-    private func readerFinished(_ generation: Int) {
+    func readerFinished(_ generation: Int) {
         self.unconfirmed.forget(generation: generation)  // reported already if it was lost
         var waiters = self.connections.readingFinished(generation)
         self.handle(self.machine.transportEventsFinished(generation: generation, now: self.now()))
@@ -381,7 +393,12 @@ public actor WebSocketClient {
             break
         case .openTransport(let generation, let held):
             self.unconfirmed.opened(generation: generation)
-            let connection = self.connect(generation: generation)
+            self.connections.startReading(generation)  // before the connection exists: it may deliver at once
+            if let provider = self.configuration.requestProvider {
+                self.askForRequest(generation: generation, provider: provider)  // the connection follows it
+                return
+            }
+            let connection = self.connect(generation: generation, request: self.request)
             self.connections.add(connection, generation: generation)
             if held { connection.holdReading(true) }
         case .sendPing(let generation, let ping):
@@ -396,7 +413,10 @@ public actor WebSocketClient {
         case .closeTransport(let generation, let reason, let code, let reportSent):
             // Looking the connection up by the action's generation is the barrier: a close for
             // generation 3 can never reach generation 4's connection.
-            guard let connection = self.connections.remove(generation) else { return }
+            guard let connection = self.connections.remove(generation) else {
+                self.abandonRequest(generation: generation)  // closed while its request was being made
+                return
+            }
             self.publishSendRoute()  // senders leave it before its close frame goes: nothing is written after that
             connection.close(code: code, reason: reason.name)
             if reportSent {
@@ -476,7 +496,7 @@ public actor WebSocketClient {
         if machine.queuedCount == 0 { self.outboxEmptyWaiters.resumeAll() }
         if machine.closeWaitEnded() { self.closeWaiters.resumeAll() }
         if let change = machine.statusChange() {
-            let state = ConnectionState(change.status, origin: self.clock.continuousOrigin)
+            let state = self.connectionState(change.status)
             self.publish(.stateChanged(state, cause: change.cause))
             self.stateBroadcast.publish(state)
         }

@@ -92,6 +92,8 @@ extension TransportRequest: CustomReflectable {
                 "outboundWatermarks": self.outboundWatermarks,
                 "tls": self.tls,
                 "proxy": self.proxy,
+                "compression": self.compression as Any,
+                "responseHeaderNames": self.responseHeaderNames,
                 "maximumRedirects": self.maximumRedirects,
             ],
             displayStyle: .struct)
@@ -99,7 +101,8 @@ extension TransportRequest: CustomReflectable {
 }
 
 extension WebSocketConfiguration: CustomReflectable {
-    /// Header values, the URL's user info and query (tokens travel there) and proxy credentials are not shown.
+    /// Header values, the URL's user info and query (tokens travel there) and proxy credentials are not shown; nor is
+    /// anything of a request provider or a greeting but whether there is one.
     public var customMirror: Mirror {
         Mirror(
             self,
@@ -107,27 +110,19 @@ extension WebSocketConfiguration: CustomReflectable {
                 "url": redactedURL(self.url),
                 "headers": redactedHeaders(self.headers),
                 "subprotocols": self.subprotocols,
-                "heartbeatInterval": self.heartbeatInterval,
-                "heartbeatTimeout": self.heartbeatTimeout,
-                "connectTimeout": self.connectTimeout,
-                "probeTimeout": self.probeTimeout,
-                "stablePeriod": self.stablePeriod,
-                "backoff": self.backoff,
-                "retryLaterDelay": self.retryLaterDelay,
-                "maximumRetryAfter": self.maximumRetryAfter,
+                "session": self.session,
                 "maximumMessageSize": self.maximumMessageSize,
                 "inboundWatermarks": self.inboundWatermarks,
                 "outboundWatermarks": self.outboundWatermarks,
                 "tls": self.tls,
                 "proxy": self.proxy,
-                "lifecycle": self.lifecycle,
-                "closeTimeout": self.closeTimeout,
+                "compression": self.compression as Any,
                 "pathMonitoring": self.pathMonitoring,
                 "timerTolerance": self.timerTolerance as Any,
-                "recordsMessages": self.recordsMessages,
-                "retryPolicy": self.retryPolicy,
                 "greeting": self.greeting == nil ? "none" : "set",
-                "outboxLimits": self.outboxLimits,
+                "requestProvider": self.requestProvider == nil ? "none" : "set",
+                "responseHeaderNames": self.responseHeaderNames,
+                "unconfirmedLimits": self.unconfirmedLimits,
                 "maximumRedirects": self.maximumRedirects,
                 "logSink": self.logSink.map { "level \($0.minimumLevel), capacity \($0.capacity)" } ?? "none",
                 // The transport by its type: its object graph (an event loop, its tables and locks) is no part of

@@ -9,8 +9,9 @@ public enum TransportEvent: Sendable {
     /// deadline: one event per hop, before `.opened` or `.ended`. `url` may carry a token in its query: the client
     /// records it redacted (`LogRecord.Event.redirected`).
     case redirected(status: Int, to: URL)
-    /// The opening handshake completed. `subprotocol` is the one the server selected, if any.
-    case opened(subprotocol: String?)
+    /// The opening handshake completed, with what it agreed (the subprotocol the server selected, the extensions,
+    /// the response headers `TransportRequest.responseHeaderNames` asks for).
+    case opened(HandshakeResult)
     /// A complete data message, in the order the peer sent it.
     case message(WebSocketMessage)
     /// The pong for the ping with this id arrived. Reported at most once per id.
@@ -19,4 +20,12 @@ public enum TransportEvent: Sendable {
     case pingFailed(id: UInt64)
     /// The terminal event: exactly one per connection, always the last element of `events`.
     case ended(TransportEnd)
+}
+
+extension TransportEvent {
+    /// The opening handshake completed with `subprotocol` selected and nothing else to report: what a transport
+    /// that sees no more of the response (or was written before `HandshakeResult`) reports.
+    public static func opened(subprotocol: String?) -> TransportEvent {
+        .opened(HandshakeResult(subprotocol: subprotocol))
+    }
 }

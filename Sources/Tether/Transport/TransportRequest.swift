@@ -11,14 +11,15 @@ public struct TransportRequest: Sendable {
     public var subprotocols: [String]
     /// Largest message accepted from the peer, in bytes.
     public var maximumMessageSize: Int
-    /// The transport's own bound on TCP connect plus the opening handshake, in milliseconds, for a transport used
-    /// on its own. Under a `WebSocketClient` the session machine owns the connect deadline
+    /// The transport's own bound on TCP connect plus the opening handshake, for a transport used on its own (whole
+    /// milliseconds, rounded down). Under a `WebSocketClient` the session machine owns the connect deadline
     /// (`WebSocketConfiguration.connectTimeout`) and closes the attempt itself; the client sets this to twice that
     /// deadline plus one second, a backstop that only a stalled process could reach. Should it fire anyway, its
     /// `.connectFailed(.timedOut)` is recorded with the machine's reason, `connect_timeout`.
-    public var connectTimeout: Int
-    /// How long to wait for the peer's close frame after sending ours before dropping TCP, in milliseconds.
-    public var closeTimeout: Int
+    public var connectTimeout: Duration
+    /// How long to wait for the peer's close frame after sending ours before dropping TCP (whole milliseconds,
+    /// rounded down).
+    public var closeTimeout: Duration
     /// The levels of the bytes waiting to be written: `send` suspends above `high` until the queue is down to
     /// `low`, and the connection stops reading while what it owes the peer (pongs) cannot go out.
     public var outboundWatermarks: Watermarks
@@ -29,6 +30,9 @@ public struct TransportRequest: Sendable {
     public var proxy: ProxyConfiguration
     /// permessage-deflate to offer (see `CompressionOptions`); nil (the default): none.
     public var compression: CompressionOptions?
+    /// The response headers of the opening handshake to keep, by name (case-insensitive): the transport reports
+    /// them in `HandshakeResult.headers` and keeps no other. Default none.
+    public var responseHeaderNames: [String]
     /// How many redirects of the opening handshake (301, 302, 303, 307, 308) the connection follows before it
     /// ends with `.redirectFailed(.tooMany)`; 0 follows none (a redirect then ends it as `.handshakeRejected` with
     /// its status). Default 5. Each hop is checked as the first URL is (scheme, host, port), goes through the proxy
@@ -46,12 +50,13 @@ public struct TransportRequest: Sendable {
         headers: [(name: String, value: String)] = [],
         subprotocols: [String] = [],
         maximumMessageSize: Int = 16 << 20,
-        connectTimeout: Int = 10_000,
-        closeTimeout: Int = 2_000,
+        connectTimeout: Duration = .seconds(10),
+        closeTimeout: Duration = .seconds(2),
         outboundWatermarks: Watermarks = .standard,
         tls: TLSOptions = TLSOptions(),
         proxy: ProxyConfiguration = .none,
         compression: CompressionOptions? = nil,
+        responseHeaderNames: [String] = [],
         maximumRedirects: Int = 5
     ) {
         self.url = url
@@ -64,6 +69,29 @@ public struct TransportRequest: Sendable {
         self.tls = tls
         self.proxy = proxy
         self.compression = compression
+        self.responseHeaderNames = responseHeaderNames
         self.maximumRedirects = maximumRedirects
+    }
+}
+
+extension TransportRequest {
+    /// `connectTimeout` and `closeTimeout` in milliseconds, as they were before they became `Duration`s.
+    @available(*, deprecated, message: "connectTimeout and closeTimeout are Durations: connectTimeout: .seconds(10)")
+    public init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        subprotocols: [String] = [],
+        maximumMessageSize: Int = 16 << 20,
+        connectTimeout: Int,
+        closeTimeout: Int = 2_000,
+        outboundWatermarks: Watermarks = .standard,
+        tls: TLSOptions = TLSOptions(),
+        proxy: ProxyConfiguration = .none,
+        compression: CompressionOptions? = nil
+    ) {
+        self.init(
+            url: url, headers: headers, subprotocols: subprotocols, maximumMessageSize: maximumMessageSize,
+            connectTimeout: .milliseconds(connectTimeout), closeTimeout: .milliseconds(closeTimeout),
+            outboundWatermarks: outboundWatermarks, tls: tls, proxy: proxy, compression: compression)
     }
 }

@@ -41,6 +41,10 @@ package enum CheckCatalog {
         ),
         Entry(name: "handshake-401", title: "Handshake rejected 401: failed, visibly", body: S.handshake401),
         Entry(
+            name: "token-refresh", title: "Tokens that expire: a 401 asks the request provider, the session goes on",
+            body: S.tokenRefresh
+        ),
+        Entry(
             name: "receive-loop", title: "Receive loop: 2,000 messages with pings in between, in order",
             body: S.receiveLoop
         ),

@@ -378,7 +378,7 @@ enum CheckScenarios {
         // A retry a minute away: with the check's short backoff, a busy machine let the retry start between the
         // phase read below and the stop (a suite run beside other tests stopped it "from connecting").
         let (client, recorder) = try run.client(url: "ws://127.0.0.1:\(port)/refused") {
-            $0.backoff = BackoffPolicy(base: 60_000, factor: 1, cap: 60_000, jitterPercent: 0)
+            $0.backoff = BackoffPolicy(base: .seconds(60), factor: 1, cap: .seconds(60), jitterPercent: 0)
         }
         await client.start()
         try await run.wait(recorder, "a scheduled retry") { $0.records.first(.retryScheduled) != nil }

@@ -138,7 +138,8 @@ final class ScenarioRun {
             heartbeatTimeout: .milliseconds(self.timing.timeout),
             connectTimeout: .seconds(10),  // not under test; generous so that a busy machine cannot trip it
             probeTimeout: .milliseconds(self.timing.timeout),
-            backoff: BackoffPolicy(base: self.timing.backoffBase, factor: 2, cap: self.timing.backoffCap),
+            backoff: BackoffPolicy(
+                base: .milliseconds(self.timing.backoffBase), factor: 2, cap: .milliseconds(self.timing.backoffCap)),
             closeTimeout: .milliseconds(500),
             pathMonitoring: pathMonitoring,
             transport: transport ?? SocketTransport(loop: Self.loop)

@@ -31,7 +31,8 @@ package enum ConnectCommand {
             heartbeatInterval: .milliseconds(options.interval),
             heartbeatTimeout: .milliseconds(options.timeout),
             connectTimeout: .milliseconds(options.connectTimeout),
-            backoff: BackoffPolicy(base: options.backoffBase, factor: 2, cap: options.backoffCap),
+            backoff: BackoffPolicy(
+                base: .milliseconds(options.backoffBase), factor: 2, cap: .milliseconds(options.backoffCap)),
             maximumMessageSize: options.maximumMessageSize,
             pathMonitoring: options.pathMonitor ? .platform : .none
         )

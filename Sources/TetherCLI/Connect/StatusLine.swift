@@ -88,6 +88,8 @@ final class StatusLine: Sendable {
 
     func line(for connection: ConnectionState) -> String {
         var line = "\(self.url) \(connection.phase.name) gen=\(connection.generation)"
+        // What the server chose among `--protocol`s, while open.
+        if let subprotocol = connection.handshake?.subprotocol { line += " protocol=\(subprotocol)" }
         line += " rtt=" + (connection.lastRTT.map { "\($0)ms" } ?? "-")
         line += " attempt=\(connection.attempts)"
         line += " path=\(connection.path.name)"

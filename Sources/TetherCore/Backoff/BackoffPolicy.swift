@@ -7,10 +7,11 @@
 /// added, by default); at the cap it is `cap / (1 + j) ... cap` (40–60 s, by default). So no delay exceeds `cap`,
 /// and retries that reached the cap keep spreading instead of all waiting exactly `cap` (a cap applied after the
 /// jitter would give every such client the same period, so clients that failed together retry together forever).
-/// All times are integer milliseconds, so a seeded generator gives an exact, reproducible sequence.
+/// `base` and `cap` count in whole milliseconds (rounded down), converted once (`Backoff`), so a seeded generator
+/// gives an exact, reproducible sequence.
 public struct BackoffPolicy: Equatable, Hashable, Sendable {
-    /// The delay before jitter after the first failure. Default 1000 ms.
-    public var base: Int
+    /// The delay before jitter after the first failure. Default 1 s; at least 0.
+    public var base: Duration
     /// The growth per further failure in percent: 200 doubles, 150 is the common ×1.5. Default 200. Integer
     /// percent keeps the sequence exact.
     public var factorPercent: Int
@@ -20,22 +21,24 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
         get { self.factorPercent / 100 }
         set { self.factorPercent = newValue.multipliedReportingOverflow(by: 100).overflow ? .max : newValue * 100 }
     }
-    /// No delay exceeds this, jitter included; delays at the cap are drawn below it. Default 60000 ms.
-    public var cap: Int
+    /// No delay exceeds this, jitter included; delays at the cap are drawn below it. Default 60 s; at least 0.
+    public var cap: Duration
     /// The jitter adds 0...`jitterPercent` % of the exponential value below the cap; at the cap the delay is drawn
     /// from the same relative range ending at the cap. Default 50 (spreads a thundering herd).
     public var jitterPercent: Int
 
     /// - Parameters:
-    ///   - base: delay before jitter after the first failure, in ms (default 1000).
+    ///   - base: delay before jitter after the first failure (default 1 s).
     ///   - factor: growth per further failure (default 2).
-    ///   - cap: the largest delay, jitter included, in ms (default 60000).
+    ///   - cap: the largest delay, jitter included (default 60 s).
     ///   - jitterPercent: jitter adds 0...jitterPercent % below the cap, and spreads the delays at the cap as
     ///     widely (default 50; 0 disables jitter).
     ///
     /// Stored as given and checked where it is used (`isValid`): `Backoff` requires a valid policy, and
     /// `WebSocketClient` reports an invalid one as a typed configuration error.
-    public init(base: Int = 1_000, factor: Int = 2, cap: Int = 60_000, jitterPercent: Int = 50) {
+    public init(
+        base: Duration = .seconds(1), factor: Int = 2, cap: Duration = .seconds(60), jitterPercent: Int = 50
+    ) {
         self.base = base
         self.factorPercent = 0
         self.cap = cap
@@ -44,67 +47,73 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
     }
 
     /// A policy with a fractional growth: `factorPercent: 150` multiplies by 1.5 per failure.
-    public init(base: Int = 1_000, factorPercent: Int, cap: Int = 60_000, jitterPercent: Int = 50) {
+    public init(
+        base: Duration = .seconds(1), factorPercent: Int, cap: Duration = .seconds(60), jitterPercent: Int = 50
+    ) {
         self.base = base
         self.factorPercent = factorPercent
         self.cap = cap
         self.jitterPercent = jitterPercent
     }
 
-    /// The first field out of range, its value and the least value it may take; nil when every field is in
-    /// range: `base`, `cap` and `jitterPercent` at least 0, the growth at least ×1 (`factor` 1, `factorPercent` 100;
-    /// named `factor` when set as a whole number).
-    public var fieldOutOfRange: (name: String, value: Int, minimum: Int)? {
-        let growth = self.factorPercent % 100 == 0
-            ? ("factor", self.factor, 1) : ("factorPercent", self.factorPercent, 100)
-        let fields = [
-            ("base", self.base, 0), growth, ("cap", self.cap, 0),
-            ("jitterPercent", self.jitterPercent, 0),
-        ]
-        return fields.first { $0.1 < $0.2 }.map { (name: $0.0, value: $0.1, minimum: $0.2) }
+    /// `base` and `cap` in milliseconds, as they were before they became `Duration`s.
+    @available(*, deprecated, message: "base and cap are Durations: BackoffPolicy(base: .seconds(1))")
+    public init(base: Int, factor: Int = 2, cap: Int = 60_000, jitterPercent: Int = 50) {
+        self.init(base: .milliseconds(base), factor: factor, cap: .milliseconds(cap), jitterPercent: jitterPercent)
+    }
+
+    /// `base` and `cap` in milliseconds, as they were before they became `Duration`s.
+    @available(*, deprecated, message: "base and cap are Durations: BackoffPolicy(base: .seconds(1))")
+    public init(base: Int, factorPercent: Int, cap: Int = 60_000, jitterPercent: Int = 50) {
+        self.init(
+            base: .milliseconds(base), factorPercent: factorPercent, cap: .milliseconds(cap),
+            jitterPercent: jitterPercent)
+    }
+
+    /// The first field out of range, named as spelled here (`base`, `factor`, `factorPercent`, `cap`,
+    /// `jitterPercent`), with what it must be and the value it had; nil when every field is in range: `base` and
+    /// `cap` at least 0, the growth at least ×1 (`factor` 1, `factorPercent` 100; named `factor` when set as a whole
+    /// number), `jitterPercent` at least 0.
+    public var fieldOutOfRange: SettingOutOfRange? {
+        if self.base < .zero {
+            return SettingOutOfRange(setting: "base", requirement: "at least 0", value: "\(self.base)")
+        }
+        if self.factorPercent % 100 == 0, self.factor < 1 {
+            return SettingOutOfRange(setting: "factor", requirement: "at least 1", value: "\(self.factor)")
+        }
+        if self.factorPercent < 100 {
+            return SettingOutOfRange(
+                setting: "factorPercent", requirement: "at least 100", value: "\(self.factorPercent)")
+        }
+        if self.cap < .zero {
+            return SettingOutOfRange(setting: "cap", requirement: "at least 0", value: "\(self.cap)")
+        }
+        if self.jitterPercent < 0 {
+            return SettingOutOfRange(
+                setting: "jitterPercent", requirement: "at least 0", value: "\(self.jitterPercent)")
+        }
+        return nil
     }
 
     /// Whether every field is in range (see `fieldOutOfRange`).
     public var isValid: Bool { self.fieldOutOfRange == nil }
 
     /// The exponential value before jitter for failure number `attempt` (1-based), saturated at `cap`.
-    public func exponentialDelay(attempt: Int) -> Int {
-        var delay = self.base
-        var step = 1
-        while step < attempt && delay < self.cap {
-            let (product, overflow) = delay.multipliedReportingOverflow(by: self.factorPercent)
-            delay = overflow ? self.cap : product / 100
-            step += 1
-        }
-        return min(delay, self.cap)
+    public func exponentialDelay(attempt: Int) -> Duration {
+        .milliseconds(BackoffSteps(self).exponentialDelay(attempt: attempt))
     }
 
-    /// The delay in ms after failure number `attempt` (1-based; values below 1 count as 1): drawn from
-    /// `delayRange(attempt:)`.
-    public func delay(attempt: Int, using random: inout some RandomNumberGenerator) -> Int {
-        let range = self.delayRange(attempt: attempt)
-        return range.lowerBound == range.upperBound ? range.lowerBound : Int.random(in: range, using: &random)
+    /// The delay after failure number `attempt` (1-based; values below 1 count as 1): drawn from
+    /// `delayRange(attempt:)`, in whole milliseconds.
+    public func delay(attempt: Int, using random: inout some RandomNumberGenerator) -> Duration {
+        .milliseconds(BackoffSteps(self).delay(attempt: attempt, using: &random))
     }
 
     /// The range the delay after failure number `attempt` is drawn from: `exponential ... exponential + jitter`
     /// below the cap, `cap * 100 / (100 + jitterPercent) ... cap` where that would pass the cap.
-    public func delayRange(attempt: Int) -> ClosedRange<Int> {
-        let exponential = self.exponentialDelay(attempt: max(attempt, 1))
-        let maximumJitter = Self.percent(self.jitterPercent, of: exponential)
-        let (jittered, overflow) = exponential.addingReportingOverflow(maximumJitter)
-        guard overflow || jittered > self.cap else { return exponential...jittered }
-        // At the cap: the same relative spread, ending at the cap (drawn after capping, so that it spreads).
-        let (parts, partsOverflow) = self.jitterPercent.addingReportingOverflow(100)
-        let lower = partsOverflow ? 0 : self.cap / parts * 100 + self.cap % parts * 100 / parts
-        return min(lower, self.cap)...self.cap
-    }
-
-    /// `percent` % of `value`, rounded down, without overflowing for any value up to `Int.max`.
-    private static func percent(_ percent: Int, of value: Int) -> Int {
-        let (whole, overflow) = (value / 100).multipliedReportingOverflow(by: percent)
-        guard !overflow else { return Int.max }
-        let (sum, sumOverflow) = whole.addingReportingOverflow(value % 100 * min(percent, Int.max / 100) / 100)
-        return sumOverflow ? Int.max : sum
+    public func delayRange(attempt: Int) -> ClosedRange<Duration> {
+        let range = BackoffSteps(self).delayRange(attempt: attempt)
+        return Duration.milliseconds(range.lowerBound)...Duration.milliseconds(range.upperBound)
     }
 }
 
@@ -112,6 +121,8 @@ public struct BackoffPolicy: Equatable, Hashable, Sendable {
 /// connection proved healthy (not merely opened).
 public struct Backoff: Equatable, Hashable, Sendable {
     public let policy: BackoffPolicy
+    /// The policy in milliseconds, converted once.
+    private let steps: BackoffSteps
     /// Failures since the last reset.
     public private(set) var attempts = 0
 
@@ -119,12 +130,14 @@ public struct Backoff: Equatable, Hashable, Sendable {
     public init(policy: BackoffPolicy = BackoffPolicy()) {
         precondition(policy.isValid, "invalid BackoffPolicy: \(policy)")
         self.policy = policy
+        self.steps = BackoffSteps(policy)
     }
 
-    /// Counts one more failure and returns how long to wait before the next attempt, in ms.
+    /// Counts one more failure and returns how long to wait before the next attempt, in whole milliseconds (the
+    /// unit the session machine counts in).
     public mutating func nextDelay(using random: inout some RandomNumberGenerator) -> Int {
         self.attempts += 1
-        return self.policy.delay(attempt: self.attempts, using: &random)
+        return self.steps.delay(attempt: self.attempts, using: &random)
     }
 
     /// The connection proved healthy: the next failure starts from `base` again.

@@ -4,7 +4,8 @@ public enum RequestOutcome: Equatable, Hashable, Sendable, CustomStringConvertib
     case success
     /// No answer in time.
     case timeout
-    /// The server refused the credentials (for example HTTP 401/403).
+    /// The server refused the credentials (for example HTTP 401/403), or the app's request provider could not make
+    /// them (`request_failed`).
     case authFailure
     /// The server failed (for example HTTP 5xx), with its status.
     case serverError(status: Int)
@@ -39,6 +40,7 @@ extension RequestOutcome {
         case .handshakeInvalid, .protocolViolation, .redirectFailed: self = .invalidResponse
         case .receiveFailed, .closedLocally: self = .connectionLost
         case .tlsFailed: self = .tlsFailure
+        case .requestFailed: self = .authFailure
         case .proxyRejected(let status, _): self = .rejected(status: status)
         case .proxyUnreachable: self = .unreachable
         case .socksRejected(let refusal):

@@ -23,6 +23,7 @@ extension CloseReason: CustomStringConvertible {
         case .userStopped: "userStopped"
         case .enteredBackground: "enteredBackground"
         case .handedOver: "handedOver"
+        case .requestFailed(let detail): "requestFailed(detail: \"\(detail)\")"
         }
     }
 

@@ -37,6 +37,9 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     case userStopped
     /// The app went to the background under `LifecyclePolicy.closeInBackground`.
     case enteredBackground
+    /// The request provider could not make this attempt's request (it threw, or made one the handshake cannot
+    /// carry); `detail` says what (fixed words, never a header value or a URL). Retried with backoff.
+    case requestFailed(detail: String)
     /// A make-before-break handover left this connection for the one on the new path (closed with 1001 after the
     /// drain, or at once when the session's new connection ended during the drain).
     case handedOver
@@ -61,6 +64,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .userStopped: "user_stopped"
         case .enteredBackground: "entered_background"
         case .handedOver: "handed_over"
+        case .requestFailed: "request_failed"
         }
     }
 
@@ -70,7 +74,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
     /// close code or HTTP status is in the record's `code`).
     public var detail: String? {
         switch self {
-        case .handshakeInvalid(let detail), .tlsFailed(let detail): detail
+        case .handshakeInvalid(let detail), .tlsFailed(let detail), .requestFailed(let detail): detail
         case .socksRejected(let refusal): refusal.description
         case .redirectFailed(let failure): failure.description
         case .connectFailed(_, let tried), .proxyUnreachable(_, let tried):
@@ -98,6 +102,7 @@ public enum CloseReason: Equatable, Hashable, Sendable {
         case .proxyUnreachable(let failure, let tried): self = .proxyUnreachable(failure, tried: tried)
         case .protocolViolation(let code): self = .protocolViolation(code: code)
         case .receiveFailed, .closedLocally: self = .receiveFailed
+        case .requestFailed(let detail): self = .requestFailed(detail: detail)
         }
     }
 }

@@ -52,7 +52,7 @@ extension LogRecord {
             case .userStopped, .enteredBackground, .handedOver: .info
             case .pongTimeout, .pingFailed, .probeTimeout, .connectTimeout, .receiveFailed, .peerClosed,
                 .connectFailed, .handshakeRejected, .handshakeInvalid, .redirectFailed, .proxyRejected, .socksRejected,
-                .proxyUnreachable, .tlsFailed, .protocolViolation:
+                .proxyUnreachable, .tlsFailed, .protocolViolation, .requestFailed:
                 .warning
             }
         }

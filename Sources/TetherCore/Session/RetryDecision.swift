@@ -1,7 +1,7 @@
 /// The retry hook's answer.
 public enum RetryDecision: Equatable, Sendable {
-    /// Wait this many milliseconds (negative counts as 0), then try again.
-    case retry(after: Int)
+    /// Wait this long (negative counts as 0; whole milliseconds, rounded down), then try again.
+    case retry(after: Duration)
     /// Stop: the session fails visibly with the failure that led here.
     case stop
 }

@@ -231,7 +231,7 @@ extension SessionMachine {
         case .handshakeRejected(let status, _), .proxyRejected(let status, _), .redirectFailed(_, let status): status
         case .protocolViolation(let code): Int(code)
         case .connectFailed, .handshakeInvalid, .tlsFailed, .receiveFailed, .closedLocally, .proxyUnreachable,
-            .socksRejected:
+            .socksRejected, .requestFailed:
             nil
         }
     }

@@ -219,6 +219,10 @@ public struct SessionMachine: Sendable {
         var closeWait: CloseWait?
         /// The latest report of the current path monitor, to tell an interface switch (`pathReported`).
         var lastPathReport: PathReport?
+        /// Why the session's latest connection or attempt ended (its `closed` record's reason), since `start`.
+        var lastEnd: CloseReason?
+        /// The attempt in progress is the one a 401 or 403 asked for with a fresh request (`askedAgain(after:)`).
+        var askedAgain = false
         /// The outbox, the `.now` sends parked behind it and the write in flight: the session's, across connections.
         var outgoing: OutboxWriter
         /// What each feed stream delivered (`SessionMachine+Feeds`).
@@ -386,6 +390,7 @@ public struct SessionMachine: Sendable {
         switch self.state.stage {
         case .idle(.stopped(let inBackground), let closing), .idle(.failed(_, let inBackground), let closing):
             self.resetAttempts()
+            self.state.lastEnd = nil
             if inBackground {
                 self.state.stage = .idle(.suspended, closing: closing)
                 self.record(.background, now: now, from: from)
@@ -517,6 +522,7 @@ public struct SessionMachine: Sendable {
             return .none
         }
         guard self.isLive(generation) else { return self.stale(.ended, generation: generation, now: now) }
+        if let action = self.askAgain(after: end, now: now) { return action }
         let code = Self.code(of: end)
         if let action = self.sessionLeftBeforeTheMove(
             reason: CloseReason(end), code: code, outcome: RequestOutcome(end), closed: false, now: now) {
@@ -940,7 +946,8 @@ public struct SessionMachine: Sendable {
         return .sendPing(generation: connection.generation, ping: ping)
     }
 
-    private mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
+    mutating func openTransport(now: Int, from: SessionPhase) -> SessionAction {
+        self.state.askedAgain = false
         self.state.issued += 1
         self.state.generation = self.state.issued
         let generation = self.state.generation
@@ -996,7 +1003,7 @@ public struct SessionMachine: Sendable {
         }
         switch self.retryDecision(reason: reason, proposedDelay: proposed, now: now) {
         case .retry(let chosen):
-            self.wait(max(0, chosen), closing: closing, reason: reason, code: code, now: now, from: from)
+            self.wait(max(0, chosen.milliseconds), closing: closing, reason: reason, code: code, now: now, from: from)
         case .stop:
             self.state.stage = .idle(.failed(reason, inBackground: false), closing: closing)
             self.record(.closed(reason: reason, code: code), now: now, from: from)
@@ -1019,11 +1026,13 @@ public struct SessionMachine: Sendable {
         let policy = self.configuration.retryPolicy
         let since = self.state.failingSince ?? now
         self.state.failingSince = since
+        if let maximum = policy.maximumAttempts, self.state.backoff.attempts >= maximum { return .stop }
+        if let maximum = self.timing.maximumElapsed, now - since >= maximum { return .stop }
+        guard let decide = policy.decide else { return .retry(after: .milliseconds(proposedDelay)) }
         let context = RetryContext(
-            attempt: self.state.backoff.attempts, elapsed: now - since, failure: reason, proposedDelay: proposedDelay)
-        if let maximum = policy.maximumAttempts, context.attempt >= maximum { return .stop }
-        if let maximum = policy.maximumElapsed, context.elapsed >= maximum { return .stop }
-        return policy.decide?(context) ?? .retry(after: proposedDelay)
+            attempt: self.state.backoff.attempts, elapsed: .milliseconds(now - since), failure: reason,
+            proposedDelay: .milliseconds(proposedDelay))
+        return decide(context) ?? .retry(after: .milliseconds(proposedDelay))
     }
 
     /// Whether and how to retry after a transport's terminal event (see the type's documentation).
@@ -1052,7 +1061,7 @@ public struct SessionMachine: Sendable {
             return refusal.isPermanent ? .never : .backoff
         case .tlsFailed(_, let permanent):
             return permanent ? .never : .backoff
-        case .handshakeInvalid, .protocolViolation, .receiveFailed, .closedLocally:
+        case .handshakeInvalid, .protocolViolation, .receiveFailed, .closedLocally, .requestFailed:
             return .backoff
         }
     }
@@ -1075,7 +1084,10 @@ public struct SessionMachine: Sendable {
         _ event: LogRecord.Event, now: Int, from: SessionPhase, to: SessionPhase? = nil, generation: Int? = nil
     ) {
         let generation = generation ?? self.state.generation
-        if case .closed(let reason, _) = event, generation == self.state.generation { self.cause = reason }
+        if case .closed(let reason, _) = event, generation == self.state.generation {
+            self.cause = reason
+            self.state.lastEnd = reason
+        }
         self.records.append(
             LogRecord(
                 generation: generation, time: now, from: from, to: to ?? self.state.phase, event: event,

@@ -74,6 +74,11 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
     case receiveFailed
     /// The connection ended because we closed it (an acknowledged or timed-out closing handshake).
     case closedLocally
+    /// The attempt ended before a connection was made: the request provider (`WebSocketConfiguration
+    /// .requestProvider`) threw, or made a request the handshake cannot carry. `detail` says what in a few fixed
+    /// words (`"the provider threw AuthError"`, `"headers: the handshake sets Host itself"`), never a header value
+    /// or a URL. Retried with backoff.
+    case requestFailed(detail: String)
 
     /// The case as Swift spells it, with its values: `peerClosed(code: 1000)`, `handshakeRejected(status: 503,
     /// retryAfter: 2000)`, `tlsFailed(detail: "hostname mismatch", permanent: true)`.
@@ -97,6 +102,7 @@ public enum TransportEnd: Equatable, Hashable, Sendable, CustomStringConvertible
         case .protocolViolation(let code): return "protocolViolation(code: \(code))"
         case .receiveFailed: return "receiveFailed"
         case .closedLocally: return "closedLocally"
+        case .requestFailed(let detail): return "requestFailed(detail: \"\(detail)\")"
         }
     }
 }

@@ -115,6 +115,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
     /// The subprotocol to select when the client offers it; nil (default) selects none. A client
     /// that does not offer it gets no `Sec-WebSocket-Protocol` header.
     public var subprotocol: String?
+    /// Extra headers of the `101` response (a cookie, a session id), in order. Default none. Names must be HTTP
+    /// tokens, values free of control characters but tab; the headers the handshake sets are refused.
+    public var responseHeaders: [HeaderField] = []
     /// How pings are answered. Default `.immediate`.
     public var pong: Pong = .immediate
     /// Send every received text or binary message back, with the same kind. Default off.
@@ -290,6 +293,19 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         return copy
     }
 
+    /// This scenario, answering the upgrade with the extra header `name: value` (after any added before).
+    public func addingResponseHeader(name: String, value: String) -> Scenario {
+        var copy = self
+        copy.responseHeaders.append(HeaderField(name: name, value: value))
+        return copy
+    }
+
+    /// The headers a `101` response carries by itself (`responseHeaders` may not add them).
+    static let handshakeHeaders: Set<String> = [
+        "upgrade", "connection", "sec-websocket-accept", "sec-websocket-protocol", "sec-websocket-extensions",
+        "content-length", "transfer-encoding",
+    ]
+
     /// This scenario, accepting permessage-deflate under `policy` (default: the RFC's defaults, window 15, context
     /// takeover on both sides).
     public func deflating(_ policy: PerMessageDeflateServerPolicy = PerMessageDeflateServerPolicy()) -> Scenario {
@@ -336,6 +352,13 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         }
         if let subprotocol = self.subprotocol {
             try check(HTTPToken.isValid(subprotocol), "subprotocol must be an HTTP token")
+        }
+        for header in self.responseHeaders {
+            try check(HTTPToken.isValid(header.name), "response header names must be HTTP tokens")
+            try check(!Self.handshakeHeaders.contains(header.name.lowercased()),
+                      "response header \(header.name) is the handshake's own")
+            try check(header.value.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F || $0 == 0x09 },
+                      "response header values must be free of control characters")
         }
         if let stream = self.stream {
             try check(stream.count >= 0 && stream.size >= 0, "stream count and size must not be negative")
@@ -392,6 +415,9 @@ public struct Scenario: Sendable, Equatable, CustomStringConvertible {
         case .ignore: parts.append("never answer the handshake")
         }
         if let subprotocol = self.subprotocol { parts.append("subprotocol \(subprotocol)") }
+        if !self.responseHeaders.isEmpty {
+            parts.append("headers " + self.responseHeaders.map(\.name).joined(separator: " "))  // names only
+        }
         switch self.pong {
         case .immediate: break
         case .delayed(let milliseconds): parts.append("pong delayed \(milliseconds) ms")

@@ -293,7 +293,8 @@ final class ConnectionDriver {
             compression = parameters
             extensionHeaders = [("Sec-WebSocket-Extensions", answer)]
         }
-        ServerHandshake.accept(request, subprotocol: subprotocol, headers: extensionHeaders).withUnsafeBytes {
+        let headers = extensionHeaders + scenario.responseHeaders.map { (name: $0.name, value: $0.value) }
+        ServerHandshake.accept(request, subprotocol: subprotocol, headers: headers).withUnsafeBytes {
             self.connection.write(borrowing: $0, sealing: false, completion: nil)
         }
         var engine = WebSocketConnection(.init(

@@ -41,6 +41,11 @@ package struct ExtensionElement: Equatable, Sendable {
         }
     }
 
+    /// The elements of a `Sec-WebSocket-Extensions` value (a comma-separated list), those that parse, in order.
+    package static func list(_ headerValue: String) -> [ExtensionElement] {
+        HTTPSyntax.splitList(headerValue).compactMap { try? ExtensionElement(parsing: $0) }
+    }
+
     /// The element as sent: `name; param; param=value` (a value that is not a token is quoted).
     package var headerText: String {
         var text = self.name

@@ -56,6 +56,24 @@ public enum PerMessageDeflate {
         )
     }
 
+    /// What a `permessage-deflate` answer among `elements` (the server's `Sec-WebSocket-Extensions` list elements)
+    /// agrees, read on its own, without the offer it answers (a platform's task made the offer): each window the
+    /// answer names, 15 for one it does not. Nil when no element is `permessage-deflate`, or the first one is
+    /// malformed.
+    package static func agreement(in elements: [String]) -> PerMessageDeflateParameters? {
+        guard let element = elements.lazy.compactMap({ try? ExtensionElement(parsing: $0) })
+            .first(where: { $0.name == Self.name }),
+            let answer = try? Answer(element)
+        else {
+            return nil
+        }
+        return PerMessageDeflateParameters(
+            serverNoContextTakeover: answer.serverNoContextTakeover,
+            clientNoContextTakeover: answer.clientNoContextTakeover,
+            serverMaxWindowBits: answer.serverMaxWindowBits ?? 15,
+            clientMaxWindowBits: answer.clientMaxWindowBits ?? 15)
+    }
+
     /// A server's answer, its parameters read and checked on their own.
     private struct Answer {
         var serverNoContextTakeover = false

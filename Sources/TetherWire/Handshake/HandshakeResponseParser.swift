@@ -4,13 +4,25 @@ public struct HandshakeResponse: Equatable, Sendable {
     public var subprotocol: String?
     /// The `Sec-WebSocket-Extensions` elements the server accepted, with their parameters.
     public var extensions: [String]
+    /// The response headers the parser was asked to keep (`HandshakeResponseParser`'s `keepingHeaders`), in the
+    /// order the server sent them, names as sent; no other header is kept.
+    public var headers: [(name: String, value: String)]
     /// Bytes received after the header block: the first WebSocket frames. Feed them to the decoder.
     public var remaining: [UInt8]
 
-    public init(subprotocol: String?, extensions: [String], remaining: [UInt8]) {
+    public init(
+        subprotocol: String?, extensions: [String], headers: [(name: String, value: String)] = [], remaining: [UInt8]
+    ) {
         self.subprotocol = subprotocol
         self.extensions = extensions
+        self.headers = headers
         self.remaining = remaining
+    }
+
+    public static func == (lhs: HandshakeResponse, rhs: HandshakeResponse) -> Bool {
+        lhs.subprotocol == rhs.subprotocol && lhs.extensions == rhs.extensions && lhs.remaining == rhs.remaining
+            && lhs.headers.count == rhs.headers.count
+            && zip(lhs.headers, rhs.headers).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 }
 
@@ -21,14 +33,19 @@ public struct HandshakeResponse: Equatable, Sendable {
 public struct HandshakeResponseParser: Sendable {
     /// The request this parser validates the response against.
     public let handshake: ClientHandshake
+    /// The names of the response headers to keep (case-insensitive).
+    public let keptHeaders: [String]
     private var parsing: HandshakeParsing
 
     /// - Parameters:
     ///   - handshake: the request that was sent (for the accept value and what was offered).
     ///   - maximumHeaderSize: the largest header block accepted (default 16 KiB), guarding memory against a
     ///     server that never ends its headers.
-    public init(handshake: ClientHandshake, maximumHeaderSize: Int = 16 << 10) {
+    ///   - keepingHeaders: the names of the response headers to return in `HandshakeResponse.headers`
+    ///     (case-insensitive; default none): what the application asked for, and nothing else.
+    public init(handshake: ClientHandshake, maximumHeaderSize: Int = 16 << 10, keepingHeaders: [String] = []) {
         self.handshake = handshake
+        self.keptHeaders = keepingHeaders
         self.parsing = HandshakeParsing(limit: maximumHeaderSize)
     }
 
@@ -45,8 +62,15 @@ public struct HandshakeResponseParser: Sendable {
     /// Returns the validated response, nil when more bytes are needed, or throws why the handshake failed.
     public mutating func parse() throws(HandshakeError) -> HandshakeResponse? {
         let handshake = self.handshake
+        let kept = self.keptHeaders
         return try self.parsing.parse { head, remaining throws(HandshakeError) in
-            try Self.validate(head, remaining: remaining, against: handshake)
+            var response = try Self.validate(head, remaining: remaining, against: handshake)
+            if !kept.isEmpty {
+                response.headers = head.headers
+                    .filter { header in kept.contains { HTTPSyntax.equalsIgnoringCase($0, header.name) } }
+                    .map { (name: $0.name, value: $0.value) }
+            }
+            return response
         }
     }
 

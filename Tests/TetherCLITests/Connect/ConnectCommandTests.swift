@@ -64,6 +64,17 @@ import Glibc
         await server.stop()
     }
 
+    @Test func theStatusLineShowsTheSubprotocolTheServerChose() async throws {
+        let server = try TestServer(scenario: Scenario.send(count: 1, size: 4).selecting(subprotocol: "feed.v2"))
+        let captured = CapturedIO()
+        #expect(await TetherCommand.run([
+            "connect", server.url(), "--protocol", "feed.v1", "--protocol", "feed.v2", "--count", "1",
+            "--no-path-monitor",
+        ], io: captured.io) == 0)
+        #expect(captured.error.contains(" open gen=1 protocol=feed.v2 "), "\(captured.error)")
+        await server.stop()
+    }
+
     @Test func stdinLinesAreSentAndTheEchoPrinted() async throws {
         let server = try TestServer(scenario: Scenario.echo.recordingPayloads())
         let captured = CapturedIO()

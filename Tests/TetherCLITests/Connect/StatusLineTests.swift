@@ -23,6 +23,19 @@ import TetherCore
         await output.finish()
     }
 
+    @Test func theSubprotocolTheServerChoseIsShownWhileOpen() async {
+        let captured = CapturedIO()
+        let output = OutputQueue(io: captured.io)
+        let status = StatusLine(output: output, errorIsTerminal: false, url: "ws://example.test/feed")
+        var state = Self.state(expensive: false, constrained: false)
+        state.handshake = HandshakeResult(subprotocol: "chat.v2")
+        #expect(status.line(for: state)
+            == "ws://example.test/feed open gen=2 protocol=chat.v2 rtt=12ms attempt=0 path=available net=online")
+        state.handshake = HandshakeResult()  // none chosen: nothing shown
+        #expect(!status.line(for: state).contains("protocol="))
+        await output.finish()
+    }
+
     /// On a terminal with the user typing: received messages (marked `< `), errors and submitted lines (marked `> `)
     /// go above; the status line stays the last but one row and the line being typed the last, never overwritten.
     @Test func onATerminalTheStatusAndTheTypedLineStayBelowEverythingPrinted() async {

@@ -29,7 +29,7 @@ import Testing
         configuration.outboxLimits = OutboxLimits(count: -1)
         #expect(configuration.settingOutOfRange?.setting == "outboxLimits")
         configuration.outboxLimits = OutboxLimits()
-        configuration.backoff.cap = -1
+        configuration.backoff.cap = .milliseconds(-1)
         #expect(configuration.settingOutOfRange?.setting == "backoff.cap")
     }
 

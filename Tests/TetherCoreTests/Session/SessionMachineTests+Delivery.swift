@@ -222,7 +222,7 @@ extension SessionMachineTests {
     }
 
     @Test func afterMaximumElapsedTheNextFailureFailsTheSession() {
-        var m = self.retrying(RetryPolicy(maximumElapsed: 2_500))
+        var m = self.retrying(RetryPolicy(maximumElapsed: .milliseconds(2_500)))
         _ = m.start(now: 0)
         _ = m.transportEnded(generation: 1, end: .receiveFailed, now: 100)  // the run starts at 100
         _ = m.timerFired(now: 1_100)
@@ -236,7 +236,7 @@ extension SessionMachineTests {
     @Test func theHookSeesAttemptElapsedAndFailureAndDecides() {
         let policy = RetryPolicy { context in
             if context.failure == .peerClosed(code: 4001) { return .stop }  // the app's own close code
-            return .retry(after: context.attempt * 100 + context.elapsed)
+            return .retry(after: .milliseconds(context.attempt * 100) + context.elapsed)
         }
         var m = self.retrying(policy)
         _ = m.start(now: 0)
@@ -252,7 +252,7 @@ extension SessionMachineTests {
     }
 
     @Test func aFractionalFactorGrowsByOneAndAHalf() {
-        var m = self.machine(SessionConfiguration(backoff: BackoffPolicy(base: 1_000, factorPercent: 150,
+        var m = self.machine(SessionConfiguration(backoff: BackoffPolicy(base: .seconds(1), factorPercent: 150,
                                                                          jitterPercent: 0)))
         _ = m.start(now: 0)
         var delays: [Int] = []
@@ -262,7 +262,7 @@ extension SessionMachineTests {
             _ = m.timerFired(now: m.retryAt!)
         }
         #expect(delays == [1_000, 1_500, 2_250, 3_375])
-        #expect(BackoffPolicy(factorPercent: 99).fieldOutOfRange?.name == "factorPercent")
+        #expect(BackoffPolicy(factorPercent: 99).fieldOutOfRange?.setting == "factorPercent")
         #expect(BackoffPolicy(factor: 3).factorPercent == 300)
     }
 }

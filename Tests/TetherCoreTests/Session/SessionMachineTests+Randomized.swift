@@ -31,12 +31,14 @@ extension SessionMachineTests {
                 .connectFailed(.refused), .connectFailed(.unsupported), .receiveFailed, .closedLocally,
                 .handshakeRejected(status: 503, retryAfter: 30_000), .handshakeRejected(status: 401, retryAfter: nil),
                 .handshakeInvalid(detail: "subprotocol not offered"), .protocolViolation(code: 1007),
-                .handshakeRejected(status: 429, retryAfter: .max),
+                .handshakeRejected(status: 429, retryAfter: .max), .handshakeRejected(status: 403, retryAfter: nil),
+                .requestFailed(detail: "the provider threw AuthError"),
             ]
             // Permanent failures are rarer so sequences spend time in every phase.
             let end = ends[self.below(ends.count)]
             if end == .peerClosed(code: 1008) || end == .connectFailed(.unsupported)
-                || end == .handshakeRejected(status: 401, retryAfter: nil), !self.chance(20) {
+                || end == .handshakeRejected(status: 401, retryAfter: nil)
+                || end == .handshakeRejected(status: 403, retryAfter: nil), !self.chance(20) {
                 return .receiveFailed
             }
             return end
@@ -85,12 +87,13 @@ extension SessionMachineTests {
 
     static var limited: SessionConfiguration {
         var configuration = SessionConfiguration(backoff: BackoffPolicy(factorPercent: 150))
-        configuration.retryPolicy = RetryPolicy(maximumAttempts: 4, maximumElapsed: 60_000)
+        configuration.retryPolicy = RetryPolicy(maximumAttempts: 4, maximumElapsed: .seconds(60))
         return configuration
     }
 
     @Test(arguments: [
         SessionConfiguration(), SessionConfiguration(lifecycle: .keepAndProbe), Self.greeting, Self.limited,
+        Self.providing,  // a 401 or 403 asks again at once, once per attempt (`SessionMachineTests+Request`)
     ])
     func randomSequencesKeepEveryInvariant(configuration: SessionConfiguration) async {
         var fuzzer = Fuzzer(random: SplitMix64(seed: 0x7E7E))
@@ -234,7 +237,7 @@ extension SessionMachineTests {
                 // Every wait is bounded by the configuration, whatever the peer asked for (docs/ARCHITECTURE.md §10).
                 for record in records where record.kind == .retryScheduled {
                     let longest = max(
-                        configuration.backoff.cap, m.timing.maximumRetryAfter, m.timing.retryLaterDelay)
+                        configuration.backoff.cap.milliseconds, m.timing.maximumRetryAfter, m.timing.retryLaterDelay)
                     self.check((0...longest).contains(record.delay ?? -1), "a wait beyond the configuration's bounds")
                 }
                 if records.contains(where: { $0.kind == .pong }) || m.state.link == .none || m.state.link == .closing

@@ -53,7 +53,7 @@ extension SessionMachineTests {
         failure: RedirectFailure, status: Int, detail: String
     ) {
         var configuration = Self.noJitter
-        configuration.retryPolicy = RetryPolicy(decide: { _ in .retry(after: 0) })  // not asked: it is no backoff
+        configuration.retryPolicy = RetryPolicy(decide: { _ in .retry(after: .zero) })  // not asked: it is no backoff
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         m.transportRedirected(generation: 1, status: 302, location: "ws://b.example/", now: 20)

@@ -329,7 +329,7 @@ import TetherCore
         _ = m.transportEnded(generation: 1, end: tenDigits, now: 10)
         #expect(m.retryAt == 45_010)
         // Below the cap it is honoured as given, even above the backoff cap.
-        configuration.backoff.cap = 1_000
+        configuration.backoff.cap = .seconds(1)
         m = self.machine(configuration)
         _ = m.start(now: 0)
         _ = m.transportEnded(generation: 1, end: .handshakeRejected(status: 503, retryAfter: 30_000), now: 10)

@@ -23,8 +23,8 @@ import Testing
         "UIApplicationBackgroundTasks", "SecPKCS12Import", "SecPolicyCreateSSL", "SecTrustCopyCertificateChain",
         "SecTrustEvaluateWithError", "SecTrustSetAnchorCertificatesOnly", "SecIdentity", "SecTrust",
         "NSURLAuthenticationMethodClientCertificate", "NSURLAuthenticationMethodServerTrust", "SwiftUI",
-        "URLAuthenticationChallenge", "URLRequest", "URLResponse", "URLError", "NotificationCenter", "OperationQueue",
-        "CFString", "Logger",
+        "URLAuthenticationChallenge", "URLRequest", "URLResponse", "HTTPURLResponse", "URLError", "NotificationCenter",
+        "OperationQueue", "CFString", "Logger",
         // HTTP header fields (RFC 9110).
         "Location", "Authorization", "Cookie",
         // OpenSSL, and ASN.1 structures of the standards.
@@ -143,12 +143,16 @@ import Testing
             extension Phase { var isOpen: Bool { true } }
             typealias Alias = Module.Phase
             let global = 1
+            @dynamicMemberLookup struct Wrapper {
+                subscript<Value>(dynamicMember setting: WritableKeyPath<Phase, Value>) -> Value { fatalError() }
+            }
             """)
-        #expect(found.types == ["Phase", "Alias"])
+        #expect(found.types == ["Phase", "Alias", "Wrapper"])
         #expect(
             found.members["Phase"] == ["open", "closed", "waiting", "defaultDrain", "reconnectNow", "local", "isOpen"])
         #expect(found.members[""] == ["global"])
         #expect(found.has("open", on: "Alias") && !found.has("global", on: "Phase"))
+        #expect(found.has("isOpen", on: "Wrapper") && !found.has("global", on: "Wrapper"))
         #expect(Self.fileName("scripts/user-package.sh") == .path("scripts/user-package.sh"))
         #expect(Self.fileName("docs/cli.md#tether-check") == .path("docs/cli.md"))
         #expect(Self.fileName("Sources/<Module>/") == nil)
@@ -162,6 +166,9 @@ import Testing
         var members: [String: Set<String>] = [:]
         /// `typealias A = B` (or `= Module.B`, or `B.C`): A's members are B's.
         var aliases: [String: String] = [:]
+        /// A `@dynamicMemberLookup` type's `subscript(dynamicMember: ...KeyPath<B, ...>)`: B's members are its own too
+        /// (`WebSocketConfiguration.heartbeatInterval` is `SessionConfiguration`'s).
+        var forwards: [String: String] = [:]
         var modules: Set<String> = []
 
         /// Whether `member` is declared on `type` (or on what `type` is an alias of).
@@ -169,6 +176,7 @@ import Testing
             var name = type
             for _ in 0..<4 {  // an alias of an alias, at most a few deep
                 if self.members[name]?.contains(member) == true { return true }
+                if let forwarded = self.forwards[name], self.has(member, on: forwarded) { return true }
                 guard let target = self.aliases[name] else { return false }
                 name = target
             }
@@ -182,6 +190,7 @@ import Testing
             let opener = /\b(struct|enum|class|actor|protocol|extension)\s+([A-Z][A-Za-z0-9_.]*)/
             let alias = /\btypealias\s+([A-Z][A-Za-z0-9_]*)(?:<[^>]*>)?\s*=\s*([A-Za-z0-9_.]+)/
             let member = /\b(var|let|func)\s+([a-z_][A-Za-z0-9_]*)/
+            let dynamicMember = /dynamicMember\s+[a-z_][A-Za-z0-9_]*:\s*(?:Writable)?KeyPath<([A-Z][A-Za-z0-9_]*)/
             var scopes: [(name: String, depth: Int)] = []
             var depth = 0
             var inMultilineString = false
@@ -208,6 +217,7 @@ import Testing
                     self.members[owner, default: []].insert(String(match.output.2))
                 }
                 for name in Self.caseNames(in: line) { self.members[owner, default: []].insert(name) }
+                for match in line.matches(of: dynamicMember) { self.forwards[owner] = String(match.output.1) }
                 for character in line {
                     if character == "{" {
                         depth += 1

@@ -62,5 +62,32 @@ import TetherTestServer
         await server.stop()
         // example end
     }
+
+    /// Tokens that expire, refreshed by the client's request provider.
+    @Test func anExpiredTokenIsRefreshedThroughTheRequestProvider() async throws {
+        // example begin: docs/testing.md#expiring-tokens
+        let tokens = try ExpiringTokens(uses: 2)                  // each token good for two upgrades, then 401
+        let server = try TestServer(scenario: tokens.scenario(
+            accepting: Scenario.echo.addingResponseHeader(name: "X-Session-Id", value: "s-1")
+                .closing(afterMilliseconds: 100, code: 1001)))     // each connection ends: the client comes back
+        var configuration = WebSocketConfiguration(url: URL(string: server.url(path: "/feed"))!)
+        configuration.backoff = BackoffPolicy(base: .milliseconds(20), cap: .milliseconds(20))
+        configuration.responseHeaderNames = ["X-Session-Id"]
+        configuration.requestProvider = { context in
+            let token = context.credentialsRejected ? tokens.issue() : tokens.current  // the app's auth service
+            return ConnectionRequest(
+                url: URL(string: server.url(path: "/feed"))!, headers: [(name: "Authorization", value: token)])
+        }
+        let client = try WebSocketClient(configuration: configuration)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        let refused = await recorder.record(.closed) { $0.reason == .handshakeRejected(status: 401) }  // token used up
+        let refreshed = await recorder.state(.open)               // the next open: the same session, a fresh token
+        #expect(refused != nil && refreshed?.generation == refused.map { $0.generation + 1 })
+        #expect(refreshed?.handshake?.values(ofHeader: "x-session-id") == ["s-1"])
+        await client.stop()
+        await server.stop()
+        // example end
+    }
     #endif
 }

@@ -19,7 +19,8 @@ struct AcceptanceHarness {
         url: String,
         interval: Int = 50,
         timeout: Int = 200,
-        backoff: BackoffPolicy = BackoffPolicy(base: 40, factor: 2, cap: 400, jitterPercent: 50),
+        backoff: BackoffPolicy = BackoffPolicy(
+            base: .milliseconds(40), factor: 2, cap: .milliseconds(400), jitterPercent: 50),
         retryLaterDelay: Int = 300,
         transport: (any WebSocketTransport)? = nil,
         recordsMessages: Bool = false

@@ -57,7 +57,7 @@ extension AcceptanceTests {
             configure: { url in
                 var configuration = AcceptanceHarness.configuration(url: url)
                 configuration.connectTimeout = .milliseconds(150)
-                #expect(configuration.transportRequest.connectTimeout == 1_300)
+                #expect(configuration.transportRequest.connectTimeout == .milliseconds(1_300))
                 return configuration
             },
             scenario: .silentHandshake
@@ -108,7 +108,7 @@ extension AcceptanceTests {
         let port = first.port
         var configuration = AcceptanceHarness.configuration(
             url: first.url(path: "/chat"), timeout: 1000,
-            backoff: BackoffPolicy(base: 20, factor: 2, cap: 100, jitterPercent: 0))
+            backoff: BackoffPolicy(base: .milliseconds(20), factor: 2, cap: .milliseconds(100), jitterPercent: 0))
         configuration.greeting = { [.text("auth"), .text("subscribe")] }
         let client = try WebSocketClient(configuration: configuration, randomSeed: 1)
         let probe = EventRecorder(client.events)
@@ -154,7 +154,9 @@ extension AcceptanceTests {
         try await withHarness(
             configure: { url in
                 var configuration = AcceptanceHarness.configuration(
-                    url: url, backoff: BackoffPolicy(base: 20, factorPercent: 150, cap: 100, jitterPercent: 0))
+                    url: url,
+                    backoff: BackoffPolicy(
+                        base: .milliseconds(20), factorPercent: 150, cap: .milliseconds(100), jitterPercent: 0))
                 configuration.retryPolicy = RetryPolicy(maximumAttempts: 3)
                 return configuration
             },

@@ -45,7 +45,7 @@ import TetherTesting
         var configuration = WebSocketConfiguration(
             url: URL(string: "ws://example.test/feed")!, connectTimeout: .seconds(2), pathMonitoring: .none,
             transport: transport)
-        configuration.backoff = BackoffPolicy(base: 60_000, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(base: .seconds(60), jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration, clock: clock, randomSeed: 1)
         let recorder = EventRecorder(client.events)
         await client.start()

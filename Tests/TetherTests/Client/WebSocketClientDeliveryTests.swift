@@ -30,7 +30,9 @@ import TetherTesting
             self.proxy = try FaultProxy(upstreamPort: self.server.port, splitting: splitting)
             var configuration = WebSocketClient.Configuration(
                 url: URL(string: "ws://127.0.0.1:\(self.proxy.port)/delivery")!,
-                backoff: BackoffPolicy(base: 20, factor: 2, cap: 200, jitterPercent: 0), pathMonitoring: .none)
+                backoff: BackoffPolicy(
+                    base: .milliseconds(20), factor: 2, cap: .milliseconds(200), jitterPercent: 0),
+                pathMonitoring: .none)
             configuration.delivery.acknowledgements = TestServerDeliveryProtocol.acknowledgements()
             configuration.delivery.feeds = TestServerDeliveryProtocol.feeds(streams)
             configure(&configuration)

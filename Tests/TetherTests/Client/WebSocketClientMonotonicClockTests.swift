@@ -18,7 +18,7 @@ import TetherTesting
             url: URL(string: server.url(path: "/heartbeat"))!,
             heartbeatInterval: .milliseconds(30),
             heartbeatTimeout: timeout,
-            backoff: BackoffPolicy(base: 10_000, factor: 2, cap: 10_000, jitterPercent: 0)
+            backoff: BackoffPolicy(base: .seconds(10), factor: 2, cap: .seconds(10), jitterPercent: 0)
         )
         let client = try WebSocketClient(configuration: configuration)
         return (client, EventRecorder(client.events))

@@ -28,7 +28,8 @@ struct WebSocketClientMutualTLSTests {
             url: URL(string: "wss://127.0.0.1:\(server.port)/")!, heartbeatInterval: .seconds(5),
             // Generous: a loaded machine must not turn a refusal into a connect timeout (and a retry).
             heartbeatTimeout: .seconds(5), connectTimeout: .seconds(30), pathMonitoring: .none)
-        configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(
+            base: .milliseconds(50), factor: 1, cap: .milliseconds(50), jitterPercent: 0)
         configuration.tls = TLSOptions(
             additionalTrustRoots: [.pem(Data(Self.serverAuthority.certificate.certificatePEM))],
             clientIdentity: identity.map {

@@ -38,7 +38,7 @@ import TetherTestServer
         var configuration = WebSocketConfiguration(
             url: URL(string: url)!, heartbeatTimeout: .seconds(5), pathMonitoring: .none)
         configuration.tls = Self.trusting
-        configuration.backoff = BackoffPolicy(base: 10, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(base: .milliseconds(10), jitterPercent: 0)
         return configuration
     }
 

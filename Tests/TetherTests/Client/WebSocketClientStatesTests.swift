@@ -15,7 +15,8 @@ import TetherTesting
     func makeClient(clock: (some Clock<Duration>)? = ManualClock?.none) throws -> WebSocketClient {
         let configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://example.test/feed")!, heartbeatInterval: .seconds(60),
-            backoff: BackoffPolicy(base: 4_000, jitterPercent: 0), pathMonitoring: .none, transport: self.transport)
+            backoff: BackoffPolicy(base: .seconds(4), jitterPercent: 0), pathMonitoring: .none,
+            transport: self.transport)
         guard let clock else { return try WebSocketClient(configuration: configuration, clock: self.clock) }
         return try WebSocketClient(configuration: configuration, clock: clock)
     }

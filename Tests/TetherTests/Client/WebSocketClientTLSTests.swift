@@ -64,7 +64,8 @@ struct WebSocketClientTLSTests {
         legacy.legacyVersionsOnlyForTesting = true
         let server = try TestServer(configuration: .init(tls: TestServerTLS(legacy)))
         var configuration = self.configuration(server)
-        configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(
+            base: .milliseconds(50), factor: 1, cap: .milliseconds(50), jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration)
         let recorder = EventRecorder(client.events)
         await client.start()
@@ -100,7 +101,8 @@ struct WebSocketClientTLSTests {
             context.index == 1 ? .reset(afterMilliseconds: 100) : .echo
         }
         var configuration = self.configuration(server)
-        configuration.backoff = BackoffPolicy(base: 50, factor: 1, cap: 50, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(
+            base: .milliseconds(50), factor: 1, cap: .milliseconds(50), jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration)
         let recorder = EventRecorder(client.events)
         await client.start()

@@ -43,9 +43,9 @@ import TetherCore
         ("interfaceSwitch.drain", { $0.interfaceSwitch = .makeBeforeBreak(drain: .milliseconds(-1)) }),
         ("timerTolerance", { $0.timerTolerance = .milliseconds(-1) }),
         ("maximumMessageSize", { $0.maximumMessageSize = 0 }),
-        ("backoff.base", { $0.backoff.base = -1 }),
+        ("backoff.base", { $0.backoff.base = .milliseconds(-1) }),
         ("backoff.factor", { $0.backoff = BackoffPolicy(factor: 0) }),
-        ("backoff.cap", { $0.backoff.cap = -1 }),
+        ("backoff.cap", { $0.backoff.cap = .milliseconds(-1) }),
         ("backoff.jitterPercent", { $0.backoff.jitterPercent = -10 }),
     ]
 
@@ -62,6 +62,24 @@ import TetherCore
             #expect(error.property == property)
             #expect(error.description.contains("WebSocketConfiguration.\(property)"))
         }
+    }
+
+    /// Delivery's bounds are declared once, in `delivery` beside the app's functions: the machine's copy is made from
+    /// them (`machineSession`), and one out of range is refused under the name the app sets.
+    @Test func deliveryBoundsAreDeclaredInDeliveryAndReachTheMachine() throws {
+        var configuration = WebSocketConfiguration(url: Self.url)
+        configuration.delivery.acknowledgements = AcknowledgementOptions(maximumWrites: 3) { _ in .none }
+        configuration.delivery.feeds = FeedOptions(limits: FeedLimits(maximumStreams: 2), positions: ["a": 7]) { _ in
+            nil
+        }
+        try configuration.validate()
+        let machine = configuration.machineSession.delivery
+        #expect(machine.maximumWrites == 3 && machine.feedLimits.maximumStreams == 2 && machine.feedPositions == ["a": 7])
+        #expect(configuration.machineSession.greets == false)  // a feed without `resume` asks for no greeting
+        configuration.delivery.acknowledgements?.maximumWrites = 0
+        #expect(throws: WebSocketConfigurationError(
+            property: "delivery.acknowledgements.maximumWrites", requirement: "at least 1", value: "0"
+        )) { try configuration.validate() }
     }
 
     @Test func makeBeforeBreakIsAcceptedWithADrainOfAtLeastZero() throws {
@@ -120,7 +138,7 @@ import TetherCore
         configuration.closeTimeout = .zero
         configuration.timerTolerance = .zero
         configuration.maximumMessageSize = 1
-        configuration.backoff = BackoffPolicy(base: 0, factor: 1, cap: 0, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(base: .zero, factor: 1, cap: .zero, jitterPercent: 0)
         try configuration.validate()
         _ = try WebSocketClient(configuration: configuration)
     }

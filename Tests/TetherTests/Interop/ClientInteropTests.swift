@@ -205,7 +205,7 @@ struct ClientInteropTests {
             url: try #require(URL(string: "\(tls ? "wss" : "ws")://127.0.0.1:\(port)\(path)")),
             heartbeatInterval: interval,
             heartbeatTimeout: timeout,
-            backoff: BackoffPolicy(base: 40, factor: 2, cap: 400, jitterPercent: 50),
+            backoff: BackoffPolicy(base: .milliseconds(40), factor: 2, cap: .milliseconds(400), jitterPercent: 50),
             closeTimeout: .milliseconds(300),
             pathMonitoring: .none
         )

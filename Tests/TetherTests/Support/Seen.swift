@@ -16,7 +16,7 @@ enum Seen: Equatable, CustomStringConvertible {
     init(_ event: TransportEvent) {
         switch event {
         case .redirected(let status, let url): self = .redirected(status, url.absoluteString)
-        case .opened(let subprotocol): self = .opened(subprotocol)
+        case .opened(let handshake): self = .opened(handshake.subprotocol)
         case .message(.text(let text)): self = .text(text)
         case .message(.binary(let data)): self = .binary(data)
         case .pong(let id): self = .pong(id)

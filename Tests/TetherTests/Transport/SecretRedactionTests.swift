@@ -108,6 +108,16 @@ import TetherPOSIX
         SecretHolder(
             name: "TransportRequest (headers, URL query)",
             value: request(headers: [("Authorization", token)]), secrets: [token, queryToken], containers: []),
+        SecretHolder(
+            name: "ConnectionRequest (headers, URL query)",
+            value: ConnectionRequest(url: Self.url, headers: [("Authorization", token)]), secrets: [token, queryToken],
+            containers: []),
+        SecretHolder(
+            name: "HandshakeResult (the response headers kept)",
+            value: HandshakeResult(subprotocol: "chat", headers: [("Set-Cookie", token)]), secrets: [token],
+            containers: [ConnectionState(
+                phase: .open, generation: 1, attempts: 0, retryAt: nil, failure: nil, lastRTT: nil, path: .available,
+                handshake: HandshakeResult(headers: [("Set-Cookie", token)]))]),
         identityHolder("TLSOptions.ClientIdentity (PEM, encrypted key)", pemIdentity),
         identityHolder("TLSOptions.ClientIdentity (PEM files)", pemFileIdentity),
         identityHolder("TLSOptions.ClientIdentity (PKCS#12)", pkcs12Identity),

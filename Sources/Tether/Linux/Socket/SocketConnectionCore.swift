@@ -123,7 +123,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         guard case .idle = self.state else { return }
         self.bound = bound
         self.stopwatch.start()
-        let deadline = ContinuousClock.now + .milliseconds(self.request.connectTimeout)
+        let deadline = ContinuousClock.now + self.request.connectTimeout
         self.connectDeadline = deadline
         let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
         self.connect(to: endpoint, timer: timer, bound: bound, redirected: false)
@@ -243,7 +243,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.state = .handshaking(Handshaking(
             endpoint: endpoint, connectTimer: connectTimer,
             address: endpoint.proxy == nil ? tcp.remoteAddress?.description : nil, stream: stream,
-            parser: HandshakeResponseParser(handshake: endpoint.handshake)))
+            parser: HandshakeResponseParser(
+                handshake: endpoint.handshake, keepingHeaders: self.request.responseHeaderNames)))
         if !(takingOver && stream === tcp) { stream.setStreamHandler(self) }
         // A failed write ends the connection, which `ended` reports.
         endpoint.handshake.request.withUnsafeBytes { stream.write(borrowing: $0, sealing: false, completion: nil) }
@@ -312,7 +313,8 @@ final class SocketConnectionCore: ByteStreamHandler {
         var engine = WebSocketConnection(
             .init(
                 role: .client, maximumMessageSize: self.request.maximumMessageSize,
-                outbound: self.request.outboundWatermarks, closeTimeoutMilliseconds: self.request.closeTimeout,
+                outbound: self.request.outboundWatermarks,
+                closeTimeoutMilliseconds: self.request.closeTimeout.milliseconds,
                 compression: compression),
             random: MaskingEntropy())
         engine.bytesReceived(response.remaining)
@@ -322,7 +324,9 @@ final class SocketConnectionCore: ByteStreamHandler {
             stream: handshaking.stream, engine: engine, delegate: self, tracksArrival: true)
         self.state = .open(webSocket)
         self.slot.open(webSocket)
-        self.outlet.emit(.opened(subprotocol: response.subprotocol))
+        self.outlet.emit(.opened(HandshakeResult(
+            subprotocol: response.subprotocol, extensionElements: response.extensions,
+            compression: compression?.parameters, headers: response.headers)))
         webSocket.start()
     }
 
@@ -616,7 +620,7 @@ extension SocketConnectionCore: WebSocketDriverDelegate {
         case .peerClosed, .protocolViolation:
             self.finish(end)
         case .receiveFailed, .closedLocally, .connectFailed, .handshakeRejected, .handshakeInvalid, .proxyRejected,
-            .socksRejected, .proxyUnreachable, .tlsFailed, .redirectFailed:
+            .socksRejected, .proxyUnreachable, .tlsFailed, .redirectFailed, .requestFailed:
             self.finish(end, failedPings: failedPings)
         }
     }

@@ -59,6 +59,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     let events: AsyncStream<TransportEvent>
     private let sink: AsyncStream<TransportEvent>.Continuation
     private let closeTimeout: Int
+    /// The response headers to keep, by name (`TransportRequest.responseHeaderNames`).
+    private let responseHeaderNames: [String]
     private let clock: any Clock<Duration>
     private let state = Mutex(State())
     /// The redirects followed so far (asked on the delegate's queue, one at a time).
@@ -93,7 +95,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
         (self.events, self.sink) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-        self.closeTimeout = request.closeTimeout
+        self.closeTimeout = request.closeTimeout.milliseconds
+        self.responseHeaderNames = request.responseHeaderNames
         self.clock = clock
         self.redirects = Mutex(RedirectChain(start: request.url, limit: request.maximumRedirects))
         self.proxy = request.proxy
@@ -103,7 +106,7 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             return
         }
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.timeoutInterval = Double(request.connectTimeout) / 1000
+        urlRequest.timeoutInterval = Double(request.connectTimeout.milliseconds) / 1000
         for header in request.headers {
             urlRequest.addValue(header.value, forHTTPHeaderField: header.name)
         }
@@ -222,7 +225,7 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             state.opened = true
             return true
         }
-        if first { self.sink.yield(.opened(subprotocol: subprotocol)) }
+        if first { self.sink.yield(.opened(self.handshake(subprotocol: subprotocol))) }
     }
 
     func taskDidClose(code: Int, reason: Data?) {
@@ -315,6 +318,21 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
     }
 
     // MARK: Internals
+
+    /// What the handshake agreed, read from the task's response: its `Sec-WebSocket-Extensions` (the platform's own
+    /// offer; Tether offers none through this transport) and the headers asked for, each as the platform gives it (a
+    /// header the server repeated, as one value joined with commas).
+    private func handshake(subprotocol: String?) -> HandshakeResult {
+        let response = self.task.withLock { $0 }?.response
+        let extensions = response?.value(forHTTPHeaderField: "Sec-WebSocket-Extensions").map(ExtensionElement.list)
+        let headers = self.responseHeaderNames.compactMap { name in
+            response?.value(forHTTPHeaderField: name).map { (name: name, value: $0) }
+        }
+        return HandshakeResult(
+            subprotocol: subprotocol, extensions: (extensions ?? []).map(WebSocketExtension.init),
+            compression: extensions.flatMap { PerMessageDeflate.agreement(in: $0.map(\.headerText)) },
+            headers: headers)
+    }
 
     private func receiveNext(_ task: any WebSocketTask) {
         task.receive { [weak self] result in

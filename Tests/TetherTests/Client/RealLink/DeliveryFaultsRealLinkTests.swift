@@ -142,7 +142,8 @@ import TetherTesting
         var configuration = WebSocketClient.Configuration(
             url: URL(string: "ws://127.0.0.1:\(proxy.port)/faults")!, heartbeatInterval: .milliseconds(250),
             heartbeatTimeout: .milliseconds(400), connectTimeout: .seconds(3),
-            backoff: BackoffPolicy(base: 50, factor: 2, cap: 400), closeTimeout: .milliseconds(300),
+            backoff: BackoffPolicy(base: .milliseconds(50), factor: 2, cap: .milliseconds(400)),
+            closeTimeout: .milliseconds(300),
             pathMonitoring: .none)
         configuration.recordsHeartbeats = false
         configuration.delivery.acknowledgements = TestServerDeliveryProtocol.acknowledgements()

@@ -64,7 +64,7 @@ import TetherTesting
                     heartbeatTimeout: heartbeatTimeout,
                     connectTimeout: .seconds(1),
                     probeTimeout: probeTimeout,
-                    backoff: BackoffPolicy(base: 200, factor: 2, cap: 1_000, jitterPercent: 50),
+                    backoff: BackoffPolicy(base: .milliseconds(200), factor: 2, cap: .seconds(1), jitterPercent: 50),
                     closeTimeout: .milliseconds(200),
                     pathMonitoring: .custom { monitor },
                     transport: SocketTransport(namespace: fixture.watchedPath)

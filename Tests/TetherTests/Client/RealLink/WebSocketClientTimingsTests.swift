@@ -17,7 +17,7 @@ import TetherTesting
         var configuration = WebSocketConfiguration(
             url: URL(string: url)!, heartbeatTimeout: .seconds(5), connectTimeout: connectTimeout,
             pathMonitoring: .none)
-        configuration.backoff = BackoffPolicy(base: 10_000, jitterPercent: 0)  // one attempt per test
+        configuration.backoff = BackoffPolicy(base: .seconds(10), jitterPercent: 0)  // one attempt per test
         return configuration
     }
 

@@ -17,7 +17,7 @@ import TetherTesting
     static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
 
     private func connect(_ url: URL, proxy: ProxyConfiguration, tls: TLSOptions = Self.trusting) -> ClientProbe {
-        let request = TransportRequest(url: url, connectTimeout: 5_000, tls: tls, proxy: proxy)
+        let request = TransportRequest(url: url, connectTimeout: .seconds(5), tls: tls, proxy: proxy)
         return ClientProbe(SocketTransport().connect(request))
     }
 

@@ -22,7 +22,7 @@ import TetherTestSupport
         proxy: ProxyConfiguration = .none
     ) -> ClientProbe {
         let request = TransportRequest(
-            url: URL(string: url)!, headers: headers, connectTimeout: 10_000, tls: Self.trusting, proxy: proxy,
+            url: URL(string: url)!, headers: headers, connectTimeout: .seconds(10), tls: Self.trusting, proxy: proxy,
             maximumRedirects: maximumRedirects)
         return ClientProbe(SocketTransport().connect(request))
     }
@@ -149,7 +149,7 @@ import TetherTestSupport
             for _ in 0..<10 {
                 group.addTask {
                     let request = TransportRequest(
-                        url: URL(string: plain.url(path: "/a"))!, connectTimeout: 10_000, tls: Self.trusting)
+                        url: URL(string: plain.url(path: "/a"))!, connectTimeout: .seconds(10), tls: Self.trusting)
                     var client = ClientProbe(transport.connect(request))
                     var seen: [Seen] = []
                     for _ in 0..<3 { seen.append(await client.next() ?? .ended(.closedLocally)) }

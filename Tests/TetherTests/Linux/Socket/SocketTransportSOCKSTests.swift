@@ -27,7 +27,7 @@ import TetherTesting
 
     private func connect(_ url: URL, proxy: ProxyConfiguration, tls: TLSOptions = Self.trusting) -> ClientProbe {
         // A deadline far from what the tests measure: the parallel suite once kept a scripted proxy from answering in 5 s.
-        let request = TransportRequest(url: url, connectTimeout: 30_000, tls: tls, proxy: proxy)
+        let request = TransportRequest(url: url, connectTimeout: .seconds(30), tls: tls, proxy: proxy)
         return ClientProbe(SocketTransport().connect(request))
     }
 

@@ -17,7 +17,7 @@ import TetherTestServer
     static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
 
     private func connect(_ url: URL, tls: TLSOptions = Self.trusting) -> ClientProbe {
-        ClientProbe(SocketTransport().connect(TransportRequest(url: url, connectTimeout: 5_000, tls: tls)))
+        ClientProbe(SocketTransport().connect(TransportRequest(url: url, connectTimeout: .seconds(5), tls: tls)))
     }
 
     @Test func anExtraCAOpensAndCarriesMessagesBothWaysThenClosesWithCloseNotify() async throws {
@@ -73,7 +73,8 @@ import TetherTestServer
         let transport = SocketTransport()
         for index in 1...2 {
             var client = ClientProbe(
-                transport.connect(TransportRequest(url: URL(string: server.url())!, connectTimeout: 5_000, tls: options)))
+                transport.connect(
+                    TransportRequest(url: URL(string: server.url())!, connectTimeout: .seconds(5), tls: options)))
             #expect(await client.next() == .opened(nil))
             client.connection.close(code: 1000, reason: "")
             #expect(await client.rest() == [.ended(.closedLocally)])

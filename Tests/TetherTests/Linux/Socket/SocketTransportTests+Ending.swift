@@ -310,7 +310,8 @@ extension SocketTransportTests {
         defer { try? FileManager.default.removeItem(at: hosts) }
         var dialer = SocketDialer.direct
         dialer.hostsFile = hosts.path
-        let request = TransportRequest(url: URL(string: "ws://both.invalid:\(reserved.port)/")!, connectTimeout: 10_000)
+        let request = TransportRequest(
+            url: URL(string: "ws://both.invalid:\(reserved.port)/")!, connectTimeout: .seconds(10))
         var client = ClientProbe(SocketConnection(request: request, loop: .shared, dialer: dialer))
         let ends = await client.rest()
         #expect(ends == [.ended(.connectFailed(.refused, tried: [
@@ -327,7 +328,8 @@ extension SocketTransportTests {
     /// (`SO_BINDTODEVICE`'s `ENODEV`), with the address tried, instead of leaving by another interface.
     @Test func anInterfaceTheHostDoesNotHaveFailsTheConnectInsteadOfLeavingByAnother() async throws {
         let reserved = try ReservedPort()
-        var request = TransportRequest(url: URL(string: "ws://127.0.0.1:\(reserved.port)/")!, connectTimeout: 10_000)
+        var request = TransportRequest(
+            url: URL(string: "ws://127.0.0.1:\(reserved.port)/")!, connectTimeout: .seconds(10))
         request.interface = "nosuch0"
         var client = ClientProbe(SocketConnection(request: request, loop: .shared, dialer: .direct))
         let failure = ConnectFailure.system(ENODEV)
@@ -447,7 +449,7 @@ extension SocketTransportTests {
         var peer = try ScriptedPeer()
         var configuration = WebSocketConfiguration(url: peer.url("/feed"), transport: SocketTransport())
         configuration.pathMonitoring = .none
-        configuration.backoff = BackoffPolicy(base: 10_000, jitterPercent: 0)  // one attempt is enough here
+        configuration.backoff = BackoffPolicy(base: .seconds(10), jitterPercent: 0)  // one attempt is enough here
         let client = try WebSocketClient(configuration: configuration)
         let recorder = EventRecorder(client.events)
         await client.start()

@@ -55,7 +55,7 @@ import TetherTesting
         var handshakes: [AttemptTimings.TLSHandshake?] = []
         for _ in 1...2 {
             var client = ClientProbe(transport.connect(
-                TransportRequest(url: URL(string: server.url())!, connectTimeout: 5_000, tls: options)))
+                TransportRequest(url: URL(string: server.url())!, connectTimeout: .seconds(5), tls: options)))
             #expect(await client.next() == .opened(nil))
             let timings = try #require(client.connection.attemptTimings())
             #expect(timings.tls?.finished == true && timings.upgrade?.finished == true)
@@ -74,7 +74,7 @@ import TetherTesting
         defer { proxy.stop() }
         let server = try TestServer(configuration: .init(tls: Self.authority.issue().serverTLS), scenario: .echo)
         let request = TransportRequest(
-            url: URL(string: server.url())!, connectTimeout: 5_000, tls: Self.trusting,
+            url: URL(string: server.url())!, connectTimeout: .seconds(5), tls: Self.trusting,
             proxy: .http(HTTPProxy(host: "127.0.0.1", port: proxy.port)))
         var client = ClientProbe(SocketTransport().connect(request))
         #expect(await client.next() == .opened(nil))
@@ -127,7 +127,7 @@ import TetherTesting
         defer { try? FileManager.default.removeItem(at: hosts) }
         var dialer = SocketDialer.direct
         dialer.hostsFile = hosts.path
-        let request = TransportRequest(url: URL(string: "ws://dual.timings.test:\(port)/")!, connectTimeout: 5_000)
+        let request = TransportRequest(url: URL(string: "ws://dual.timings.test:\(port)/")!, connectTimeout: .seconds(5))
         var client = ClientProbe(SocketConnection(request: request, loop: .shared, dialer: dialer))
         #expect(await client.next() == .opened(nil))
         let timings = try #require(client.connection.attemptTimings())

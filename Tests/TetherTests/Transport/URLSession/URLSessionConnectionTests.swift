@@ -25,8 +25,8 @@ import FoundationNetworking
             self.connection = transport.connect(
                 TransportRequest(
                     url: URL(string: url)!, headers: [(name: "Authorization", value: "Bearer t")],
-                    subprotocols: ["chat", "v2"], maximumMessageSize: maximumMessageSize, connectTimeout: 4_000,
-                    closeTimeout: closeTimeout, proxy: proxy, maximumRedirects: maximumRedirects
+                    subprotocols: ["chat", "v2"], maximumMessageSize: maximumMessageSize, connectTimeout: .seconds(4),
+                    closeTimeout: .milliseconds(closeTimeout), proxy: proxy, maximumRedirects: maximumRedirects
                 )
             )
         }

@@ -49,7 +49,7 @@ import TetherTesting
         var configuration = WebSocketConfiguration(
             url: URL(string: "wss://example.test/feed")!, pathMonitoring: .none,
             transport: URLSessionTransport(factory: factory, clock: ManualClock()))
-        configuration.backoff = BackoffPolicy(base: 60_000, jitterPercent: 0)
+        configuration.backoff = BackoffPolicy(base: .seconds(60), jitterPercent: 0)
         let client = try WebSocketClient(configuration: configuration, clock: ManualClock(), randomSeed: 1)
         let recorder = EventRecorder(client.events)
         await client.start()

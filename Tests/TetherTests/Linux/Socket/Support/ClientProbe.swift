@@ -25,7 +25,7 @@ struct ClientProbe {
     ) {
         let request = TransportRequest(
             url: url, headers: headers, subprotocols: subprotocols, maximumMessageSize: maximumMessageSize,
-            connectTimeout: connectTimeout, closeTimeout: closeTimeout
+            connectTimeout: .milliseconds(connectTimeout), closeTimeout: .milliseconds(closeTimeout)
         )
         self.init(SocketTransport().connect(request))
     }
