@@ -78,3 +78,5 @@ public typealias SessionConfiguration = TetherCore.SessionConfiguration
 public typealias SettingOutOfRange = TetherCore.SettingOutOfRange
 /// What both ends agreed for permessage-deflate (`HandshakeResult.compression`).
 public typealias PerMessageDeflateParameters = TetherWire.PerMessageDeflateParameters
+/// How long each step of a connection attempt took (`LogRecord.timings`, `TransportConnection.attemptTimings()`).
+public typealias AttemptTimings = TetherCore.AttemptTimings

@@ -103,6 +103,7 @@ public final class InMemoryConnection: TransportConnection {
         var holdsSends = false
         var inboundProgress: InboundProgress?
         var progressAsked = 0
+        var attemptTimings: AttemptTimings?
         /// Held sends by ticket, in the order they came.
         var heldSends: [Int: HeldSend] = [:]
         var nextHeldSend = 0
@@ -227,6 +228,17 @@ public final class InMemoryConnection: TransportConnection {
             state.progressAsked += 1
             return state.inboundProgress
         }
+    }
+
+    /// Plays how long the attempt's steps took: `attemptTimings()` returns them from now on, so that the client puts
+    /// them on the attempt's `opened` or failure `closed` record (emit `.opened` or `.ended` after setting them). Nil
+    /// (the default): a transport that does not measure.
+    public func setAttemptTimings(_ timings: AttemptTimings?) {
+        self.state.withLock { $0.attemptTimings = timings }
+    }
+
+    public func attemptTimings() -> AttemptTimings? {
+        self.state.withLock { $0.attemptTimings }
     }
 
     public func sendPing(id: UInt64) {

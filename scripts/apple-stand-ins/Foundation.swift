@@ -21,7 +21,8 @@
 // Checked against, in xybp888/iOS-SDKs iPhoneOS18.0.sdk/System/Library/Frameworks/Foundation.framework/:
 //   Headers/NSURLSession.h: NSURLSession, NSURLSessionConfiguration (connectionProxyDictionary), NSURLSessionTask,
 //     NSURLSessionWebSocketTask and NSURLSessionWebSocketCloseCode, NSURLSessionAuthChallengeDisposition, the
-//     delegate protocols and their NS_SWIFT_SENDABLE completion handlers
+//     delegate protocols and their NS_SWIFT_SENDABLE completion handlers, NSURLSessionTaskMetrics and
+//     NSURLSessionTaskTransactionMetrics (the dates and remoteAddress)
 //   Headers/NSURLProtectionSpace.h: NSURLProtectionSpace (serverTrust, distinguishedNames), the authentication methods
 //   Headers/NSURLRequest.h: NSURLRequestCachePolicy
 // and, for what that copy does not hold: NSURLCredential.h as Apple's header declares it (Copyright 2003-2019:
@@ -100,6 +101,40 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
     open func resume() { standIn() }
     /// `- (void)suspend;`
     open func suspend() { standIn() }
+}
+
+/// `NS_SWIFT_SENDABLE API_AVAILABLE(macosx(10.12), ios(10.0), watchos(3.0), tvos(10.0))`
+/// `@interface NSURLSessionTaskTransactionMetrics : NSObject`: the properties Tether reads.
+open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
+    /// `@property (nullable, copy, readonly) NSDate *fetchStartDate;`
+    open var fetchStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *domainLookupStartDate;`
+    open var domainLookupStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *domainLookupEndDate;`
+    open var domainLookupEndDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *connectStartDate;`
+    open var connectStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *secureConnectionStartDate;`
+    open var secureConnectionStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *secureConnectionEndDate;`
+    open var secureConnectionEndDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *connectEndDate;`
+    open var connectEndDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *requestStartDate;`
+    open var requestStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSDate *responseStartDate;`
+    open var responseStartDate: Date? { standIn() }
+    /// `@property (nullable, copy, readonly) NSString *remoteAddress API_AVAILABLE(macos(10.15), ios(13.0), ...);`
+    open var remoteAddress: String? { standIn() }
+}
+
+/// `NS_SWIFT_SENDABLE API_AVAILABLE(macosx(10.12), ios(10.0), watchos(3.0), tvos(10.0))`
+/// `@interface NSURLSessionTaskMetrics : NSObject`
+open class URLSessionTaskMetrics: NSObject, @unchecked Sendable {
+    /// `@property (copy, readonly) NSArray<NSURLSessionTaskTransactionMetrics *> *transactionMetrics;`
+    open var transactionMetrics: [URLSessionTaskTransactionMetrics] { standIn() }
+    /// `@property (copy, readonly) NSDateInterval *taskInterval;` (bridged to `DateInterval`)
+    open var taskInterval: DateInterval { standIn() }
 }
 
 /// `NS_SWIFT_SENDABLE @interface NSURLSessionWebSocketTask : NSURLSessionTask` (iOS 13)
@@ -198,6 +233,11 @@ public enum URLSessionDelegateMethods {
     /// `- URLSession:task:didCompleteWithError:` of NSURLSessionTaskDelegate.
     public protocol TaskDidComplete: URLSessionTaskDelegate {
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+    }
+
+    /// `- URLSession:task:didFinishCollectingMetrics:` of NSURLSessionTaskDelegate (iOS 10).
+    public protocol TaskDidFinishCollecting: URLSessionTaskDelegate {
+        func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics)
     }
 
     /// `- URLSession:webSocketTask:didOpenWithProtocol:` of NSURLSessionWebSocketDelegate.

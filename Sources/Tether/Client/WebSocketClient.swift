@@ -315,6 +315,7 @@ public actor WebSocketClient {
                 generation: generation, status: status, location: url.redactedForLogs, now: now)
             self.afterEvent()
         case .opened(let handshake):
+            self.reportTimings(of: generation, now: now)
             self.connections.opened(generation, handshake)
             self.handle(self.machine.transportOpened(generation: generation, now: now))
         case .message(let message):
@@ -330,6 +331,7 @@ public actor WebSocketClient {
         case .pingFailed(let id):
             self.handle(self.machine.pingFailed(generation: generation, ping: id, now: now))
         case .ended(let end):
+            self.reportTimings(of: generation, now: now)
             self.connections.remove(generation)
             self.handle(self.machine.transportEnded(generation: generation, end: end, now: now))
         }
@@ -387,7 +389,17 @@ public actor WebSocketClient {
            let progress = self.connections[generation]?.inboundProgress() {
             self.machine.inboundProgressReported(generation: generation, progress, now: now)
         }
+        if let generation = self.machine.attemptTimingsWanted(now: now) {
+            self.reportTimings(of: generation, now: now)
+        }
         self.handle(self.machine.timerFired(now: now))
+    }
+
+    /// Hands the machine the timings of `generation`'s attempt, if its transport measures them (the machine keeps
+    /// them only while that attempt is connecting).
+    private func reportTimings(of generation: Int, now: Int) {
+        guard let timings = self.connections[generation]?.attemptTimings() else { return }
+        self.machine.attemptTimed(generation: generation, timings, now: now)
     }
 
     // MARK: - Running actions

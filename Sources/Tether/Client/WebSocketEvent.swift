@@ -58,7 +58,8 @@ public enum WebSocketEvent: Sendable, CustomStringConvertible {
 }
 
 extension LogRecord {
-    /// One line, `key=value` pairs, with nothing but the record's own typed fields.
+    /// One line, `key=value` pairs, with nothing but the record's own typed fields, then its attempt's timings
+    /// (`resolve_ms=0 tcp=127.0.0.1:8080(connected,+0,1ms) upgrade_ms=1`, the names of `AttemptTimings.fields`).
     public var logLine: String {
         var line = "t=\(self.time) gen=\(self.generation) event=\(self.kind.rawValue) from=\(self.from) to=\(self.to)"
         for (name, value) in self.event.fields where name != "detail" {  // a detail has spaces: JSON only
@@ -66,6 +67,15 @@ extension LogRecord {
             case .number(let number): line += " \(name)=\(number)"
             case .name(let text): line += " \(name)=\(text)"
             }
+        }
+        guard let timings = self.timings else { return line }
+        for (name, value) in timings.fields {
+            guard name == "tcp" else {
+                line += " \(name)=\(value)"
+                continue
+            }
+            let attempts = timings.tcp.map { "\($0.address)(\($0.outcome),+\($0.start),\($0.duration)ms)" }
+            line += " tcp=" + attempts.joined(separator: ",")
         }
         return line
     }

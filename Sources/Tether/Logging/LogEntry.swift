@@ -10,7 +10,9 @@ public struct LogEntry: Sendable {
     public var message: String
     /// The record's fields, with the names of `tether connect --events jsonl`: `t` (the client's monotonic time, ms),
     /// `gen`, `from`, `to`, then the event's own (`reason`, `detail`, `code`, `status`, `location`, `rtt_ms`,
-    /// `attempt`, `delay_ms`, ...); `dropped` for the entry that counts lost records. Each value prints as itself.
+    /// `attempt`, `delay_ms`, ...), then an attempt's timings on its `opened` and failure `closed` records
+    /// (`resolve_ms`, `tcp`, `proxy_ms`, `tls_ms`, `tls`, `upgrade_ms`, `greeting_ms`: `AttemptTimings.fields`);
+    /// `dropped` for the entry that counts lost records. Each value prints as itself.
     public var metadata: [(key: String, value: LogRecord.Event.FieldValue)]
     /// The record, for a logger that wants more than the metadata; nil for the entry that counts lost records.
     public var record: LogRecord?
@@ -24,6 +26,9 @@ public struct LogEntry: Sendable {
             ("from", .name(record.from.description)), ("to", .name(record.to.description)),
         ]
         for (name, value) in record.event.fields {
+            metadata.append((name, value))
+        }
+        for (name, value) in record.timings?.fields ?? [] {
             metadata.append((name, value))
         }
         self.metadata = metadata

@@ -39,6 +39,12 @@ public protocol TransportConnection: AnyObject, Sendable {
     /// Any thread; cheap enough to call at a deadline, not meant for every read.
     func inboundProgress() -> InboundProgress?
 
+    /// How long each step of the attempt took so far (see `AttemptTimings`): final once the connection reported
+    /// `.opened` or an `.ended` before it; before that, the steps reached, the running one unfinished. The client
+    /// asks when the connection opens or ends before it, and at its connect deadline, and puts the answer on the
+    /// attempt's record (`LogRecord.timings`). Nil (the default): the transport does not measure. Any thread.
+    func attemptTimings() -> AttemptTimings?
+
     /// Where the consumer of `events` should run, if the transport has a better place than the global
     /// concurrent executor: the socket transport names its event loop, so that an event is handled on the thread
     /// that read it instead of waking another. Work run there must not block. Nil (the default): no preference.
@@ -57,4 +63,6 @@ extension TransportConnection {
     public func holdReading(_ held: Bool) {}
 
     public func inboundProgress() -> InboundProgress? { nil }
+
+    public func attemptTimings() -> AttemptTimings? { nil }
 }

@@ -38,6 +38,7 @@ enum CheckScenarios {
         run.expect(pongsSent >= 2, "server answered the pings", "\(pongsSent) pongs sent")
         run.note("rtt", pongs.map { "\($0.rtt ?? 0)ms" }.joined(separator: ","))
         run.note("phase", state.phase.name)
+        Self.expectTimings(run, on: opened, lastTCP: .connected, upgraded: true)
     }
 
     static func pongDelayInside(_ run: ScenarioRun) async throws(CheckFailure) {
@@ -181,6 +182,7 @@ enum CheckScenarios {
                    retries.map { String($0.attempt ?? 0) }.joined(separator: ", "))
         run.note("reason", closes.first?.reason?.name ?? "none")
         run.note("delays", delays.map { "\($0)ms" }.joined(separator: ","))
+        Self.expectTimings(run, on: closes.first, lastTCP: .failed(.refused), upgraded: false)
         _ = client
     }
 
@@ -518,6 +520,10 @@ enum CheckScenarios {
         run.note("scheme", "wss")
         run.note("pin", "leaf SPKI")
         run.note("rtt", pongs.map { "\($0.rtt ?? 0)ms" }.joined(separator: ","))
+        // A context of its own (the pin): the first connection's TLS is a full handshake.
+        run.expect(opened?.timings?.tls?.finished == true && opened?.timings?.tlsHandshake == .full,
+                   "the opened record times a full TLS handshake", opened?.timings.map { "\($0)" } ?? "none")
+        Self.expectTimings(run, on: opened, lastTCP: .connected, upgraded: true)
     }
 
     static func tlsBadCertificate(_ run: ScenarioRun) async throws(CheckFailure) {

@@ -305,15 +305,17 @@ package enum ConnectCommand {
     }
 
     /// The stderr line for a connection attempt that failed and will be tried again, with why (for example
-    /// `attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)`); nil for any other
-    /// record. A failure that stops the session gets its `stopped:` line instead.
+    /// `attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)`), then the steps the attempt
+    /// reached when the transport timed them (`[resolve +0 0ms, tcp [127.0.0.1:1 +0 0ms refused]]`); nil for any
+    /// other record. A failure that stops the session gets its `stopped:` line instead.
     static func attemptFailure(_ record: LogRecord) -> String? {
         guard record.kind == .closed, record.from == .connecting, record.to != .failed, let reason = record.reason,
             reason != .userStopped, reason != .enteredBackground
         else {
             return nil
         }
-        return "attempt failed: \(reason.name)\(Self.detail(of: reason))\n"
+        let timings = record.timings.map { " [\($0)]" } ?? ""
+        return "attempt failed: \(reason.name)\(Self.detail(of: reason))\(timings)\n"
     }
 
     /// The reason a session stopped on, as its `stopped:` line names it: the reason, its detail, and for a refusal of

@@ -23,13 +23,21 @@ public struct LogRecord: Equatable, Sendable {
     public var to: SessionPhase
     /// What happened, with its own fields.
     public var event: Event
+    /// How long each step of the attempt took: on the `.opened` record of an attempt, and on the `.closed` record
+    /// of an attempt that ended before it opened (with the steps reached); nil on every other record, and where the
+    /// transport does not measure (see `AttemptTimings`).
+    public var timings: AttemptTimings?
 
-    public init(generation: Int, time: Int, from: SessionPhase, to: SessionPhase, event: Event) {
+    public init(
+        generation: Int, time: Int, from: SessionPhase, to: SessionPhase, event: Event,
+        timings: AttemptTimings? = nil
+    ) {
         self.generation = generation
         self.time = time
         self.from = from
         self.to = to
         self.event = event
+        self.timings = timings
     }
 
     /// What a record says happened. Each case carries the fields that belong to it, and only those.

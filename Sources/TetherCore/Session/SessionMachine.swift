@@ -289,6 +289,9 @@ public struct SessionMachine: Sendable {
     /// Actions of the latest event after the one it returned, in order (`followUp()`): only a handover's events
     /// have more than one (two transports to close, or one to close and one to probe).
     var followUps: [SessionAction] = []
+    /// The timings the connecting transport reported, until its `.opened` or `.closed` record carries them
+    /// (`SessionMachine+Timings`).
+    var attemptTimings: PendingTimings?
 
     /// - Parameters:
     ///   - configuration: timing and policies (default `SessionConfiguration()`), every setting in range: one out
@@ -460,6 +463,7 @@ public struct SessionMachine: Sendable {
         }
         guard !self.configuration.greets else {
             self.state.stage = .live(.connecting(deadline: deadline, greeting: true))
+            self.attemptTimings?.greetingStarted(generation: generation, now: now)
             self.record(.greeting, now: now, from: self.state.phase)
             return .sendGreeting(generation: generation)
         }
@@ -1095,7 +1099,9 @@ public struct SessionMachine: Sendable {
             self.state.lastEnd = reason
         }
         self.records.append(
-            LogRecord(generation: generation, time: now, from: from, to: to ?? self.state.phase, event: event)
+            LogRecord(
+                generation: generation, time: now, from: from, to: to ?? self.state.phase, event: event,
+                timings: self.timings(for: event, generation: generation, now: now))
         )
     }
 

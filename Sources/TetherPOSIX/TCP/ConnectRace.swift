@@ -72,11 +72,17 @@ final class ConnectRace: Sendable {
         var outcomes: [(index: Int, error: SocketError)] = []
         var attemptTimer: TimerHandle?
         var deadlineTimer: TimerHandle?
+        /// Where each attempt's start and end are noted, when the caller times the race.
+        let timeline: ConnectTimeline?
 
-        init(addresses: [SocketAddress], sockets: [Int32]?, interface: String?, attemptDelay: Int) {
+        init(
+            addresses: [SocketAddress], sockets: [Int32]?, interface: String?, attemptDelay: Int,
+            timeline: ConnectTimeline?
+        ) {
             self.addresses = addresses
             self.sockets = sockets
             self.interface = interface
+            self.timeline = timeline
             self.machine = HappyEyeballs(count: addresses.count, attemptDelay: attemptDelay)
         }
     }
@@ -84,12 +90,14 @@ final class ConnectRace: Sendable {
     /// - Parameter addresses: in racing order (see `HappyEyeballs.interleave`), with `sockets` in the same order.
     init(
         addresses: [SocketAddress], sockets: [Int32]?, interface: String?, attemptDelay: Int,
-        deadline: ContinuousClock.Instant, loop: EventLoop
+        deadline: ContinuousClock.Instant, loop: EventLoop, timeline: ConnectTimeline? = nil
     ) {
         self.loop = loop
         self.deadline = deadline
         self.state = LoopBound(
-            State(addresses: addresses, sockets: sockets, interface: interface, attemptDelay: attemptDelay),
+            State(
+                addresses: addresses, sockets: sockets, interface: interface, attemptDelay: attemptDelay,
+                timeline: timeline),
             loop: loop)
     }
 
@@ -155,7 +163,7 @@ final class ConnectRace: Sendable {
             switch action {
             case .startAttempt(let index):
                 if let error = self.startAttempt(index) {
-                    state.outcomes.append((index, error))
+                    self.recordOutcome(index, error)
                     pending.append(contentsOf: state.machine.attemptFailed(index, now: self.now))
                 }
             case .setTimer(let at):
@@ -171,6 +179,7 @@ final class ConnectRace: Sendable {
                     preconditionFailure("the machine names a started attempt")
                 }
                 if let id = attempt.registrationID { self.loop.deregister(attempt.descriptor, id: id) }
+                state.timeline?.ended(index, error: nil, at: self.loop.now)
                 self.finish(.success(attempt.descriptor))
             case .fail(let failure):
                 switch failure {
@@ -200,6 +209,7 @@ final class ConnectRace: Sendable {
     private func startAttempt(_ index: Int) -> SocketError? {
         let state = self.state.value
         let address = state.addresses[index]
+        state.timeline?.started(index, address: address, at: self.loop.now)
         let descriptor: Int32
         do throws(SocketError) {
             if let sockets = state.sockets {
@@ -254,7 +264,14 @@ final class ConnectRace: Sendable {
         guard let attempt = state.attempts.removeValue(forKey: index) else { return }
         if let id = attempt.registrationID { self.loop.deregister(attempt.descriptor, id: id) }
         self.loop.release(attempt.descriptor)
+        self.recordOutcome(index, error)
+    }
+
+    /// Records how attempt `index` ended (and when, on the timeline).
+    private func recordOutcome(_ index: Int, _ error: SocketError) {
+        let state = self.state.value
         state.outcomes.append((index, error))
+        state.timeline?.ended(index, error: error, at: self.loop.now)
     }
 
     /// Resumes the caller once, closing every socket that is not handed over.

@@ -42,13 +42,16 @@ extension TCPConnection {
 
     /// `connect(to:timeout:attemptDelay:loop:namespace:interface:)`, failing with every address tried and its
     /// error.
+    /// - Parameter timeline: where each attempt's start and end (on `loop`'s clock) and outcome are noted as the
+    ///   race runs; nil (the default) for none.
     package static func race(
         to addresses: [SocketAddress],
         timeout: Duration,
         attemptDelay: Duration = .milliseconds(250),
         loop: EventLoop = .shared,
         namespace: NetworkNamespace? = nil,
-        interface: String? = nil
+        interface: String? = nil,
+        timeline: ConnectTimeline? = nil
     ) async -> Result<TCPConnection, ConnectRaceFailure> {
         guard !addresses.isEmpty else {
             return .failure(ConnectRaceFailure(error: .system(operation: "connect", errno: EDESTADDRREQ), attempts: []))
@@ -77,7 +80,8 @@ extension TCPConnection {
             interface: interface,
             attemptDelay: ConnectRace.milliseconds(attemptDelay),
             deadline: loop.now + timeout,
-            loop: loop
+            loop: loop,
+            timeline: timeline
         )
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

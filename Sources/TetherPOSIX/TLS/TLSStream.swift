@@ -58,6 +58,13 @@ package final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Send
         self.engine { $0.handshakeComplete ? $0.session.peerCertificateSubject : nil }
     }
 
+    /// Calls `body` on the loop thread once the handshake has completed, with whether it resumed a session (see
+    /// `isResumed`), before any plaintext reaches the handler. Loop thread, before `setStreamHandler`.
+    package func whenHandshakeCompletes(_ body: @escaping (_ resumed: Bool) -> Void) {
+        precondition(self.loop.inEventLoop, "TLSStream.whenHandshakeCompletes must be called on the loop thread")
+        self.loopState.value.handshakeObserver = body
+    }
+
     // MARK: - ByteStream
 
     package func setStreamHandler(_ handler: any ByteStreamHandler) {
@@ -171,6 +178,12 @@ package final class TLSStream: ByteStream, TCPConnectionHandler, @unchecked Send
         let buffer = self.loop.readBuffer
         while let handler = state.handler, !state.paused, !state.stopped {
             let step = self.engine { $0.step(into: buffer, tcp: self.tcp) }
+            if let observer = state.handshakeObserver, let resumed = self.engine({
+                $0.handshakeComplete ? $0.session.isResumed : nil
+            }) {
+                state.handshakeObserver = nil
+                observer(resumed)
+            }
             switch step {
             case .plaintext(let count):
                 handler.received(UnsafeRawBufferPointer(rebasing: buffer[..<count]), on: self)
@@ -242,6 +255,8 @@ private final class TLSLoopState {
     var tcpEnd: TCPConnection.End?
     /// The end was reported to the handler.
     var delivered = false
+    /// Told once when the handshake completes (`whenHandshakeCompletes`).
+    var handshakeObserver: ((_ resumed: Bool) -> Void)?
 }
 
 /// The TLS engine and the write side, behind `TLSStream`'s lock.

@@ -54,7 +54,7 @@ import TetherTestSupport
         // `detail`: what a TLS failure or an invalid handshake failed on, in fixed words.
         let allowed: Set<String> = [
             "t", "gen", "event", "from", "to", "reason", "detail", "code", "rtt_ms", "deadline_ms", "attempt",
-            "delay_ms", "bytes", "path", "ignored", "step",
+            "delay_ms", "bytes", "path", "ignored", "step", "timings",
         ]
         for scenario in scenarios {
             #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")
@@ -65,6 +65,9 @@ import TetherTestSupport
         let pongTimeout = try #require(scenarios.first { $0["name"] as? String == "pong-delay-past" })
         let closes = (pongTimeout["timeline"] as? [[String: Any]] ?? []).filter { $0["event"] as? String == "closed" }
         #expect(closes.first?["reason"] as? String == "pong_timeout")
+        // Each attempt's open carries its timings in the report's timeline.
+        let opens = (pongTimeout["timeline"] as? [[String: Any]] ?? []).filter { $0["event"] as? String == "opened" }
+        #expect(!opens.isEmpty && opens.allSatisfy { ($0["timings"] as? [String: Any])?["tcp"] != nil })
         let badCertificate = try #require(scenarios.first { $0["name"] as? String == "tls-bad-certificate" })
         let tlsTimeline = badCertificate["timeline"] as? [[String: Any]] ?? []
         let tlsClose = tlsTimeline.first { $0["event"] as? String == "closed" }

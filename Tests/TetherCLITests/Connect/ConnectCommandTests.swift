@@ -27,9 +27,19 @@ import Glibc
         }
         let allowed: Set<String> = [
             "t", "gen", "event", "from", "to", "reason", "code", "rtt_ms", "attempt", "delay_ms", "bytes", "path",
+            "timings",
         ]
         #expect(events.allSatisfy { Set($0.keys).isSubset(of: allowed) })
         #expect(events.map { $0["event"] as? String }.prefix(2) == ["connecting", "opened"])
+        // The open carries its attempt's steps, the connect naming the numeric address only.
+        let timings = try #require(events[1]["timings"] as? [String: Any])
+        #expect(Set(timings.keys) == ["resolve", "tcp", "upgrade"])
+        let connect = try #require((timings["tcp"] as? [[String: Any]])?.first)
+        let port = try #require(URL(string: server.url())?.port)
+        #expect(connect["address"] as? String == "127.0.0.1:\(port)" && connect["outcome"] as? String == "connected")
+        #expect(connect["family"] as? String == "ipv4" && connect["duration_ms"] is Int)
+        #expect((timings["upgrade"] as? [String: Any])?["start_ms"] is Int)
+        #expect(events.filter { $0["timings"] != nil }.count == 1)
         let messages = events.filter { $0["event"] as? String == "message" }
         #expect(messages.count >= 5)
         #expect(messages.allSatisfy { $0["bytes"] as? Int == 12 && $0["gen"] as? Int == 1 })
@@ -293,8 +303,11 @@ import Glibc
         errorSink.finish()
         await listener.close()
         #expect(status == 128 + SIGINT)  // interrupted before any connection opened
+        // Then the steps the attempt reached: the upgrade, answered wrongly, never finished.
         #expect(captured.error.contains(
-            "tether: attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key)\n"))
+            "tether: attempt failed: handshake_invalid (Sec-WebSocket-Accept does not match the key) [resolve +"))
+        #expect(captured.error.contains("ms connected], upgrade +"))
+        #expect(captured.error.contains("ms unfinished]\n"))
         let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
         #expect(closed?.contains(
             #""reason":"handshake_invalid","detail":"Sec-WebSocket-Accept does not match the key""#) == true)
@@ -356,7 +369,9 @@ import Glibc
         errorSink.finish()
         await server.stop()
         #expect(status == 128 + SIGINT)  // interrupted before any connection opened
-        #expect(captured.error.contains("tether: attempt failed: connect_timeout\n"))
+        // With the steps reached: the upgrade was still waiting for its answer at the deadline.
+        #expect(captured.error.contains("tether: attempt failed: connect_timeout [resolve +"))
+        #expect(captured.error.contains("ms unfinished]\n"))
         let connecting = captured.outputLines.first { $0.contains(#""event":"connecting""#) }
         let closed = captured.outputLines.first { $0.contains(#""event":"closed""#) }
         let times = [connecting, closed].compactMap { line in

@@ -12,6 +12,24 @@ import TetherCore
                 + #""reason":"pong_timeout","code":1001}"#)
     }
 
+    @Test func anAttemptsTimingsComeLastWithEachStepWhereItWasTaken() {
+        let timings = AttemptTimings(
+            resolve: .init(start: 0, duration: 2),
+            tcp: [.init(address: "[::1]:80", start: 2, duration: 0, outcome: .failed(.refused)),
+                  .init(address: "127.0.0.1:80", start: 2, duration: 1, outcome: .connected)],
+            tls: .init(start: 3, duration: 9), tlsHandshake: .resumed, upgrade: .init(start: 12, duration: 30, finished: false))
+        let record = LogRecord(
+            generation: 1, time: 50, from: .connecting, to: .waiting, event: .closed(reason: .connectTimeout, code: 1001),
+            timings: timings)
+        #expect(record.jsonLine
+            == #"{"t":50,"gen":1,"event":"closed","from":"connecting","to":"waiting","#
+                + #""reason":"connect_timeout","code":1001,"timings":{"resolve":{"start_ms":0,"duration_ms":2},"#
+                + #""tcp":[{"address":"[::1]:80","family":"ipv6","start_ms":2,"duration_ms":0,"outcome":"refused"},"#
+                + #"{"address":"127.0.0.1:80","family":"ipv4","start_ms":2,"duration_ms":1,"outcome":"connected"}],"#
+                + #""tls":{"start_ms":3,"duration_ms":9,"handshake":"resumed"},"#
+                + #""upgrade":{"start_ms":12,"duration_ms":30,"finished":false}}}"#)
+    }
+
     @Test func anInvalidHandshakeCloseSaysWhatFailedUnderDetail() {
         let record = LogRecord(
             generation: 2, time: 90, from: .connecting, to: .waiting, event: .closed(reason: .handshakeInvalid(detail: "extension not offered"), code: nil)

@@ -9,6 +9,7 @@ extension WebSocketTaskDelegateBridge:
     URLSessionDelegateMethods.DidReceiveChallenge,
     URLSessionDelegateMethods.TaskDidReceiveChallenge,
     URLSessionDelegateMethods.TaskDidComplete,
+    URLSessionDelegateMethods.TaskDidFinishCollecting,
     URLSessionDelegateMethods.TaskWillPerformHTTPRedirection,
     URLSessionDelegateMethods.WebSocketDidOpen,
     URLSessionDelegateMethods.WebSocketDidClose

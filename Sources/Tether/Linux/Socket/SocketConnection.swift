@@ -23,6 +23,8 @@ final class SocketConnection: TransportConnection {
     private let core: LoopBound<SocketConnectionCore>
     /// Where `send` finds the open connection's engine (internal for tests).
     let slot = WebSocketSlot()
+    /// Times the attempt (`attemptTimings()`), shared with the core.
+    private let stopwatch: AttemptStopwatch
     private let outlet: EventOutlet
     /// The largest message `send` accepts (the request's `maximumMessageSize`).
     private let sendLimit: Int
@@ -46,9 +48,10 @@ final class SocketConnection: TransportConnection {
         let outlet = EventOutlet(sink: sink, handler: handler, loop: loop)
         self.outlet = outlet
         self.sendLimit = request.maximumMessageSize
+        self.stopwatch = AttemptStopwatch(loop: loop)
         let core = SocketConnectionCore(
-            request: request, outlet: outlet, loop: loop, slot: self.slot, dialer: dialer, tlsContexts: tlsContexts,
-            flowObserver: flowObserver
+            request: request, outlet: outlet, loop: loop, slot: self.slot, stopwatch: self.stopwatch, dialer: dialer,
+            tlsContexts: tlsContexts, flowObserver: flowObserver
         )
         self.core = LoopBound(core, loop: loop)
         switch SocketEndpoint.make(for: request, contexts: tlsContexts) {
@@ -144,6 +147,13 @@ final class SocketConnection: TransportConnection {
             framesCompleted: arrival.framesCompleted, frameInProgress: arrival.frameInProgress,
             sinceLastByte: arrival.sinceLastByte, sinceLastFrameCompleted: arrival.sinceLastFrameCompleted,
             latestPongID: arrival.latestPongID)
+    }
+
+    /// The steps so far, read on any thread; final from `.opened` (or an `.ended` before it) on. A connection that
+    /// never started (an unsupported request) has none.
+    func attemptTimings() -> AttemptTimings? {
+        let timings = self.stopwatch.snapshot
+        return timings == AttemptTimings() ? nil : timings
     }
 
     func close(code: UInt16, reason: String) {

@@ -99,13 +99,16 @@ final class SocketConnectionCore: ByteStreamHandler {
     private let flowObserver: (@Sendable (FlowObservation) -> Void)?
     /// Where the sending side finds the open connection.
     private let slot: WebSocketSlot
+    /// Times the attempt's steps (`TransportConnection.attemptTimings()`).
+    private let stopwatch: AttemptStopwatch
 
     init(
         request: TransportRequest, outlet: EventOutlet, loop: EventLoop, slot: WebSocketSlot,
-        dialer: SocketDialer = .direct, tlsContexts: TLSContextKeeper? = nil,
+        stopwatch: AttemptStopwatch, dialer: SocketDialer = .direct, tlsContexts: TLSContextKeeper? = nil,
         flowObserver: (@Sendable (FlowObservation) -> Void)? = nil
     ) {
         self.flowObserver = flowObserver
+        self.stopwatch = stopwatch
         self.outlet = outlet
         self.slot = slot
         self.loop = loop
@@ -122,15 +125,20 @@ final class SocketConnectionCore: ByteStreamHandler {
     func start(_ endpoint: SocketEndpoint, bound: LoopBound<SocketConnectionCore>) {
         guard case .idle = self.state else { return }
         self.bound = bound
+        self.stopwatch.start()
         let deadline = ContinuousClock.now + self.request.connectTimeout
         self.connectDeadline = deadline
         let timer = self.loop.schedule(at: deadline) { bound.value.connectTimedOut() }
-        self.connect(to: endpoint, timer: timer, bound: bound)
+        self.connect(to: endpoint, timer: timer, bound: bound, redirected: false)
     }
 
     /// Resolves `endpoint` (its proxy's name, and the origin's for `socks5://`) and races its addresses, in a task.
-    private func connect(to endpoint: SocketEndpoint, timer: TimerHandle, bound: LoopBound<SocketConnectionCore>) {
+    private func connect(
+        to endpoint: SocketEndpoint, timer: TimerHandle, bound: LoopBound<SocketConnectionCore>, redirected: Bool
+    ) {
         let deadline = self.connectDeadline
+        let stopwatch = self.stopwatch
+        let timeline = stopwatch.hop(redirected: redirected)
         let loop = self.loop
         let progress = ConnectProgress()
         let dialer = self.dialer
@@ -139,6 +147,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             let result: Result<TCPConnection, ConnectRaceFailure>
             var originAddress: SocketAddress?
             do throws(SocketError) {
+                stopwatch.begin(.resolve)
                 if endpoint.proxy?.needsOriginAddress == true {  // socks5://: the client resolves the origin
                     originAddress = try await Resolver.resolve(
                         host: endpoint.host, port: endpoint.port, hostsFile: dialer.hostsFile).first
@@ -146,11 +155,12 @@ final class SocketConnectionCore: ByteStreamHandler {
                 // `Resolver` runs getaddrinfo on its own threads; this task only waits.
                 let addresses = try await Resolver.resolve(
                     host: endpoint.connectHost, port: endpoint.connectPort, hostsFile: dialer.hostsFile)
+                stopwatch.end(.resolve)
                 guard progress.beginConnecting() else { return }  // abandoned while resolving: nothing to close
                 let remaining = max(ContinuousClock.now.duration(to: deadline), .zero)
                 result = await TCPConnection.race(
                     to: addresses, timeout: remaining, attemptDelay: dialer.attemptDelay, loop: loop,
-                    namespace: dialer.namespace, interface: interface
+                    namespace: dialer.namespace, interface: interface, timeline: timeline
                 )
             } catch {
                 result = .failure(ConnectRaceFailure(error: error, attempts: []))  // no address to try
@@ -193,6 +203,7 @@ final class SocketConnectionCore: ByteStreamHandler {
                 self.finish(.connectFailed(.unsupported))  // a name or credentials SOCKS5 cannot carry
                 return
             }
+            self.stopwatch.begin(.proxy)
             self.state = .tunneling(
                 Tunneling(endpoint: endpoint, connectTimer: connecting.connectTimer, tcp: tcp, tunnel: tunnel))
             tcp.setStreamHandler(self)
@@ -219,8 +230,17 @@ final class SocketConnectionCore: ByteStreamHandler {
         let stream: any ByteStream
         if let context = endpoint.tls {
             let session = TLSSession(context: context, serverName: endpoint.host, port: endpoint.port)
-            stream = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
+            let tls = TLSStream(tcp: tcp, session: session, takingOver: takingOver)
+            // The upgrade request waits in the stream until TLS completes: the upgrade starts then.
+            let stopwatch = self.stopwatch
+            stopwatch.begin(.tls)
+            tls.whenHandshakeCompletes { resumed in
+                stopwatch.tlsCompleted(resumed: resumed)
+                stopwatch.begin(.upgrade)
+            }
+            stream = tls
         } else {
+            self.stopwatch.begin(.upgrade)
             stream = tcp
         }
         self.state = .handshaking(Handshaking(
@@ -244,6 +264,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             self.state = .tunneling(tunneling)
             request.withUnsafeBytes { tunneling.tcp.write(borrowing: $0, sealing: false, completion: nil) }
         case .open:
+            self.stopwatch.end(.proxy)
             self.startProtocol(
                 tunneling.endpoint, on: tunneling.tcp, takingOver: true, connectTimer: tunneling.connectTimer)
         case .refused(let end, let graceful):
@@ -290,6 +311,7 @@ final class SocketConnectionCore: ByteStreamHandler {
             }
         }
         handshaking.connectTimer.cancel()
+        self.stopwatch.end(.upgrade)
         // One frame may carry a whole message, so the engine's frame limit follows the message limit.
         var engine = WebSocketConnection(
             .init(
@@ -355,7 +377,7 @@ final class SocketConnectionCore: ByteStreamHandler {
         self.retiredStreams.append(ObjectIdentifier(handshaking.stream))
         handshaking.stream.close()
         self.outlet.emit(.redirected(status: status, to: url))
-        self.connect(to: endpoint, timer: handshaking.connectTimer, bound: bound)
+        self.connect(to: endpoint, timer: handshaking.connectTimer, bound: bound, redirected: true)
     }
 
     /// Whether `stream` was left for a redirect; its end, the last thing it reports, forgets it.

@@ -138,4 +138,16 @@ final class WebSocketTaskDelegateBridge: NSObject, URLSessionWebSocketDelegate, 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         self.delegate.taskDidComplete(error: error)
     }
+
+    /// The task's metrics, the last request's dates copied out (see `URLSessionTransactionTimes`).
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        guard let last = metrics.transactionMetrics.last else { return }
+        let times = URLSessionTransactionTimes(
+            fetchStart: last.fetchStartDate, domainLookupStart: last.domainLookupStartDate,
+            domainLookupEnd: last.domainLookupEndDate, connectStart: last.connectStartDate,
+            secureConnectionStart: last.secureConnectionStartDate, secureConnectionEnd: last.secureConnectionEndDate,
+            connectEnd: last.connectEndDate, requestStart: last.requestStartDate,
+            responseStart: last.responseStartDate, remoteAddress: last.remoteAddress)
+        self.delegate.taskDidCollectMetrics(times, at: metrics.taskInterval.end)
+    }
 }

@@ -89,6 +89,8 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
         var refusal: ChallengeRefusal?
         /// Why a redirect was refused, and its status, reported when the task completes.
         var redirectRefusal: (failure: RedirectFailure, status: Int)?
+        /// The task's timings, from its metrics (collected as it completes).
+        var timings: AttemptTimings?
     }
 
     init(request: TransportRequest, factory: any WebSocketTaskFactory, clock: any Clock<Duration>) {
@@ -273,6 +275,18 @@ final class URLSessionConnection: TransportConnection, WebSocketTaskDelegate {
             if state.redirectRefusal == nil { state.redirectRefusal = (failure, status) }
         }
         return nil
+    }
+
+    func taskDidCollectMetrics(_ times: URLSessionTransactionTimes, at end: Date) {
+        let timings = times.timings(until: end)
+        self.state.withLock { $0.timings = timings }
+    }
+
+    /// What URLSession's metrics tell (see `URLSessionTransactionTimes`): URLSession collects them as the task
+    /// completes, so an attempt that fails has them on its record, and one that opened does not (they come at its
+    /// end, after its record). Nil until then.
+    func attemptTimings() -> AttemptTimings? {
+        self.state.withLock { $0.timings }
     }
 
     func taskDidComplete(error: (any Error)?) {

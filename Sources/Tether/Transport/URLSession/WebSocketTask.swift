@@ -42,6 +42,9 @@ protocol WebSocketTaskDelegate: AnyObject, Sendable {
     func taskWillRedirect(status: Int, to request: URLRequest) -> URLRequest?
     /// The terminal callback: the task ended, with `error` unless it ended cleanly.
     func taskDidComplete(error: (any Error)?)
+    /// URLSession finished collecting the task's metrics (as the task completes, before `taskDidComplete`): the
+    /// last request's dates, and when they were collected.
+    func taskDidCollectMetrics(_ times: URLSessionTransactionTimes, at end: Date)
 }
 
 /// What one connection's session applies besides the request: how it answers the server-trust challenge, the

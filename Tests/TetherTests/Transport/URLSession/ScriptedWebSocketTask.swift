@@ -85,6 +85,11 @@ final class ScriptedWebSocketTask: WebSocketTask {
 
     func complete(error: (any Error)? = nil) { self.delegate.taskDidComplete(error: error) }
 
+    /// What URLSession does as a task completes, before `complete`: hands over the metrics it collected.
+    func collectMetrics(_ times: URLSessionTransactionTimes, at end: Date) {
+        self.delegate.taskDidCollectMetrics(times, at: end)
+    }
+
     /// What URLSession does before following a redirect of the handshake: it asks the delegate about the request it
     /// made for `url` (the task's request with the new URL and `headers`), and follows the one it gets back, if any.
     func redirect(status: Int, to url: String, headers: [String: String]) -> ScriptedWebSocketTaskFactory.Request? {

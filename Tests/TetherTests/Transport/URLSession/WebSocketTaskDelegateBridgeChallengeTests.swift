@@ -197,6 +197,7 @@ private final class NoDelegate: WebSocketTaskDelegate {
     func taskDidRefuseChallenge(_ refusal: ChallengeRefusal) {}
     func taskWillRedirect(status: Int, to request: URLRequest) -> URLRequest? { nil }
     func taskDidComplete(error: (any Error)?) {}
+    func taskDidCollectMetrics(_ times: URLSessionTransactionTimes, at end: Date) {}
 }
 
 /// `ChallengeCredentials` played by the test: a challenge's kind is read from its protection space's method (a name
