@@ -278,8 +278,9 @@ public struct SessionMachine: Sendable {
     private var records: LogRecordBuffer
     /// The reason of the latest close since the last published status (`statusChange()`).
     var cause: CloseReason?
-    /// The status last returned by `statusChange()`.
-    var publishedStatus: SessionStatus?
+    /// The status last returned by `statusChange()` (its `lastRTT` may be older than the latest: a new round trip
+    /// alone is no change, and is not stored).
+    var publishedStatus: SessionStatus
     /// The round trip of the pong accepted since the last `roundTripToPublish()`, if any.
     var unpublishedRoundTrip: Int?
     /// What the outbox child reported since the last drain (`drainOutboxNotices`).
@@ -319,7 +320,9 @@ public struct SessionMachine: Sendable {
                 limits: configuration.delivery.feedLimits, positions: configuration.delivery.feedPositions)
         )
         self.records = LogRecordBuffer(capacity: recordCapacity)
-        self.publishedStatus = self.status
+        self.publishedStatus = SessionStatus(
+            phase: .stopped, generation: 0, attempts: 0, retryAt: nil, failure: nil, lastRTT: nil, path: .unknown)
+        self.publishedStatus = self.status  // the initial status, which the driver shows before any event
     }
 
     public var phase: SessionPhase { self.state.phase }

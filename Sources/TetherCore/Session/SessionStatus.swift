@@ -83,17 +83,45 @@ extension SessionMachine {
     /// The status to publish after an event, with the reason of the close that led there (if one did): nil when
     /// nothing changed since the last one returned. A new round-trip time alone is no state change (a driver
     /// reports it with the pong's record); it is carried with the next change.
+    ///
+    /// The machine's state is compared with the published status field by field, in place, before a status is
+    /// built: this runs after every event, and after most of them (a ping sent, a pong) nothing changed
+    /// (docs/benchmarks.md, issue 40).
     public mutating func statusChange() -> (status: SessionStatus, cause: CloseReason?)? {
-        let status = self.status
         let cause = self.cause
         self.cause = nil
-        guard var previous = self.publishedStatus else {
-            self.publishedStatus = status  // the initial status, which the driver shows before any event
-            return nil
-        }
-        guard status != previous else { return nil }
-        previous.lastRTT = status.lastRTT
+        let unchanged = self.isShown(by: self.publishedStatus)
+        assert(unchanged == (self.status.with(lastRTT: self.publishedStatus.lastRTT) == self.publishedStatus),
+            "isShown(by:) must compare every field of SessionStatus but lastRTT")
+        guard !unchanged else { return nil }
+        let status = self.status
         self.publishedStatus = status
-        return status == previous ? nil : (status, cause)
+        return (status, cause)
+    }
+
+    /// Whether `published` shows the session as it is now, its round-trip time apart: `status` compared with it
+    /// without building it. Every field of `SessionStatus` but `lastRTT`, each as `status` reads it.
+    private func isShown(by published: SessionStatus) -> Bool {
+        let phase = self.state.phase
+        guard phase == published.phase, self.state.generation == published.generation,
+              self.state.backoff.attempts == published.attempts
+        else { return false }
+        let hint = self.state.hint
+        guard hint.state == published.path, hint.expensive == published.pathIsExpensive,
+              hint.constrained == published.pathIsConstrained, self.connectivity == published.connectivity
+        else { return false }
+        // Each nil outside the phase it belongs to (cheap first: the published one is nil in most phases).
+        guard (phase == .waiting ? self.state.retryAt : nil) == published.retryAt else { return false }
+        guard phase == .failed else { return published.failure == nil }
+        return self.state.failure == published.failure
+    }
+}
+
+extension SessionStatus {
+    /// This status with `lastRTT` replaced (to compare two statuses but for their round trips).
+    func with(lastRTT: Int?) -> SessionStatus {
+        var status = self
+        status.lastRTT = lastRTT
+        return status
     }
 }

@@ -102,6 +102,7 @@ extension SessionMachineTests {
         for sequence in 0..<5_000 {
             await Task.yield()
             var m = SessionMachine(configuration: configuration, random: SplitMix64(seed: UInt64(sequence)))
+            var published = m.status  // what a driver shows before any event
             var now = 0
             var closed = Set<Int>()
             // Generations whose transport reported its end: nothing of theirs is delivered afterwards.
@@ -182,6 +183,16 @@ extension SessionMachineTests {
                 }
                 records.removeAll(keepingCapacity: true)
                 m.drainRecords { records.append($0) }
+                // A status is published after an event when, and only when, something it shows changed (a new
+                // round-trip time alone is no change), and it is the machine's status then.
+                let change = m.statusChange()
+                let status = m.status
+                var unchanged = status
+                unchanged.lastRTT = published.lastRTT
+                if (change != nil) != (unchanged != published) || change.map({ $0.status != status }) == true {
+                    Issue.record("after \(event): published \(String(describing: change)), shown \(published)")
+                }
+                if let change { published = change.status }
 
                 // An event from a non-current generation changes nothing but the stale counter, and leaves one
                 // record saying what was ignored.
