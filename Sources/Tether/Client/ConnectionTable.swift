@@ -2,7 +2,11 @@
 /// because a connection is left (closed, or ended) before its events finish being read: `stop()` waits for both.
 struct ConnectionTable {
     /// Live connections. An entry is removed when its close action runs or it ended.
-    private var live: [Int: any TransportConnection] = [:]
+    private var live: [Int: any TransportConnection] = [:] {
+        didSet { self.version &+= 1 }
+    }
+    /// Changes each time a connection is added or left: while it is the same, so is every `self[generation]`.
+    private(set) var version = 0
     /// Connections whose events are still being read, with the callers of `stop()` waiting for the reading to end:
     /// at the connection's `.ended` when it delivers directly, when its `events` finish otherwise.
     private var reading: [Int: Waiters] = [:]

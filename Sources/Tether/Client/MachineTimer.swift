@@ -17,10 +17,13 @@ struct MachineTimer {
             self.timer?.cancel()
             return
         }
-        if self.timer == nil {
-            self.timer = make()
+        // Not `self.timer == nil`: that compares a copy of the existential, at every arming.
+        guard self.timer?.arm(atMilliseconds: wake) != nil else {
+            var timer = make()
+            timer.arm(atMilliseconds: wake)
+            self.timer = timer
+            return
         }
-        self.timer?.arm(atMilliseconds: wake)
     }
 
     /// The armed wake time has come: returns it and disarms, or nil when the timer was disarmed while its firing was

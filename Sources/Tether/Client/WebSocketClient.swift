@@ -52,9 +52,10 @@ public actor WebSocketClient {
     var pathMonitor: PathFeed?
     /// Where a `.now` send goes, as the machine last decided it: read by `send` without entering the actor.
     nonisolated let sendRoute = SendRouteMirror()
-    /// The machine's route and the identity of the connection `sendRoute` holds, as last published: compared here
-    /// after every event, so that the mirror's lock is taken only when they change.
-    private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?) = (.closed, nil)
+    /// The machine's route and the identity of the connection `sendRoute` holds, as last published, with the
+    /// connection table's version then: compared here after every event, so that the mirror's lock is taken only
+    /// when they change, and the connection is looked up only when the route or the table changed.
+    private var publishedRoute: (route: SendRoute, connection: ObjectIdentifier?, table: Int) = (.closed, nil, -1)
     /// The payloads of the machine's outbox, by ticket, and the `.now` sends it parked, in order.
     var payloads = OutboxPayloads()
     /// What was written to each connection since its last pong, to report it should the connection be lost.
@@ -385,14 +386,19 @@ public actor WebSocketClient {
     private func timerFired() {
         guard let wake = self.timer.fired() else { return }  // disarmed while its firing was on the way
         let now = max(self.now(), wake)
-        if let generation = self.machine.inboundProgressWanted(now: now),
-           let progress = self.connections[generation]?.inboundProgress() {
-            self.machine.inboundProgressReported(generation: generation, progress, now: now)
+        // One access to the machine for the three questions (each access is checked at run time).
+        let action = self.withMachine { machine in
+            if let generation = machine.inboundProgressWanted(now: now),
+               let progress = self.connections[generation]?.inboundProgress() {
+                machine.inboundProgressReported(generation: generation, progress, now: now)
+            }
+            if let generation = machine.attemptTimingsWanted(now: now),
+               let timings = self.connections[generation]?.attemptTimings() {
+                machine.attemptTimed(generation: generation, timings, now: now)
+            }
+            return machine.timerFired(now: now)
         }
-        if let generation = self.machine.attemptTimingsWanted(now: now) {
-            self.reportTimings(of: generation, now: now)
-        }
-        self.handle(self.machine.timerFired(now: now))
+        self.handle(action)
     }
 
     /// Hands the machine the timings of `generation`'s attempt, if its transport measures them (the machine keeps
@@ -559,12 +565,14 @@ public actor WebSocketClient {
     }
 
     private func publishSendRoute(_ decided: SendRoute) {
+        let table = self.connections.version
+        guard decided != self.publishedRoute.route || table != self.publishedRoute.table else { return }
         let connection: (any TransportConnection)? =
             if case .direct(let generation) = decided { self.connections[generation] } else { nil }
         let identity = connection.map { ObjectIdentifier($0) }
-        guard decided != self.publishedRoute.route || identity != self.publishedRoute.connection else { return }
-        self.publishedRoute = (decided, identity)
-        self.sendRoute.publish(decided, connection: connection)
+        let changed = decided != self.publishedRoute.route || identity != self.publishedRoute.connection
+        self.publishedRoute = (decided, identity, table)
+        if changed { self.sendRoute.publish(decided, connection: connection) }
     }
 
     private func rescheduleTimer() {

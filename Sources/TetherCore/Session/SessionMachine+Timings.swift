@@ -51,16 +51,16 @@ extension SessionMachine {
     /// The timings a record of `event` on `generation` carries: the attempt's, on its `.opened` record and on the
     /// `.closed` record that ends it before the open (then forgotten); nil otherwise.
     mutating func timings(for event: LogRecord.Event, generation: Int, now: Int) -> AttemptTimings? {
-        guard let pending = self.attemptTimings, pending.generation == generation else { return nil }
+        // The event first: every record asks, and only two kinds carry timings (a ping's or a pong's record does
+        // not copy the pending timings to find that out).
+        let finished: Bool
         switch event {
-        case .opened:
-            self.attemptTimings = nil
-            return pending.withGreeting(finished: true, now: now)
-        case .closed:
-            self.attemptTimings = nil
-            return pending.withGreeting(finished: false, now: now)
-        default:
-            return nil
+        case .opened: finished = true
+        case .closed: finished = false
+        default: return nil
         }
+        guard let pending = self.attemptTimings, pending.generation == generation else { return nil }
+        self.attemptTimings = nil
+        return pending.withGreeting(finished: finished, now: now)
     }
 }
