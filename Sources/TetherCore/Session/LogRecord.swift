@@ -26,7 +26,14 @@ public struct LogRecord: Equatable, Sendable {
     /// How long each step of the attempt took: on the `.opened` record of an attempt, and on the `.closed` record
     /// of an attempt that ended before it opened (with the steps reached); nil on every other record, and where the
     /// transport does not measure (see `AttemptTimings`).
-    public var timings: AttemptTimings?
+    public var timings: AttemptTimings? {
+        get { self.boxedTimings?.timings }
+        set { self.boxedTimings = newValue.map(TimingsBox.init) }
+    }
+    /// `timings`, in a box of its own: nil on all records but an attempt's first and last, and 121 bytes inline,
+    /// where the other fields take 64. Every record is moved several times on its way to a reader (into the
+    /// client's event buffer, out of it), and `WebSocketEvent` is as large as its largest case.
+    private var boxedTimings: TimingsBox?
 
     public init(
         generation: Int, time: Int, from: SessionPhase, to: SessionPhase, event: Event,
@@ -38,6 +45,19 @@ public struct LogRecord: Equatable, Sendable {
         self.to = to
         self.event = event
         self.timings = timings
+    }
+
+    /// An attempt's timings, boxed (`LogRecord.boxedTimings`); compared by value.
+    private final class TimingsBox: Equatable, Sendable {
+        let timings: AttemptTimings
+
+        init(_ timings: AttemptTimings) {
+            self.timings = timings
+        }
+
+        static func == (left: TimingsBox, right: TimingsBox) -> Bool {
+            left.timings == right.timings
+        }
     }
 
     /// What a record says happened. Each case carries the fields that belong to it, and only those.
@@ -142,5 +162,19 @@ public struct LogRecord: Equatable, Sendable {
         case .stale: .stale
         case .handover: .handover
         }
+    }
+}
+
+extension LogRecord: CustomReflectable {
+    /// The record's fields, `timings` as a field like the others (not its box): what `print(record)` and a
+    /// debugger show.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "generation": self.generation, "time": self.time, "from": self.from, "to": self.to,
+                "event": self.event, "timings": self.timings as Any,
+            ],
+            displayStyle: .struct)
     }
 }
