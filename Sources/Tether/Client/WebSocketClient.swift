@@ -506,8 +506,11 @@ public actor WebSocketClient {
         // must find the connection open (published after the records, such a send could throw `.notOpen`).
         self.publishSendRoute(machine.sendRoute)
         machine.drainRecords { record in
-            self.publish(.record(record))
-            self.logSink?.deliver(record)
+            guard let logSink = self.logSink else {
+                return self.publish(.record(record))  // moved into the event
+            }
+            self.publish(.record(copy record))
+            logSink.deliver(record)
         }
         if let rtt = machine.roundTripToPublish() {
             self.publish(.roundTrip(milliseconds: rtt))

@@ -19,7 +19,7 @@ struct LogRecordBuffer: Sendable {
 
     var count: Int { self.storage.count }
 
-    mutating func append(_ record: LogRecord) {
+    mutating func append(_ record: consuming LogRecord) {
         guard self.storage.count == self.capacity else {
             self.storage.append(record)
             return
@@ -29,8 +29,15 @@ struct LogRecordBuffer: Sendable {
         self.dropped += 1
     }
 
-    mutating func drain(_ body: (LogRecord) -> Void) {
+    mutating func drain(_ body: (consuming LogRecord) -> Void) {
         let count = self.storage.count
+        if count <= 1 {
+            // What most events leave, drained after each: none, or one record, moved out (`removeAll` and a copy
+            // of the record cost more than the rest of a drain).
+            if count == 1 { body(self.storage.removeLast()) }
+            self.start = 0
+            return
+        }
         var index = self.start
         for _ in 0..<count {
             body(self.storage[index])

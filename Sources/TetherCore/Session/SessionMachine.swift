@@ -884,8 +884,8 @@ public struct SessionMachine: Sendable {
     // MARK: - Records
 
     /// Hands every log record produced since the last drain to `body`, oldest first, then forgets them.
-    /// Allocates nothing.
-    public mutating func drainRecords(_ body: (LogRecord) -> Void) {
+    /// Allocates nothing; the one record of most events is moved to `body`, not copied.
+    public mutating func drainRecords(_ body: (consuming LogRecord) -> Void) {
         self.records.drain(body)
     }
 

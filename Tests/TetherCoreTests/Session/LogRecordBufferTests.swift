@@ -32,4 +32,28 @@ import Testing
         buffer.append(self.record(1))
         #expect(self.drained(&buffer) == [1])
     }
+
+    @Test func aRecordDrainedAloneComesOutWholeAndLaterDrainsKeepTheirOrder() {
+        var buffer = LogRecordBuffer(capacity: 2)
+        var timed = self.record(1)
+        timed.timings = AttemptTimings(tcp: [.init(address: "192.0.2.1:80", start: 0, duration: 3, outcome: .connected)])
+        buffer.append(timed)
+        var records: [LogRecord] = []
+        buffer.drain { records.append($0) }
+        #expect(records == [timed] && records.first?.timings?.tcp.first?.duration == 3)
+        // Alone and several at a time, wrapped or not, in turn.
+        for time in 2...4 { buffer.append(self.record(time)) }
+        #expect(self.drained(&buffer) == [3, 4])
+        buffer.append(self.record(5))
+        #expect(self.drained(&buffer) == [5])
+        for time in 6...7 { buffer.append(self.record(time)) }
+        #expect(self.drained(&buffer) == [6, 7])
+        #expect(buffer.dropped == 1 && buffer.count == 0)
+        // A ring of one keeps the newest.
+        var one = LogRecordBuffer(capacity: 1)
+        for time in 1...3 { one.append(self.record(time)) }
+        #expect(self.drained(&one) == [3] && one.dropped == 2)
+        one.append(self.record(4))
+        #expect(self.drained(&one) == [4])
+    }
 }
