@@ -130,7 +130,7 @@ package final class EventLoop: Sendable {
     /// readers here, so that the readers woken by the timers and reads of one turn are handed to the thread pool
     /// together, which wakes one of its threads for all of them instead of one per reader.
     package func atEndOfTurn(_ work: @escaping () -> Void) {
-        self.state.value.endOfTurn.append(work)
+        self.state.value.endOfTurn.append(EndOfTurnWork(run: work))
     }
 
     /// Runs `work` on the loop's thread, after what is already queued. Callable from any thread,
@@ -342,12 +342,12 @@ package final class EventLoop: Sendable {
     private func runEndOfTurn(_ state: LoopState) {
         guard !state.endOfTurn.isEmpty else { return }
         // From a local array, as `runTasks` does.
-        var work: [() -> Void] = []
+        var work: [EndOfTurnWork] = []
         swap(&work, &state.spareEndOfTurn)
         defer { swap(&work, &state.spareEndOfTurn) }
         repeat {
             swap(&state.endOfTurn, &work)
-            for piece in work { piece() }
+            for piece in work { piece.run() }
             work.removeAll(keepingCapacity: true)
         } while !state.endOfTurn.isEmpty
     }
@@ -442,6 +442,13 @@ package final class EventLoop: Sendable {
 private let adoptedDescriptors = Mutex<Set<Int32>>([])
 #endif
 
+/// A closure deferred to the end of a turn, in a struct: an array of bare closures stores each at the generic
+/// representation, which wrapped every one appended in a reabstraction thunk (an allocation per deferral, once per
+/// client whose consumer a turn wakes).
+private struct EndOfTurnWork {
+    let run: () -> Void
+}
+
 /// State touched only on the loop's thread.
 private final class LoopState {
     var registrations: [UInt64: any LoopSelectable] = [:]
@@ -449,8 +456,8 @@ private final class LoopState {
     var timers = TimerHeap()
     var spareTasks: [@Sendable () -> Void] = []
     /// Work deferred to the end of the turn (`EventLoop.atEndOfTurn`), and the array it is run from.
-    var endOfTurn: [() -> Void] = []
-    var spareEndOfTurn: [() -> Void] = []
+    var endOfTurn: [EndOfTurnWork] = []
+    var spareEndOfTurn: [EndOfTurnWork] = []
     var isShuttingDown = false
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 256)
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(

@@ -23,6 +23,27 @@ struct EventLoopTests {
         #expect(seen == Array(0..<100))
     }
 
+    @Test func workDeferredToTheEndOfATurnRunsThereInOrderWithWhatItDefers() async throws {
+        let loop = try EventLoop(name: "test-end-of-turn")
+        defer { loop.shutdown() }
+        let (stream, continuation) = AsyncStream.makeStream(of: (String, Bool).self)
+        loop.execute {
+            loop.atEndOfTurn {
+                continuation.yield(("end 1", loop.inEventLoop))
+                loop.atEndOfTurn { continuation.yield(("end 3", loop.inEventLoop)) }
+            }
+            loop.atEndOfTurn { continuation.yield(("end 2", loop.inEventLoop)) }
+            continuation.yield(("work", loop.inEventLoop))
+        }
+        var seen: [String] = []
+        for await (name, onLoop) in stream {
+            #expect(onLoop)
+            seen.append(name)
+            if seen.count == 4 { break }
+        }
+        #expect(seen == ["work", "end 1", "end 2", "end 3"])
+    }
+
     @Test func submitReturnsTheResultComputedOnTheLoop() async throws {
         let loop = try EventLoop(name: "test-submit")
         defer { loop.shutdown() }
