@@ -3,8 +3,9 @@
 /// keeps that storage: from then on appends and drains do not touch the heap. When full, the oldest record is
 /// overwritten and counted in `dropped`.
 ///
-/// Not allocated up front: a record is 136 bytes, and a ring of the full capacity (64) was 8.7 KiB per client, half
-/// of what an idle connection costs (`tether-bench idle`, `idle.rss_kib_per_conn`).
+/// Not allocated up front: a ring of the full capacity (64 records, of 136 bytes then; 72 since the attempt timings
+/// are boxed) was 8.7 KiB per client, half of what an idle connection cost (`tether-bench idle`,
+/// `idle.rss_kib_per_conn`).
 struct LogRecordBuffer: Sendable {
     /// In order while not full; once full, a ring whose oldest record is at `start`.
     private var storage: [LogRecord] = []
