@@ -39,13 +39,13 @@ public struct WebSocketConfiguration: Sendable {
     /// whatever the policy and the state). Default 16 MiB.
     public var maximumMessageSize: Int
     /// How much received data may wait for the consumer of `events`: once the events not read yet weigh more than
-    /// `high` bytes (each message its payload plus the event's own size in the buffer, about 140 bytes; every other
-    /// event that size), the client stops reading the
-    /// socket, so the server is slowed by TCP instead of filling memory; it reads again once they weigh `low` or
-    /// less. State changes, closes and records are never dropped nor held back. While reading is held, the pong
-    /// deadline does not run (the pong may be waiting unread). The events held stay within `high` plus the message
-    /// that crossed it (the hold stops the read it came in at once); the connection holds at most the rest of that
-    /// read (64 KiB) and one message of `maximumMessageSize` being received. Default 1 MiB and 256 KiB.
+    /// `high` bytes (each message its payload plus the event's own size in the buffer, 72 bytes on 64-bit platforms;
+    /// every other event that size), the client stops reading the socket, so the server is slowed by TCP instead of
+    /// filling memory; it reads again once they weigh `low` or less. State changes, closes and records are never
+    /// dropped nor held back. While reading is held, the pong deadline does not run (the pong may be waiting unread).
+    /// The events held stay within `high` plus the message that crossed it (the hold stops the read it came in at
+    /// once); the connection holds at most the rest of that read (64 KiB) and one message of `maximumMessageSize` being
+    /// received. Default 1 MiB and 256 KiB.
     public var inboundWatermarks = Watermarks.standard
     /// How many bytes may wait to be written: `send` suspends while more than `high` wait, until they are down to
     /// `low` (it throws `WebSocketSendError.notOpen` if the connection ends meanwhile, and nothing of the message
