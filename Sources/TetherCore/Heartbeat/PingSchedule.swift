@@ -25,6 +25,9 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         /// The frame (its number among the connection's frames, from 0) that was arriving when the pong fell due and
         /// moved the deadline; nil while none did.
         package var explainingFrame: Int?
+        /// Its pong came at or after the deadline and was ignored: the transport's report of that pong
+        /// (`Arrival.latestPongID`) explains nothing more.
+        package var answeredLate = false
     }
 
     /// What the connection received, in the schedule's milliseconds (`InboundProgress` at one moment).
@@ -81,7 +84,12 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
     /// A pong for ping `id`: counts only for the outstanding ping and only if `now < deadline`.
     /// - Returns: the round-trip time in milliseconds when accepted, nil when ignored.
     package mutating func pong(ping id: UInt64, now: Int) -> Int? {
-        guard !self.paused, let ping = self.outstanding, ping.id == id, now < ping.deadline else { return nil }
+        guard !self.paused, var ping = self.outstanding, ping.id == id else { return nil }
+        guard now < ping.deadline else {
+            ping.answeredLate = true  // still overdue; the report of this pong must not move the deadline again
+            self.outstanding = ping
+            return nil
+        }
         self.outstanding = nil
         self.nextPing = now + self.interval
         return now - ping.sentAt
@@ -105,7 +113,7 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
     /// later than `now`. Returns the new deadline, or nil when nothing explains the delay (the ping is overdue).
     package mutating func explainDelay(_ arrival: Arrival, now: Int) -> Int? {
         guard !self.paused, var ping = self.outstanding, now >= ping.deadline else { return nil }
-        if arrival.latestPongID == ping.id {
+        if arrival.latestPongID == ping.id, !ping.answeredLate {
             // The pong arrived, before now, and is on its way: the transport decoded it (often in the read that
             // completed the frame it queued behind) and its event has not been handled yet. It is not late.
             ping.deadline = now + ping.timeout

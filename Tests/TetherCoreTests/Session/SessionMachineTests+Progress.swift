@@ -85,6 +85,14 @@ extension SessionMachineTests {
         let counts = self.progress(frames: 2, inProgress: false, lastByte: 4_990, frameCompleted: 4_990, now: 4_995)
         #expect(self.fire(&unexplained, at: 4_995, counts) == Self.pongTimedOut)
 
+        // A pong the machine already refused as late (handled at its deadline, before the timer's turn) is not on
+        // its way: the report naming it moves nothing, and the verdict comes at that timer firing.
+        var late = self.pinged()
+        #expect(late.pongReceived(generation: 1, ping: 1, now: 3_000) == .none)
+        var refused = self.progress(frames: 1, inProgress: false, lastByte: 2_999, frameCompleted: 2_999, now: 3_001)
+        refused.latestPongID = 1
+        #expect(self.fire(&late, at: 3_001, refused) == Self.pongTimedOut)
+
         // A pong decoded for an earlier ping explains nothing.
         var earlier = self.pinged()
         var other = self.progress(frames: 3, inProgress: false, lastByte: 2_990, frameCompleted: 2_990, now: 3_000)
