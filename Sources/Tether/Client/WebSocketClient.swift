@@ -73,8 +73,8 @@ public actor WebSocketClient {
     private let logSink: LogSinkDelivery?
     /// `events` may have been held or released since `applyReadingHold` last looked.
     private var readingHoldChanged = false
-    /// Whether `events` tells this client when its consumer has caught up (set once, on the first start).
-    private var listensForRelease = false
+    /// Whether `events` tells this client when its hold changes off its executor (set once, on the first start).
+    private var listensForHoldChanges = false
 
     /// Callers of `run()`, of `waitUntilReadingHeld()`, of `enterBackground()` waiting for the machine's close wait
     /// to end, and of `waitUntilOutboxEmpty()`.
@@ -163,11 +163,12 @@ public actor WebSocketClient {
 
     /// Starts connecting (or restarts after `stop()` or a non-retryable failure). Idempotent while running.
     public func start() {
-        if !self.listensForRelease {
-            self.listensForRelease = true
-            // The consumer brought `events` back to the low watermark (on its own thread): read again.
-            self.eventSink.onRelease { [weak self] in
-                Task { await self?.consumerCaughtUp() }
+        if !self.listensForHoldChanges {
+            self.listensForHoldChanges = true
+            // The consumer brought `events` back to the low watermark (on its own thread): read again; or, rarely, a
+            // reader that left put them above the high one: hold.
+            self.eventSink.onHoldChange { [weak self] in
+                Task { await self?.eventsHoldChanged() }
             }
         }
         if self.pathMonitor == nil, let monitor = self.configuration.pathMonitoring.makeMonitor() {
@@ -545,8 +546,8 @@ public actor WebSocketClient {
         if self.eventSink.yield(event) { self.readingHoldChanged = true }
     }
 
-    /// The consumer brought `events` back to its low watermark.
-    private func consumerCaughtUp() {
+    /// `events` changed its hold off the client's executor (`EventChannel.onHoldChange`).
+    private func eventsHoldChanged() {
         self.readingHoldChanged = true
         self.afterEvent()
     }

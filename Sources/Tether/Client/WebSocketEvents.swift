@@ -56,12 +56,16 @@ public struct WebSocketEvents: AsyncSequence, Sendable {
 }
 
 /// The buffer between a client (which yields, on its executor) and the task that reads its events, with the weight
-/// of what it holds: above the high watermark it is `held` until a reader has brought it down to the low one, and
-/// tells `onRelease` then. Readers are numbered as they attach; only the newest reads, and a cancelled one takes
-/// nothing (`WebSocketEvents`).
+/// of what it holds: above the high watermark it is `held` until a reader has brought it down to the low one. A hold
+/// that begins in `yield` is its return value; one that ends (or, rarely, begins) in a reader's call is told to
+/// `onHoldChange`. Readers are numbered as they attach; only the newest reads, and a cancelled one takes nothing
+/// (`WebSocketEvents`).
 ///
 /// Yielded on a thread that runs in turns (`WakeBatcher`: the client's event loop), the waiting reader's wake-up is
 /// deferred to the end of the turn, with everything yielded in it; off that thread, the reader is woken at once.
+/// Either way the event yielded to the waiting reader is that reader's, and does not count against the watermarks:
+/// only what waits behind it does (a lone message larger than the high watermark, taken by a reader that waits for
+/// it, holds nothing; the same message waiting for a reader that is busy holds reading).
 ///
 /// Events are moved into and out of the buffer, not copied: a `WebSocketEvent` is a large enum.
 final class EventChannel: Sendable {
@@ -78,6 +82,10 @@ final class EventChannel: Sendable {
         /// The reader's wake-up was deferred to the end of the yielding thread's turn (`WakeBatcher`): the events
         /// yielded meanwhile are buffered, and the reader is resumed with the first of them then.
         var wakeDeferred = false
+        /// `buffer[head]` is the event yielded to the waiting reader whose wake-up was deferred: handed over at the
+        /// end of the turn, it is not counted in `weight` (as an event handed over at once is not), unless the
+        /// reader leaves without it (`detachReader`).
+        var promised = false
         /// Finished by the client: the buffer is still read to its end.
         var finished = false
         /// What `buffer[head...]` weighs (`EventChannel.weight(of:)`).
@@ -86,17 +94,31 @@ final class EventChannel: Sendable {
         var held = false
         /// The most `weight` has been.
         var peakWeight = 0
-        /// Called (without the lock) when `held` clears.
-        var onRelease: (@Sendable () -> Void)?
+        /// Called (without the lock) when `held` changes other than in `yield`: it cleared, or a reader left the
+        /// event promised to it to count (`detachReader`).
+        var onHoldChange: (@Sendable () -> Void)?
         /// What wakes the reader at the end of a turn, made on first use (a closure per deferral was an allocation
         /// per wake-up).
         var waker: Waker?
 
         /// Buffers `event`; true when that put the buffer above the high watermark (it is held from now on).
         mutating func append(_ event: consuming WebSocketEvent, high: Int) -> Bool {
-            self.weight += event.bufferWeight
-            self.peakWeight = max(self.peakWeight, self.weight)
+            let weight = event.bufferWeight
             self.buffer.append(event)
+            return self.count(weight, high: high)
+        }
+
+        /// Buffers `event` for the waiting reader, to be handed over at the end of the turn (`promised`).
+        mutating func promise(_ event: consuming WebSocketEvent) {
+            assert(self.head == self.buffer.count && !self.promised, "a reader waits only when nothing is buffered")
+            self.buffer.append(event)
+            self.promised = true
+        }
+
+        /// Adds `weight` to what the buffer holds; true when that put it above the high watermark.
+        private mutating func count(_ weight: Int, high: Int) -> Bool {
+            self.weight += weight
+            self.peakWeight = max(self.peakWeight, self.weight)
             guard !self.held, self.weight > high else { return false }
             self.held = true
             return true
@@ -105,7 +127,11 @@ final class EventChannel: Sendable {
         /// Moves the next event out, with whether taking it released the hold.
         mutating func popFirst(low: Int) -> (event: WebSocketEvent, released: Bool)? {
             guard self.head < self.buffer.count, let event = self.buffer[self.head].take() else { return nil }
-            self.weight -= event.bufferWeight
+            if self.promised {
+                self.promised = false  // handed to its reader: it was not counted
+            } else {
+                self.weight -= event.bufferWeight
+            }
             var released = false
             if self.held, self.weight <= low {
                 self.held = false
@@ -133,17 +159,20 @@ final class EventChannel: Sendable {
         ) -> (WebSocketEvent?, ended: Bool, release: (@Sendable () -> Void)?) {
             guard reader == self.newestReader else { return (nil, true, nil) }
             if let (event, released) = self.popFirst(low: low) {
-                return (event, false, released ? self.onRelease : nil)
+                return (event, false, released ? self.onHoldChange : nil)
             }
             return (nil, self.finished, nil)
         }
 
         /// Takes the waiting reader out, with its deferred wake-up: the caller resumes it with nil, and the events it
-        /// did not take wait for the next reader.
-        mutating func detachReader() -> Reader? {
+        /// did not take wait for the next reader, the one promised to it among them, which counts from now on; what
+        /// to tell (outside the lock) when that put the buffer above the high watermark.
+        mutating func detachReader(high: Int) -> (Reader?, hold: (@Sendable () -> Void)?) {
             self.wakeDeferred = false  // a deferred wake-up that finds no reader does nothing
             defer { self.reader = nil }
-            return self.reader
+            guard self.promised, let weight = self.buffer[self.head]?.bufferWeight else { return (self.reader, nil) }
+            self.promised = false
+            return (self.reader, self.count(weight, high: high) ? self.onHoldChange : nil)
         }
     }
 
@@ -194,10 +223,12 @@ final class EventChannel: Sendable {
     /// Whether the buffer is above its high watermark (and not yet back at the low one).
     var isHeld: Bool { self.state.withLock { $0.held } }
 
-    /// Sets what is called, on the thread of the reader that brought the buffer down to the low watermark, when a
-    /// hold ends.
-    func onRelease(_ body: @escaping @Sendable () -> Void) {
-        self.state.withLock { $0.onRelease = body }
+    /// Sets what is called when the hold changes other than in `yield`: on the thread of the reader that brought the
+    /// buffer down to the low watermark when a hold ends; on the thread of a reader's cancellation or replacement
+    /// when the event promised to the reader it detached puts the buffer above the high watermark. `isHeld` says
+    /// which, when it is read.
+    func onHoldChange(_ body: @escaping @Sendable () -> Void) {
+        self.state.withLock { $0.onHoldChange = body }
     }
 
     /// Delivers `event` to the waiting reader, or buffers it. Dropped once the channel has finished.
@@ -221,9 +252,9 @@ final class EventChannel: Sendable {
                 return reader
             }
             // The reader stays parked; the event waits in the buffer (empty while a reader waits) until the end of
-            // the turn.
+            // the turn, promised to it: not counted, as it would not be if it were handed over at once.
             state.wakeDeferred = true
-            _ = state.append(event.take()!, high: high)
+            state.promise(event.take()!)
             waker = state.waker ?? Waker(self)
             state.waker = waker
             return nil
@@ -250,7 +281,7 @@ final class EventChannel: Sendable {
             guard proceed(&state), let reader = state.reader else { return nil }
             state.reader = nil
             guard let (event, released) = state.popFirst(low: self.watermarks.low) else { return (reader, nil) }
-            release = released ? state.onRelease : nil
+            release = released ? state.onHoldChange : nil
             return (reader, event)
         }
         release?()
@@ -270,10 +301,11 @@ final class EventChannel: Sendable {
     /// Attaches a new reader, which takes over: the reader waiting now, if any, gets the end (nil), and the events it
     /// did not take wait for the new one. Returns the new reader's number.
     func attachReader() -> Int {
-        let (number, superseded) = self.state.withLock { state -> (Int, Reader?) in
+        let (number, (superseded, hold)) = self.state.withLock { state in
             state.newestReader += 1
-            return (state.newestReader, state.detachReader())
+            return (state.newestReader, state.detachReader(high: self.watermarks.high))
         }
+        hold?()
         superseded?.resume(returning: nil)
         return number
     }
@@ -302,7 +334,8 @@ final class EventChannel: Sendable {
                     // The cancellation flag is set before the handler runs, and the handler takes this lock: a
                     // cancellation either is seen here or finds this reader waiting.
                     if Task.isCancelled { return .some(nil) }
-                    superseded = state.detachReader()  // none: only the newest reader waits, one call at a time
+                    // None: only the newest reader waits, one call at a time (and nothing is promised to none).
+                    superseded = state.detachReader(high: self.watermarks.high).0
                     state.reader = continuation
                     return .none
                 }
@@ -316,9 +349,10 @@ final class EventChannel: Sendable {
             }
         } onCancel: {
             // Cancelling the waiting task detaches it: its loop ends, the events wait for the next reader.
-            let detached = self.state.withLock { state in
-                state.newestReader == reader ? state.detachReader() : nil
+            let (detached, hold) = self.state.withLock { state in
+                state.newestReader == reader ? state.detachReader(high: self.watermarks.high) : (nil, nil)
             }
+            hold?()
             detached?.resume(returning: nil)
         }
     }

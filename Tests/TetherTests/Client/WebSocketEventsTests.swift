@@ -217,7 +217,7 @@ extension WebSocketEventsTests {
     @Test func bufferingAboveTheHighWatermarkHoldsUntilTheReaderBringsItToTheLowOne() async {
         let channel = EventChannel(watermarks: Watermarks(high: 1_000, low: 300))
         let released = Released()
-        channel.onRelease { released.count.add(1, ordering: .relaxed) }
+        channel.onHoldChange { released.count.add(1, ordering: .relaxed) }
         let message = WebSocketEvent.message(.binary(Data(count: 200 - EventChannel.eventOverhead)), generation: 1)
         #expect(EventChannel.weight(of: message) == 200)
         var crossings: [Bool] = []
@@ -353,4 +353,86 @@ extension WebSocketEventsTests {
         let read = await withDeadline { await result.first { _ in true } }
         #expect(read == [5])
     }
+}
+
+/// The weight of what a parked reader is handed at the end of a turn: an event yielded to a waiting reader is that
+/// reader's, at the end of the turn as it is at once off the loop, and only what waits behind it counts against the
+/// watermarks (a hold the client was never told of would be released for nothing, and would hide a crossing).
+extension WebSocketEventsBatchingTests {
+    /// A message event of `weight` against the watermarks (its payload and its slot).
+    func message(weighing weight: Int) -> WebSocketEvent {
+        .message(.binary(Data(count: weight - EventChannel.eventOverhead)), generation: 1)
+    }
+
+    /// A channel with `watermarks`, batched by `turns`, whose hold changes outside `yield` are counted in `changes`,
+    /// and a task reading one event from it, once that task waits for it.
+    func parkedReaderOfOne(
+        batchedBy turns: Turns, watermarks: Watermarks, changes: HoldChanges
+    ) async -> (EventChannel, Task<WebSocketEvent?, Never>) {
+        let (parked, parkedSink) = AsyncStream.makeStream(of: Void.self)
+        let channel = EventChannel(watermarks: watermarks, batcher: turns, readerParked: { parkedSink.yield() })
+        channel.onHoldChange { changes.count.add(1, ordering: .relaxed) }
+        let reader = Task {
+            var events = WebSocketEvents(channel: channel).makeAsyncIterator()
+            return await events.next()
+        }
+        _ = await withDeadline { await parked.first { _ in true } }  // bounded: a reader that never parks fails
+        return (channel, reader)
+    }
+
+    @Test func aMessageAboveTheHighWatermarkForAParkedReaderIsHandedOverWithoutAHold() async {
+        let turns = Turns()
+        let changes = HoldChanges()
+        let (channel, reader) = await self.parkedReaderOfOne(
+            batchedBy: turns, watermarks: Watermarks(high: 1_000, low: 300), changes: changes)
+        #expect(!channel.yield(self.message(weighing: 1_500)))
+        #expect(!channel.isHeld, "the message is the waiting reader's: nothing is behind")
+        turns.endTurn()
+        let taken: WebSocketEvent?? = await withDeadline { await reader.value }
+        #expect(taken??.bufferWeight == 1_500)
+        #expect(!channel.isHeld && changes.count.load(ordering: .relaxed) == 0, "no hold, so nothing to release")
+        #expect(channel.peakWeight == 0)
+    }
+
+    @Test func whatWaitsBehindTheMessageForAParkedReaderHoldsOnceAboveTheHighWatermark() async {
+        let turns = Turns()
+        let changes = HoldChanges()
+        let (channel, reader) = await self.parkedReaderOfOne(
+            batchedBy: turns, watermarks: Watermarks(high: 1_000, low: 300), changes: changes)
+        var crossings = [channel.yield(self.message(weighing: 1_500))]
+        for _ in 0..<6 { crossings.append(channel.yield(self.message(weighing: 200))) }
+        // The reader's message does not count; the sixth behind it puts 1,200 above 1,000: the client is told.
+        #expect(crossings == [false, false, false, false, false, false, true])
+        turns.endTurn()
+        _ = await withDeadline { await reader.value }
+        #expect(channel.isHeld && channel.peakWeight == 1_200)
+        var next = WebSocketEvents(channel: channel).makeAsyncIterator()
+        for _ in 0..<4 { _ = await next.next() }  // 400 left: still above the low watermark
+        #expect(channel.isHeld && changes.count.load(ordering: .relaxed) == 0)
+        _ = await next.next()  // 200 left: the hold ends
+        #expect(!channel.isHeld && changes.count.load(ordering: .relaxed) == 1)
+    }
+
+    /// A reader cancelled before the end of the turn never takes the message: it waits for the next reader and counts
+    /// from then on, and above the high watermark the client is told that reading is held.
+    @Test func aParkedReaderThatLeavesBeforeTheTurnEndsLeavesItsMessageCountedAndHeld() async {
+        let turns = Turns()
+        let changes = HoldChanges()
+        let (channel, reader) = await self.parkedReaderOfOne(
+            batchedBy: turns, watermarks: Watermarks(high: 1_000, low: 300), changes: changes)
+        #expect(!channel.yield(self.message(weighing: 1_500)))
+        reader.cancel()
+        let taken: WebSocketEvent?? = await withDeadline { await reader.value }
+        #expect(taken != nil && taken! == nil, "a cancelled reader takes nothing")
+        #expect(channel.isHeld && changes.count.load(ordering: .relaxed) == 1 && channel.peakWeight == 1_500)
+        turns.endTurn()  // the deferred wake-up finds no reader: nothing happens
+        var next = WebSocketEvents(channel: channel).makeAsyncIterator()
+        #expect(await next.next().map { EventChannel.weight(of: $0) } == 1_500)
+        #expect(!channel.isHeld && changes.count.load(ordering: .relaxed) == 2)
+    }
+}
+
+/// How often a channel's hold changed other than by `yield`.
+final class HoldChanges: Sendable {
+    let count = Atomic<Int>(0)
 }
