@@ -71,6 +71,7 @@ enum IdleTransportReference {
         try await IdleBench.waitUntil(&changeIterator, tally: tally, timeout: .seconds(60)) {
             tally.open.load(ordering: .relaxed) == connections
         }
+        EchoBench.progress("idle: \(connections) transport connections open")  // scripts/idle-profile.sh waits for it
         let clock = ContinuousClock()
         let cpuStart = IdleBench.processCPUSeconds()
         let holdStart = clock.now
