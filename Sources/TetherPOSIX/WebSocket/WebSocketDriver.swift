@@ -137,14 +137,18 @@ package final class WebSocketDriver: @unchecked Sendable {
     package func received(_ bytes: UnsafeRawBufferPointer) {
         self.lock.withLock { _ in
             let box = self.unguardedEngine
-            if var arrival = box.arrival {
-                arrival.catchUp(framesCompleted: box.engine.inboundFrames.completed)
-                arrival.lastByte = self.stream.loop.now
-                box.arrival = arrival
-            }
+            // Changed in place, and the engine read through `inout`: its computed property read through the box
+            // copied the whole engine (retaining everything it holds) once per read.
+            box.arrival?.catchUp(framesCompleted: Self.framesCompleted(&box.engine))
+            box.arrival?.lastByte = self.stream.loop.now
             box.engine.bytesReceived(bytes)
         }
         self.runActions()
+    }
+
+    /// The engine's count of whole frames received, read in place.
+    private static func framesCompleted(_ engine: inout Engine) -> Int {
+        engine.inboundFrames.completed
     }
 
     /// The stream has ended: the delegate hears `ended` last.
