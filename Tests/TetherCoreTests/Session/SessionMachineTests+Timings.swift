@@ -24,13 +24,19 @@ extension SessionMachineTests {
         #expect(self.records(&m).allSatisfy { $0.timings == nil })
     }
 
-    @Test func theGreetingIsTimedOnTheMachinesClockAfterTheTransportsSteps() {
+    /// A machine that greets, its first attempt timed and just opened at 80 ms: it is to send the greeting.
+    func greeting() -> Machine {
         var configuration = Self.noJitter
         configuration.greets = true
         var m = self.machine(configuration)
         _ = m.start(now: 0)
         m.attemptTimed(generation: 1, Self.transportSteps, now: 80)
         #expect(m.transportOpened(generation: 1, now: 80) == .sendGreeting(generation: 1))
+        return m
+    }
+
+    @Test func theGreetingIsTimedOnTheMachinesClockAfterTheTransportsSteps() {
+        var m = self.greeting()
         #expect(m.greetingSent(generation: 1, now: 95) == .none)
         var expected = Self.transportSteps
         expected.greeting = .init(start: 75, duration: 15)
@@ -38,12 +44,7 @@ extension SessionMachineTests {
     }
 
     @Test func aGreetingThatFailsLeavesItsStepUnfinishedOnTheFailureRecord() {
-        var configuration = Self.noJitter
-        configuration.greets = true
-        var m = self.machine(configuration)
-        _ = m.start(now: 0)
-        m.attemptTimed(generation: 1, Self.transportSteps, now: 80)
-        _ = m.transportOpened(generation: 1, now: 80)
+        var m = self.greeting()
         _ = m.greetingFailed(generation: 1, now: 130)
         let closed = self.records(&m).first { $0.kind == .closed }
         #expect(closed?.reason == .receiveFailed)

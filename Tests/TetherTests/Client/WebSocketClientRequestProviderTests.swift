@@ -26,6 +26,16 @@ import TetherTesting
         return try WebSocketClient(configuration: configuration, clock: self.clock)
     }
 
+    /// A client on `issuer`'s requests, started, with its recorder and its first connection (not yet opened).
+    func started(
+        _ issuer: TokenIssuer
+    ) async throws -> (client: WebSocketClient, recorder: EventRecorder, first: InMemoryConnection) {
+        let client = try self.makeClient(issuer.provider)
+        let recorder = EventRecorder(client.events)
+        await client.start()
+        return (client, recorder, try #require(await self.transport.nextConnection()))
+    }
+
     /// Stops `client`, playing the end of `connection` once the client closed it (an in-memory connection does not end
     /// by itself).
     func stop(_ client: WebSocketClient, closing connection: InMemoryConnection) async {
@@ -50,10 +60,7 @@ import TetherTesting
 
     @Test func eachAttemptConnectsWithWhatTheProviderMadeToldWhyThePreviousEnded() async throws {
         let issuer = TokenIssuer(base: Self.url)
-        let client = try self.makeClient(issuer.provider)
-        let recorder = EventRecorder(client.events)
-        await client.start()
-        let first = try #require(await self.transport.nextConnection())
+        let (client, recorder, first) = try await self.started(issuer)
         #expect(first.request.url.query == "token=secret-1")
         #expect(first.request.headers.map(\.name) == ["Authorization"])
         #expect(first.request.headers.first?.value == "Bearer secret-1")
@@ -74,10 +81,7 @@ import TetherTesting
     /// app would have to build a new client, losing the outbox.
     @Test func aRefusedTokenIsRefreshedAtOnceAndTheSessionGoesOnWithItsOutbox() async throws {
         let issuer = TokenIssuer(base: Self.url)
-        let client = try self.makeClient(issuer.provider)
-        let recorder = EventRecorder(client.events)
-        await client.start()
-        let first = try #require(await self.transport.nextConnection())
+        let (client, recorder, first) = try await self.started(issuer)
         try await client.send(.text("queued"), policy: .queued(expiresAfter: nil))
         first.emit(.ended(.handshakeRejected(status: 401, retryAfter: nil)))
         let second = try #require(await self.transport.nextConnection())  // at once: no wait, no clock advanced
@@ -226,10 +230,7 @@ import TetherTesting
     /// across a refusal and a refresh.
     @Test func whatTheProviderReturnsAppearsInNoEventRecordOrDescription() async throws {
         let issuer = TokenIssuer(base: Self.url)
-        let client = try self.makeClient(issuer.provider)
-        let recorder = EventRecorder(client.events)
-        await client.start()
-        let first = try #require(await self.transport.nextConnection())
+        let (client, recorder, first) = try await self.started(issuer)
         first.emit(.ended(.handshakeRejected(status: 401, retryAfter: nil)))
         let second = try #require(await self.transport.nextConnection())
         second.emit(.opened(subprotocol: nil))

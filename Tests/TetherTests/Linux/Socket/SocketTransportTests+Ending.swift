@@ -149,24 +149,38 @@ extension SocketTransportTests {
         await peer.stop()
     }
 
-    @Test func localCloseAnsweredByEndOfStreamEndsClosedLocally() async throws {
-        var peer = try ScriptedPeer()
-        var client = ClientProbe(url: peer.url())
-        let server = await peer.accept()
-        try await server.open()
-        #expect(await client.next() == .opened(nil))
+    /// How the peer answers our close frame, and the end the client reports for it.
+    enum CloseAnswer: CaseIterable, Sendable {
+        /// The peer closes TCP: the close was answered.
+        case endOfStream
+        /// A reset after our close frame is no answer: what the client wrote before its close may not have arrived,
+        /// and the end says so (it was `.closedLocally`, taken by the client for an answered close: found by the
+        /// randomized suite, seed 0x93B1D6187AE9B89).
+        case reset
+        /// A frame that breaks the protocol in answer to our close is no answer either: the engine drops the
+        /// connection (what it had not written yet with it) and the end is the violation's, a loss. It was
+        /// `.closedLocally`, taken for an answered close (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
+        case violation
 
-        client.connection.close(code: 1000, reason: "")
-        #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
-        server.tcp.close()
-        #expect(await client.rest() == [.ended(.closedLocally)])
-        await peer.stop()
+        var end: Seen {
+            switch self {
+            case .endOfStream: .ended(.closedLocally)
+            case .reset: .ended(.receiveFailed)
+            case .violation: .ended(.protocolViolation(code: 1002))
+            }
+        }
+
+        func play(on server: PeerConnection) async throws {
+            switch self {
+            case .endOfStream: server.tcp.close()
+            case .reset: server.reset()
+            case .violation: try await server.write([0x83, 0x00])  // a frame with an unknown opcode: 1002
+            }
+        }
     }
 
-    /// A reset after our close frame is no answer: what the client wrote before its close may not have arrived, and
-    /// the end says so (it was `.closedLocally`, taken by the client for an answered close: found by the randomized
-    /// suite, seed 0x93B1D6187AE9B89).
-    @Test func localCloseAnsweredByAResetEndsReceiveFailed() async throws {
+    @Test(arguments: CloseAnswer.allCases)
+    func localCloseEndsAsThePeersAnswerSays(_ answer: CloseAnswer) async throws {
         var peer = try ScriptedPeer()
         var client = ClientProbe(url: peer.url())
         let server = await peer.accept()
@@ -175,25 +189,8 @@ extension SocketTransportTests {
 
         client.connection.close(code: 1000, reason: "")
         #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
-        server.reset()
-        #expect(await client.rest() == [.ended(.receiveFailed)])
-        await peer.stop()
-    }
-
-    /// A frame that breaks the protocol in answer to our close is no answer either: the engine drops the connection
-    /// (what it had not written yet with it) and the end is the violation's, a loss. It was `.closedLocally`, taken
-    /// for an answered close (found by the randomized suite, seed 0x4A0957B1DD8F7CD5).
-    @Test func aViolationAfterOurCloseEndsAsTheViolation() async throws {
-        var peer = try ScriptedPeer()
-        var client = ClientProbe(url: peer.url())
-        let server = await peer.accept()
-        try await server.open()
-        #expect(await client.next() == .opened(nil))
-
-        client.connection.close(code: 1000, reason: "")
-        #expect(try await server.nextMessage() == .close(code: 1000, reason: ""))
-        try await server.write([0x83, 0x00])  // a frame with an unknown opcode: 1002
-        #expect(await client.rest() == [.ended(.protocolViolation(code: 1002))])
+        try await answer.play(on: server)
+        #expect(await client.rest() == [answer.end])
         await peer.stop()
     }
 
