@@ -57,8 +57,15 @@ import TetherTestSupport
             "delay_ms", "bytes", "path", "ignored", "step", "timings",
         ]
         for scenario in scenarios {
-            #expect(scenario["passed"] as? Bool == true, "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "")")
             let timeline = try #require(scenario["timeline"] as? [[String: Any]])
+            // A scenario that failed shows its checks and the client's course (time, event, generation, what a
+            // stale record ignored): a failure seen once under load can be read from the log alone.
+            let course = timeline.map { entry in
+                ["t", "event", "gen", "reason", "ignored"].compactMap { entry[$0].map { "\($0)" } }
+                    .joined(separator: " ")
+            }
+            #expect(scenario["passed"] as? Bool == true,
+                    "\(scenario["name"] ?? "?"): \(scenario["checks"] ?? "") course: \(course.joined(separator: "; "))")
             #expect(!timeline.isEmpty)
             #expect(timeline.allSatisfy { Set($0.keys).isSubset(of: allowed) && $0["t"] is Int && $0["gen"] is Int })
         }
