@@ -59,7 +59,9 @@ import TetherTestSupport
         #expect(message.generation == 1 && message.bytes == size)
         let pong = try #require(await setup.probe.record(.pong, timeout: wait) { $0.time >= message.time })
         let records = setup.probe.records
-        #expect(!records.contains { $0.kind == .closed }, "\(records.filter { $0.kind == .closed })")
+        // On failure, the whole course: when each byte-driven deadline move and each ping and pong came.
+        let course = records.map(\.logLine).joined(separator: "\n")
+        #expect(!records.contains { $0.kind == .closed }, "\(course)")
         #expect(records.filter { $0.kind == .connecting }.count == 1)
         // The pong that was due while the message arrived came behind it: its round trip spans the wait.
         let moved = records.filter { $0.kind == .pongDeadlineMoved }
