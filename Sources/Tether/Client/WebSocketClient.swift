@@ -329,7 +329,12 @@ public actor WebSocketClient {
             }
             self.afterEvent()
         case .pong(let id):
-            self.handle(self.machine.pongReceived(generation: generation, ping: id, now: now))
+            self.handle(self.withMachine { machine in
+                // Overdue: the machine hears first what the connection received, as at the deadline's firing, so
+                // that the pong is judged by when its bytes came, whichever of the two is handled first.
+                self.reportInboundProgress(to: &machine, now: now)
+                return machine.pongReceived(generation: generation, ping: id, now: now)
+            })
         case .pingFailed(let id):
             self.handle(self.machine.pingFailed(generation: generation, ping: id, now: now))
         case .ended(let end):
@@ -389,10 +394,7 @@ public actor WebSocketClient {
         let now = max(self.now(), wake)
         // One access to the machine for the three questions (each access is checked at run time).
         let action = self.withMachine { machine in
-            if let generation = machine.inboundProgressWanted(now: now),
-               let progress = self.connections[generation]?.inboundProgress() {
-                machine.inboundProgressReported(generation: generation, progress, now: now)
-            }
+            self.reportInboundProgress(to: &machine, now: now)
             if let generation = machine.attemptTimingsWanted(now: now),
                let timings = self.connections[generation]?.attemptTimings() {
                 machine.attemptTimed(generation: generation, timings, now: now)
@@ -495,6 +497,15 @@ public actor WebSocketClient {
         // but through `machine`.
         self.withMachine { machine in
             self.publishRecordsAndState(&machine)
+        }
+    }
+
+    /// When a pong is overdue at `now`, tells the machine what its connection has received (a frame still arriving,
+    /// a pong decoded and on its way); nothing otherwise, which is every time but at a deadline.
+    private func reportInboundProgress(to machine: inout SessionMachine, now: Int) {
+        if let generation = machine.inboundProgressWanted(now: now),
+           let progress = self.connections[generation]?.inboundProgress() {
+            machine.inboundProgressReported(generation: generation, progress, now: now)
         }
     }
 

@@ -19,16 +19,21 @@ public struct InboundProgress: Equatable, Hashable, Sendable {
     /// events the machine has handled: a pong decoded by the same read that completed a large frame may still be on
     /// its way. Such a pong is not late; the machine waits for it.
     public var latestPongID: UInt64?
+    /// How long before the report the bytes that brought that pong arrived; nil when the transport cannot say. A
+    /// pong is on time when it arrived before its deadline, whenever its event is handled, and late when it arrived
+    /// at or after it: whether the deadline or the pong's event is handled first then changes nothing.
+    public var sinceLatestPong: Duration?
 
     public init(
         framesCompleted: Int, frameInProgress: Bool, sinceLastByte: Duration?, sinceLastFrameCompleted: Duration?,
-        latestPongID: UInt64? = nil
+        latestPongID: UInt64? = nil, sinceLatestPong: Duration? = nil
     ) {
         self.framesCompleted = framesCompleted
         self.frameInProgress = frameInProgress
         self.sinceLastByte = sinceLastByte
         self.sinceLastFrameCompleted = sinceLastFrameCompleted
         self.latestPongID = latestPongID
+        self.sinceLatestPong = sinceLatestPong
     }
 }
 
@@ -40,7 +45,8 @@ extension InboundProgress {
             framesCompleted: self.framesCompleted, frameInProgress: self.frameInProgress,
             lastByteAt: self.sinceLastByte.map { now - Self.millisecondsRoundedUp($0) },
             lastFrameCompletedAt: self.sinceLastFrameCompleted.map { now - Self.millisecondsRoundedUp($0) },
-            latestPongID: self.latestPongID)
+            latestPongID: self.latestPongID,
+            latestPongAt: self.sinceLatestPong.map { now - Self.millisecondsRoundedUp($0) })
     }
 
     private static func millisecondsRoundedUp(_ duration: Duration) -> Int {

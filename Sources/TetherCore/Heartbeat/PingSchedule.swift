@@ -9,8 +9,10 @@
 /// be queued behind it, so the deadline moves to one timeout after that frame's latest byte, as long as bytes keep
 /// coming; once the frame is whole, to one timeout after its last byte. Only the frame that was arriving when the
 /// pong fell due explains the delay: the frames after it, whole or not, do not (the peer could have sent the pong
-/// before them). A pong the transport has decoded but the owner has not handled yet (`Arrival.latestPongID`) is on its
-/// way, not late: the deadline moves one timeout on, for its event.
+/// before them). A pong the transport has decoded but the owner has not handled yet (`Arrival.latestPongID`), whose
+/// bytes arrived before the deadline (`Arrival.latestPongAt`), is on its way, not late: the deadline moves one timeout
+/// on, for its event. One whose bytes arrived at or after the deadline is late, whether the deadline or its event is
+/// handled first (the owner reports the arrival before an overdue pong's event too).
 package struct PingSchedule: Equatable, Hashable, Sendable {
     /// A ping sent and not answered yet.
     package struct Ping: Equatable, Hashable, Sendable {
@@ -38,16 +40,19 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
         package var lastFrameCompletedAt: Int?
         /// The ping whose pong the transport decoded last (`InboundProgress.latestPongID`).
         package var latestPongID: UInt64?
+        /// When that pong's bytes arrived; nil when the transport cannot say (the pong is then taken as on time).
+        package var latestPongAt: Int?
 
         package init(
             framesCompleted: Int, frameInProgress: Bool, lastByteAt: Int?, lastFrameCompletedAt: Int?,
-            latestPongID: UInt64? = nil
+            latestPongID: UInt64? = nil, latestPongAt: Int? = nil
         ) {
             self.framesCompleted = framesCompleted
             self.frameInProgress = frameInProgress
             self.lastByteAt = lastByteAt
             self.lastFrameCompletedAt = lastFrameCompletedAt
             self.latestPongID = latestPongID
+            self.latestPongAt = latestPongAt
         }
     }
 
@@ -113,9 +118,10 @@ package struct PingSchedule: Equatable, Hashable, Sendable {
     /// later than `now`. Returns the new deadline, or nil when nothing explains the delay (the ping is overdue).
     package mutating func explainDelay(_ arrival: Arrival, now: Int) -> Int? {
         guard !self.paused, var ping = self.outstanding, now >= ping.deadline else { return nil }
-        if arrival.latestPongID == ping.id, !ping.answeredLate {
-            // The pong arrived, before now, and is on its way: the transport decoded it (often in the read that
-            // completed the frame it queued behind) and its event has not been handled yet. It is not late.
+        let pongOnItsWay = arrival.latestPongID == ping.id && arrival.latestPongAt.map { $0 < ping.deadline } ?? true
+        if pongOnItsWay, !ping.answeredLate {
+            // The pong arrived before the deadline and is on its way: the transport decoded it (often in the read
+            // that completed the frame it queued behind) and its event has not been handled yet. It is not late.
             ping.deadline = now + ping.timeout
             self.outstanding = ping
             return ping.deadline

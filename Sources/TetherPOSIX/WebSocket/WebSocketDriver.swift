@@ -63,19 +63,28 @@ package final class WebSocketDriver: @unchecked Sendable {
         }
     }
 
-    /// When the latest bytes arrived and when the latest whole frame was completed, on the stream's loop clock.
+    /// When the latest bytes arrived, when the latest whole frame was completed and when the latest pong came, on
+    /// the stream's loop clock.
     private struct Arrival {
         var lastByte: ContinuousClock.Instant
         /// The engine's count of whole frames when `lastFrameCompleted` was last brought up to date.
         var framesSeen = 0
         var lastFrameCompleted: ContinuousClock.Instant?
+        /// The engine's latest pong when `latestPongArrived` was last brought up to date.
+        var pongSeen: UInt64?
+        var latestPongArrived: ContinuousClock.Instant?
 
-        /// Frames the engine completed since the last look were completed by the latest bytes: they are decoded
+        /// Frames (and a pong) the engine decoded since the last look came with the latest bytes: they are decoded
         /// as those bytes are handled (or when a hold ends, with no read in between).
-        mutating func catchUp(framesCompleted: Int) {
-            guard framesCompleted != self.framesSeen else { return }
-            self.framesSeen = framesCompleted
-            self.lastFrameCompleted = self.lastByte
+        mutating func catchUp(_ decoded: (framesCompleted: Int, latestPong: UInt64?)) {
+            if decoded.framesCompleted != self.framesSeen {
+                self.framesSeen = decoded.framesCompleted
+                self.lastFrameCompleted = self.lastByte
+            }
+            if decoded.latestPong != self.pongSeen {
+                self.pongSeen = decoded.latestPong
+                self.latestPongArrived = self.lastByte
+            }
         }
     }
 
@@ -91,6 +100,8 @@ package final class WebSocketDriver: @unchecked Sendable {
         package var sinceLastFrameCompleted: Duration?
         /// The id of the latest of our pings whose pong has been decoded: it may still be on its way to the owner.
         package var latestPongID: UInt64? = nil
+        /// How long ago the bytes that brought that pong arrived.
+        package var sinceLatestPong: Duration? = nil
     }
 
     /// Loop-confined state.
@@ -139,16 +150,16 @@ package final class WebSocketDriver: @unchecked Sendable {
             let box = self.unguardedEngine
             // Changed in place, and the engine read through `inout`: its computed property read through the box
             // copied the whole engine (retaining everything it holds) once per read.
-            box.arrival?.catchUp(framesCompleted: Self.framesCompleted(&box.engine))
+            box.arrival?.catchUp(Self.decoded(&box.engine))
             box.arrival?.lastByte = self.stream.loop.now
             box.engine.bytesReceived(bytes)
         }
         self.runActions()
     }
 
-    /// The engine's count of whole frames received, read in place.
-    private static func framesCompleted(_ engine: inout Engine) -> Int {
-        engine.inboundFrames.completed
+    /// The engine's count of whole frames received and the id of its latest pong, read in place.
+    private static func decoded(_ engine: inout Engine) -> (framesCompleted: Int, latestPong: UInt64?) {
+        (engine.inboundFrames.completed, engine.latestPongReceived)
     }
 
     /// The stream has ended: the delegate hears `ended` last.
@@ -342,13 +353,14 @@ package final class WebSocketDriver: @unchecked Sendable {
             let box = self.unguardedEngine
             guard var arrival = box.arrival else { return nil }
             let frames = box.engine.inboundFrames
-            arrival.catchUp(framesCompleted: frames.completed)
+            arrival.catchUp((frames.completed, box.engine.latestPongReceived))
             box.arrival = arrival
             return InboundArrival(
                 framesCompleted: frames.completed, frameInProgress: frames.inProgress,
                 sinceLastByte: arrival.lastByte.duration(to: now),
                 sinceLastFrameCompleted: arrival.lastFrameCompleted.map { $0.duration(to: now) },
-                latestPongID: box.engine.latestPongReceived)
+                latestPongID: arrival.pongSeen,
+                sinceLatestPong: arrival.latestPongArrived.map { $0.duration(to: now) })
         }
     }
 

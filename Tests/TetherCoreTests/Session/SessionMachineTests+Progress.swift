@@ -100,6 +100,42 @@ extension SessionMachineTests {
         #expect(self.fire(&earlier, at: 3_000, other) == Self.pongTimedOut)
     }
 
+    /// The deadline and an overdue pong's event can be handled in either order at the same moment (a read and a
+    /// timer in one turn of the loop, or the pong's event on its way from another thread): the verdict is the same,
+    /// decided by when the pong's bytes came. Before the deadline: on time, either way; at or after it: late, either
+    /// way (a pong handled first was refused, and the deadline then waited for it; or it was accepted after the
+    /// deadline had waited for it, by the order alone).
+    @Test(arguments: [(arrived: 4_990, onTime: true), (arrived: 4_995, onTime: false), (arrived: 4_996, onTime: false)])
+    func anOverduePongIsJudgedByWhenItsBytesCameWhicheverIsHandledFirst(arrived: Int, onTime: Bool) {
+        // The big frame moved the deadline to 4 995; its last bytes and the pong behind it come in one read.
+        func movedByTheFrame() -> Machine {
+            var m = self.pinged()
+            _ = self.fire(&m, at: 3_000, self.progress(frames: 0, inProgress: true, lastByte: 2_995, now: 3_000))
+            #expect(m.nextWake == 4_995)
+            return m
+        }
+        var report = self.progress(frames: 2, inProgress: false, lastByte: arrived, frameCompleted: arrived, now: 4_996)
+        report.latestPongID = 1
+        report.sinceLatestPong = .milliseconds(4_996 - arrived)
+
+        var timerFirst = movedByTheFrame()
+        let verdict = self.fire(&timerFirst, at: 4_996, report)
+        let accepted = timerFirst.pongReceived(generation: 1, ping: 1, now: 4_996)
+        #expect(verdict == (onTime ? .none : Self.pongTimedOut))
+        #expect(accepted == .none)
+        #expect(timerFirst.lastRTT == (onTime ? 3_996 : nil))
+
+        // The pong's event first: the driver reports the arrival before it, as at the deadline.
+        var pongFirst = movedByTheFrame()
+        if let generation = pongFirst.inboundProgressWanted(now: 4_996) {
+            pongFirst.inboundProgressReported(generation: generation, report, now: 4_996)
+        }
+        #expect(pongFirst.pongReceived(generation: 1, ping: 1, now: 4_996) == .none)
+        #expect(self.fire(&pongFirst, at: 4_996, report) == (onTime ? .none : Self.pongTimedOut))
+        #expect(pongFirst.lastRTT == timerFirst.lastRTT)
+        #expect(pongFirst.phase == timerFirst.phase && pongFirst.generation == 1)
+    }
+
     @Test func aStallInTheMiddleOfABigFrameIsDeadOneTimeoutAfterItsLastByte() {
         var m = self.pinged()
         #expect(self.fire(&m, at: 3_000, self.progress(frames: 0, inProgress: true, lastByte: 2_990, now: 3_000))

@@ -141,8 +141,19 @@ import TetherWire
         try await pair.server.send(Self.frame([1, 2, 3]) + pong)
         #expect(await pair.deliveries.next() == 1)
         try await Self.readHandled(on: pair.loop)
+        pair.clock.advance(by: .milliseconds(30))
         let arrival = try #require(driver.inboundArrival(now: pair.loop.now))
         #expect(arrival.framesCompleted == 2 && arrival.latestPongID == 7)
+        #expect(arrival.sinceLatestPong == .milliseconds(30))  // when the read that brought it came
+
+        // Bytes without a pong move the latest byte, not the pong's time.
+        pair.clock.advance(by: .milliseconds(10))
+        try await pair.server.send(Self.frame([4]))
+        #expect(await pair.deliveries.next() == 2)
+        try await Self.readHandled(on: pair.loop)
+        let later = try #require(driver.inboundArrival(now: pair.loop.now))
+        #expect(later.sinceLastByte == .zero && later.sinceLatestPong == .milliseconds(40))
+        #expect(later.latestPongID == 7)
     }
 
     @Test func aDriverThatDoesNotTrackReadsNoClockAndSaysNothing() async throws {

@@ -52,6 +52,31 @@ extension WebSocketClientTests {
         #expect(state.generation == 1 && state.phase == .open)
     }
 
+    /// A pong the transport decoded but the client has not handled yet is waited for when its bytes came before the
+    /// deadline, and is late when they came at or after it.
+    @Test(arguments: [true, false])
+    func aDecodedPongIsWaitedForOnlyWhenItsBytesCameBeforeTheDeadline(arrivedBefore: Bool) async throws {
+        let (client, probe) = try self.makeClient()
+        let connection = try await self.transport.open(client, probe)
+        self.clock.advance(toMilliseconds: 100)
+        #expect(await connection.nextCommand() == .ping(1))
+        // At the deadline (1 100): the frame it queued behind and the pong came 5 ms before it, or at it.
+        let since: Duration = arrivedBefore ? .milliseconds(5) : .zero
+        connection.setInboundProgress(InboundProgress(
+            framesCompleted: 2, frameInProgress: false, sinceLastByte: since, sinceLastFrameCompleted: since,
+            latestPongID: 1, sinceLatestPong: since))
+        self.clock.advance(toMilliseconds: 1_100)
+        if arrivedBefore {
+            #expect(await probe.record(.pongDeadlineMoved)?.event == .pongDeadlineMoved(deadline: 2_100))
+            connection.emit(.pong(id: 1))
+            #expect(await probe.record(.pong)?.rtt == 1_000)
+            #expect(await client.state.phase == .open)
+        } else {
+            #expect(await connection.nextCommand() == .close(code: 1001, reason: "pong_timeout"))
+            #expect(await probe.record(.closed)?.time == 1_100)
+        }
+    }
+
     @Test func anIdleConnectionWhosePongsComeIsNeverAskedAndOneThatCannotTellClosesAtTheDeadline() async throws {
         let (client, probe) = try self.makeClient()
         let connection = try await self.transport.open(client, probe)

@@ -146,7 +146,7 @@ final class SocketConnection: TransportConnection {
         return InboundProgress(
             framesCompleted: arrival.framesCompleted, frameInProgress: arrival.frameInProgress,
             sinceLastByte: arrival.sinceLastByte, sinceLastFrameCompleted: arrival.sinceLastFrameCompleted,
-            latestPongID: arrival.latestPongID)
+            latestPongID: arrival.latestPongID, sinceLatestPong: arrival.sinceLatestPong)
     }
 
     /// The steps so far, read on any thread; final from `.opened` (or an `.ended` before it) on. A connection that
