@@ -120,7 +120,7 @@ struct AcknowledgementLedger: Equatable, Sendable {
         case .notOpen where stopped:
             self.giveUp(ticket, reason: .stopped, notices: &notices)
         case .notOpen:
-            outbox.pushFront(entry)  // not written at all: first again, for the next connection
+            outbox.returnUnwritten(entry)  // not written at all: again, where it was queued, for the next connection
         case .tooLarge:
             self.giveUp(ticket, reason: .tooLarge, notices: &notices)
         }

@@ -14,9 +14,10 @@ public struct OutboxLimits: Equatable, Hashable, Sendable {
 /// Messages waiting for an open connection, in the order they were queued, bounded by count and bytes.
 ///
 /// A pure value: time comes in as integer milliseconds. The driver takes the first message when it can write it
-/// (`popFirst`), and puts it back first (`pushFront`) when the write did not happen at all, so that the order is
-/// kept across any number of reconnects. A message handed to a connection that then failed is not put back: it
-/// may or may not have reached the peer, and sending it again could deliver it twice (at most once).
+/// (`popFirst`), and puts it back first (`pushFront`; `returnUnwritten`, behind acknowledged sends put back before
+/// it) when the write did not happen at all, so that the order is kept across any number of reconnects. A message
+/// handed to a connection that then failed is not put back: it may or may not have reached the peer, and sending it
+/// again could deliver it twice (at most once); an acknowledged send is (`putBack`), at least once.
 ///
 /// `nextExpiry` (the earliest expiry time waiting, which need not be the first message's) is kept as messages come
 /// and go, at O(1) amortized per `append`, `popFirst` and `pushFront`, so that the driver can sleep until it;
@@ -184,6 +185,17 @@ public struct Outbox<Element> {
 }
 
 extension Outbox where Element: Comparable {
+    /// Puts back an entry taken by `popFirst` whose write did not happen, where its element sorts: first, unless
+    /// entries put back since (`putBack`: the acknowledged sends of a connection that was lost before this write
+    /// reported) sort before it. O(1) when it goes first, O(n) otherwise.
+    mutating func returnUnwritten(_ entry: Entry) {
+        if let first = self.first, first < entry.element {
+            self.putBack([entry])
+        } else {
+            self.pushFront(entry)
+        }
+    }
+
     /// Puts entries taken by `popFirst` back among the waiting ones, each where its element sorts (the outbox keeps
     /// its elements in increasing order when they are tickets handed out in order): acknowledged sends written again
     /// after their connection ended go back in the order they were first queued. Never refused: they were counted

@@ -135,7 +135,7 @@ struct OutboxWriter: Equatable, Sendable {
             switch result {
             case .written: break
             case .notOpen where stopped: notices.append(.dropped(ticket: entry.element, reason: .stopped))
-            case .notOpen: self.outbox.pushFront(entry)  // not written at all: first again, for the next connection
+            case .notOpen: self.outbox.returnUnwritten(entry)  // not written at all: again, for the next connection
             case .interrupted: notices.append(.dropped(ticket: entry.element, reason: .writeInterrupted))
             case .tooLarge: notices.append(.dropped(ticket: entry.element, reason: .tooLarge))
             }

@@ -135,6 +135,27 @@ extension SessionMachineTests {
         #expect(self.deliveryNotices(&m) == [.acknowledged(ticket: a, id: "a", writes: 2)])  // the broken write counts
     }
 
+    /// A write that did not happen at all (`.notOpen`), reported after its connection's loss put earlier sends back,
+    /// goes back behind them, where it was queued, not first: an acknowledged send or a plain queued one alike.
+    /// Found under load by `manyTasksSendingAtOnceAreEachAcknowledgedOnceAndTheServerTakesEachOnce` (one task's
+    /// sends reached the server out of order: t2-8 before t2-3).
+    @Test(arguments: [true, false])
+    func aWriteThatNeverHappenedGoesBackBehindTheSendsPutBackBeforeIt(acknowledged: Bool) throws {
+        var m = self.openedGreeting()
+        let a = self.queueAcknowledged(&m, "a", now: 200) { .writeQueued(generation: 1, ticket: $0) }
+        let b = acknowledged ? self.queueAcknowledged(&m, "b", now: 201) : self.queue(&m, now: 201)
+        #expect(m.writeFinished(generation: 1, result: .written, now: 202) == .writeQueued(generation: 1, ticket: b))
+        // The connection breaks while b's write is in flight: a goes back; then b's write says nothing was written.
+        #expect(m.transportEnded(generation: 1, end: .receiveFailed, now: 210) == .none)
+        #expect(m.writeFinished(generation: 1, result: .notOpen, now: 211) == .none)
+        #expect(m.queuedCount == 2)
+        let retryAt = try #require(m.retryAt)
+        #expect(m.timerFired(now: retryAt) == .openTransport(generation: 2))
+        #expect(m.transportOpened(generation: 2, now: 1_300) == .sendGreeting(generation: 2))
+        #expect(m.greetingSent(generation: 2, now: 1_310) == .writeQueued(generation: 2, ticket: a))
+        #expect(m.writeFinished(generation: 2, result: .written, now: 1_320) == .writeQueued(generation: 2, ticket: b))
+    }
+
     @Test func aConnectionClosedOnPurposeKeepsItsSendsUntilItsEndForTheClosingHandshakeMayAcknowledgeThem() {
         var m = self.openedGreeting()
         let a = self.queueAcknowledged(&m, "a", now: 200) { .writeQueued(generation: 1, ticket: $0) }
