@@ -236,6 +236,7 @@ package final class EventLoop: Sendable {
         while true {
             let timeout = self.pollTimeout(state)
             let count = self.poller.wait(into: state.events, timeout: timeout)
+            self.inbox.awake()
             self.wakeUpCount.add(1, ordering: .relaxed)
             for index in 0..<count {
                 let event = state.events[index]
@@ -288,7 +289,8 @@ package final class EventLoop: Sendable {
     /// Milliseconds until the timers' wake time (`TimerHeap.wakeTime`, rounded up, so timers never fire
     /// early), 0 when work is queued, or -1 (sleep until woken) when there is nothing to wait for.
     private func pollTimeout(_ state: LoopState) -> Int32 {
-        if self.inbox.withLock({ !$0.tasks.isEmpty || $0.isShutdown }) { return 0 }
+        // From here on, work queued from another thread wakes the loop (`LoopInbox.prepareToSleep`).
+        guard self.inbox.prepareToSleep() else { return 0 }
         guard self.clock.movesWithRealTime else {
             // A manual clock fires what its moves make due (`clockMoved`); waiting in real time brings nothing closer.
             guard let first = state.timers.earliestDeadline() else { return -1 }

@@ -18,6 +18,11 @@ final class LoopInbox: Sendable {
     private let queue = Mutex(Queue())
     /// An eventfd write is on its way and not yet read by the loop: further work needs no other one.
     private let wakePending = Atomic<Bool>(false)
+    /// The loop found no work queued and is in, or about to enter, `epoll_wait`: work from another thread must wake
+    /// it. Set under the queue's lock (`prepareToSleep`), where `execute` reads it, so that work queued after the loop
+    /// looked is never left unwoken; cleared as the wait returns. While the loop is awake, work is taken at the end
+    /// of its turn without a wake-up (one written then stayed pending and woke the next wait for nothing).
+    private let sleeping = Atomic<Bool>(false)
     /// Wake-ups being written outside the lock (see `execute`); the eventfd is closed only at zero.
     private let wakesInFlight = Atomic<Int>(0)
     private let poller: Poller
@@ -49,7 +54,9 @@ final class LoopInbox: Sendable {
         let outcome: (accepted: Bool, wake: Bool) = self.queue.withLock { queue in
             guard !queue.isClosed else { return (false, false) }
             queue.tasks.append(work)
-            guard !self.identity.isCurrent, !self.wakePending.exchange(true, ordering: .acquiringAndReleasing) else {
+            guard !self.identity.isCurrent, self.sleeping.load(ordering: .relaxed),
+                  !self.wakePending.exchange(true, ordering: .acquiringAndReleasing)
+            else {
                 return (true, false)
             }
             self.wakesInFlight.add(1, ordering: .relaxed)
@@ -65,6 +72,21 @@ final class LoopInbox: Sendable {
     /// The loop's side: reads or changes the queue under its lock.
     func withLock<Result>(_ body: (inout sending Queue) -> sending Result) -> sending Result {
         self.queue.withLock(body)
+    }
+
+    /// The loop's side, before it waits: false when work is queued or the loop is shut down (it must not sleep);
+    /// otherwise the loop counts as sleeping from now on, and work queued from another thread wakes it.
+    func prepareToSleep() -> Bool {
+        self.queue.withLock { queue in
+            guard queue.tasks.isEmpty, !queue.isShutdown else { return false }
+            self.sleeping.store(true, ordering: .relaxed)
+            return true
+        }
+    }
+
+    /// The loop's side, as its wait returns: awake, it takes queued work at the end of its turn without a wake-up.
+    func awake() {
+        self.sleeping.store(false, ordering: .relaxed)
     }
 
     /// The loop read the eventfd: the next work from another thread writes it again.

@@ -1,4 +1,5 @@
 #if os(Linux)
+import Dispatch
 import Glibc
 import Synchronization
 import Testing
@@ -254,6 +255,33 @@ extension EventLoopTests {
         }
         let turns = loop.wakeUps - before
         #expect(turns >= steps / EventLoop.taskRoundsPerTurn, "\(steps) chained steps counted as \(turns) turns")
+    }
+
+    /// Work queued from another thread while the loop is awake is taken in that turn, and leaves no wake-up behind:
+    /// the loop then sleeps. It wrote the eventfd whenever none was pending, so that work queued during a turn left
+    /// a wake-up that returned the next `epoll_wait` at once with nothing to do (what made the client's idle test fail
+    /// about one run in eight). Work queued while the loop sleeps still wakes it (every other test).
+    @Test func workQueuedWhileTheLoopIsAwakeLeavesNoWakeUpBehind() async throws {
+        let loop = try EventLoop(name: "test-awake")
+        defer { loop.shutdown() }
+        await loop.settle()
+        let (running, runningSink) = AsyncStream.makeStream(of: Void.self)
+        let (counted, countedSink) = AsyncStream.makeStream(of: Int.self)
+        let release = DispatchSemaphore(value: 0)
+        // The first piece of work holds the loop in its turn until the second has been queued.
+        loop.execute {
+            runningSink.yield()
+            release.wait()
+        }
+        var runningIterator = running.makeAsyncIterator()
+        _ = await runningIterator.next()
+        loop.execute { countedSink.yield(loop.wakeUps) }  // read in the turn the work came in
+        release.signal()
+        var countedIterator = counted.makeAsyncIterator()
+        let inTurn = try #require(await countedIterator.next())
+        // The span observed, not a synchronisation: a wake-up left behind returns at once; none comes later.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(loop.wakeUps == inTurn, "the loop woke \(loop.wakeUps - inTurn) times with nothing to do")
     }
 
     @Test func timersWithOverlappingLeewayFireOnOneWakeUpAndNeverEarly() async throws {
