@@ -387,8 +387,11 @@ import Glibc
     @Test func durationEndsARunThatReceivesNothing() async throws {
         let server = try TestServer(scenario: .normal)
         let captured = CapturedIO()
+        // Long enough for the connection to be accepted on a loaded machine (CI saw none within 50 ms), which is
+        // what the count below asks: the run is ended by the duration, not by a failure to connect.
+        let duration = TestTime.scaled(milliseconds: 500)
         #expect(await TetherCommand.run(
-            ["connect", server.url(), "--duration", "50", "--no-path-monitor"], io: captured.io) == 0)
+            ["connect", server.url(), "--duration", "\(duration)", "--no-path-monitor"], io: captured.io) == 0)
         await server.stop()
         #expect(server.connections.count == 1)
     }
