@@ -6,6 +6,7 @@ import TetherPOSIX
 import TetherTestServer
 @testable import TetherWire
 @testable import Tether
+import TetherTestSupport
 
 /// `wss://` through `SocketTransport` against TLS servers on loopback (a scripted peer and the test server), with a
 /// throw-away CA made in memory. URLs name 127.0.0.1, which the certificates carry as an IP address (verification by
@@ -17,7 +18,9 @@ import TetherTestServer
     static let trusting = TLSOptions(additionalTrustRoots: [.pem(Data(Self.authority.certificate.certificatePEM))])
 
     private func connect(_ url: URL, tls: TLSOptions = Self.trusting) -> ClientProbe {
-        ClientProbe(SocketTransport().connect(TransportRequest(url: url, connectTimeout: .seconds(5), tls: tls)))
+        // The connect deadline covers TLS and the upgrade: scaled for a slowed process (ThreadSanitizer).
+        ClientProbe(SocketTransport().connect(TransportRequest(
+            url: url, connectTimeout: TestTime.scaled(.seconds(5)), tls: tls)))
     }
 
     @Test func anExtraCAOpensAndCarriesMessagesBothWaysThenClosesWithCloseNotify() async throws {
